@@ -1,0 +1,117 @@
+import type { Metadata } from 'next'
+import Link from 'next/link'
+import {
+  AddMemberForm,
+  ArchiveStudyForm,
+  AssignWorkForm,
+  EditStudyForm,
+  RemoveMemberForm,
+} from '@/components/studies/study-forms'
+import { Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
+import { formatDate, Table, Td } from '@/components/ui/table'
+import { requirePage } from '@/lib/server/auth/session'
+import { hasScope, ROLE_LABELS, ROLES } from '@/lib/server/auth/roles'
+import { loadForPage } from '@/lib/server/page-data'
+import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
+import { listStudyWork } from '@/lib/server/services/work'
+
+export const metadata: Metadata = { title: 'Study' }
+
+export default async function StudyPage({ params }: { params: Promise<{ studyId: string }> }) {
+  const { studyId } = await params
+  const { actor } = await requirePage('studies:read')
+  const study = await loadForPage(getStudy, { studyId })
+  const canEdit = hasScope(actor.role, 'studies:update')
+  const canSeeWork = hasScope(actor.role, 'work:read-study')
+  const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
+  return (
+    <>
+      <PageHeader
+        title={
+          <>
+            {study.name} {study.archivedAt && <Badge>archived</Badge>}
+          </>
+        }
+        description={study.description || 'No description yet.'}
+      />
+      <div className="grid gap-6 xl:grid-cols-2">
+        <Card title="Overview">
+          <dl className="grid grid-cols-[10rem_1fr] gap-y-2 text-sm">
+            <dt className="text-stone-500">Protocol</dt>
+            <dd>{study.protocol ? PROTOCOL_LABELS[study.protocol as keyof typeof PROTOCOL_LABELS] : 'Not chosen yet'}</dd>
+            <dt className="text-stone-500">Created</dt>
+            <dd>
+              {formatDate(study.createdAt)} by {study.createdBy?.name ?? 'a removed user'}
+            </dd>
+            <dt className="text-stone-500">Guidelines</dt>
+            <dd className="whitespace-pre-wrap">{study.guidelines || '—'}</dd>
+          </dl>
+        </Card>
+
+        <Card title="Members" description={`${study.members.length} people`}>
+          <ul className="divide-y divide-stone-100 text-sm">
+            {study.members.map((m) => (
+              <li key={m.user.id} className="flex items-center justify-between py-2">
+                <span>
+                  <span className="font-medium">{m.user.name}</span> <span className="text-stone-500">{m.user.email}</span>
+                </span>
+                <span className="flex items-center gap-3">
+                  <Badge tone="brand">{ROLE_LABELS[m.role as keyof typeof ROLE_LABELS] ?? m.role}</Badge>
+                  {canEdit && m.user.id !== actor.userId && (
+                    <RemoveMemberForm studyId={study.id} userId={m.user.id} email={m.user.email} />
+                  )}
+                </span>
+              </li>
+            ))}
+          </ul>
+          {canEdit && (
+            <div className="mt-4 border-t border-stone-100 pt-4">
+              <AddMemberForm studyId={study.id} roles={ROLES.map((r) => ({ value: r, label: ROLE_LABELS[r] }))} />
+            </div>
+          )}
+        </Card>
+
+        {work && (
+          <Card title="Work" description="Assigned to members; each person sees only their own.">
+            {work.total === 0 ? (
+              <EmptyState title="No work assigned yet." />
+            ) : (
+              <Table caption="Work in this study" head={['Title', 'Assignee', 'Status']}>
+                {work.items.map((w) => (
+                  <tr key={w.id}>
+                    <Td>
+                      <Link href={`/work/${w.id}`} className="text-brand-700 hover:underline">
+                        {w.title}
+                      </Link>
+                    </Td>
+                    <Td>{w.user.email}</Td>
+                    <Td>
+                      <Badge tone={w.status === 'done' ? 'green' : 'amber'}>{w.status.replace('_', ' ')}</Badge>
+                    </Td>
+                  </tr>
+                ))}
+              </Table>
+            )}
+            {hasScope(actor.role, 'work:assign') && (
+              <div className="mt-4 border-t border-stone-100 pt-4">
+                <AssignWorkForm
+                  studyId={study.id}
+                  members={study.members.map((m) => ({ value: m.user.id, label: `${m.user.name} (${m.user.email})` }))}
+                />
+              </div>
+            )}
+          </Card>
+        )}
+
+        {canEdit && (
+          <Card title="Settings">
+            <EditStudyForm study={study} protocols={PROTOCOL_LABELS} />
+            <div className="mt-4 border-t border-stone-100 pt-4">
+              <ArchiveStudyForm studyId={study.id} archived={Boolean(study.archivedAt)} />
+            </div>
+          </Card>
+        )}
+      </div>
+    </>
+  )
+}

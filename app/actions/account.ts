@@ -1,0 +1,80 @@
+'use server'
+
+import { headers } from 'next/headers'
+import { revalidatePath } from 'next/cache'
+import { redirect } from 'next/navigation'
+import { z } from 'zod'
+import type { ActionState } from '@/lib/action-state'
+import { getAuth } from '@/lib/server/auth/auth'
+import { runFormAction } from '@/lib/server/form-action'
+import { formDataToObject } from '@/lib/server/form-data'
+import { validationFailure } from '@/lib/server/operation'
+import { createApiKey, revokeApiKey } from '@/lib/server/services/api-keys'
+import { changePassword, updateProfile } from '@/lib/server/services/users'
+
+const SignInInput = z.object({
+  email: z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' })),
+  password: z.string().min(1, 'Enter your password.').max(128),
+  next: z.string().max(2000).optional(),
+})
+
+/** Only same-site paths are followed after sign-in (no open redirects). */
+export async function safeNext(next: string | undefined): Promise<string> {
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
+}
+
+export async function signInAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const parsed = SignInInput.safeParse(formDataToObject(fd))
+  if (!parsed.success) {
+    const f = validationFailure(parsed.error)
+    return { ok: false, error: f.error, fieldErrors: f.fieldErrors }
+  }
+  try {
+    await getAuth().api.signInEmail({
+      body: { email: parsed.data.email, password: parsed.data.password },
+      headers: await headers(),
+    })
+  } catch (err) {
+    const status = (err as { statusCode?: number }).statusCode
+    const message = (err as { body?: { message?: string } }).body?.message
+    if (status === 401) return { ok: false, error: 'Wrong email or password. Check both and try again.' }
+    if (status === 403) return { ok: false, error: message ?? 'This account cannot sign in.' }
+    if (status === 429) return { ok: false, error: 'Too many sign-in attempts. Wait a minute and try again.' }
+    console.error('[parley] sign-in failed:', err)
+    return { ok: false, error: 'Sign-in failed on our side. Please try again.' }
+  }
+  redirect(await safeNext(parsed.data.next))
+}
+
+export async function signOutAction(): Promise<void> {
+  try {
+    await getAuth().api.signOut({ headers: await headers() })
+  } catch {
+    // Already signed out (expired or revoked session): nothing to end.
+  }
+  redirect('/sign-in')
+}
+
+export async function updateProfileAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(updateProfile, fd, 'Profile saved.')
+  if (state?.ok) revalidatePath('/', 'layout')
+  return state
+}
+
+export async function changePasswordAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(changePassword, fd, 'Password changed. Your other sessions were signed out.')
+  return state
+}
+
+export async function createApiKeyAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state, data } = await runFormAction(createApiKey, fd, 'API key created. Copy it now: it is shown only once.')
+  if (!data || !state) return state
+  revalidatePath('/settings')
+  return { ...state, data: { key: data.key } }
+}
+
+export async function revokeApiKeyAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(revokeApiKey, fd, 'API key revoked.')
+  if (state?.ok) revalidatePath('/settings')
+  return state
+}

@@ -1,0 +1,49 @@
+'use client'
+
+import { createUserAction, setUserDisabledAction, updateUserRoleAction } from '@/app/actions/users'
+import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
+
+type Opt = Array<{ value: string; label: string }>
+
+export function CreateUserForm({ roles }: { roles: Opt }) {
+  return (
+    <ActionForm action={createUserAction} resetOnSuccess>
+      <div className="grid gap-3 sm:grid-cols-2">
+        <Field name="name" label="Name" required />
+        <Field name="email" label="Email" type="email" required />
+        <SelectField name="role" label="Role" options={roles} defaultValue="expert" />
+        <Field name="password" label="Initial password" type="password" autoComplete="new-password" hint="At least 8 characters; share it privately." required />
+      </div>
+      <SubmitButton pendingText="Creating…">Create user</SubmitButton>
+    </ActionForm>
+  )
+}
+
+export function RoleForm({ userId, role, roles, email }: { userId: string; role: string; roles: Opt; email: string }) {
+  return (
+    <ActionForm action={updateUserRoleAction} className="flex items-center gap-2 space-y-0">
+      <input type="hidden" name="userId" value={userId} />
+      <label className="sr-only" htmlFor={`role-${userId}`}>
+        Role of {email}
+      </label>
+      <select id={`role-${userId}`} name="role" defaultValue={role} className="rounded border border-stone-300 bg-white px-2 py-1 text-sm">
+        {roles.map((r) => (
+          <option key={r.value} value={r.value}>
+            {r.label}
+          </option>
+        ))}
+      </select>
+      <SubmitButton variant="secondary">Save</SubmitButton>
+    </ActionForm>
+  )
+}
+
+export function DisableForm({ userId, disabled }: { userId: string; disabled: boolean }) {
+  return (
+    <ActionForm action={setUserDisabledAction}>
+      <input type="hidden" name="userId" value={userId} />
+      <input type="hidden" name="disabled" value={disabled ? 'false' : 'true'} />
+      <SubmitButton variant={disabled ? 'secondary' : 'danger'}>{disabled ? 'Enable' : 'Disable'}</SubmitButton>
+    </ActionForm>
+  )
+}

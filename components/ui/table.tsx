@@ -1,0 +1,68 @@
+import Link from 'next/link'
+import type { ReactNode } from 'react'
+
+export function Table({ caption, head, children }: { caption: string; head: ReactNode[]; children: ReactNode }) {
+  return (
+    <div className="overflow-x-auto rounded-lg border border-stone-200 bg-white">
+      <table className="w-full text-left text-sm">
+        <caption className="sr-only">{caption}</caption>
+        <thead className="border-b border-stone-200 bg-stone-50 text-xs uppercase tracking-wide text-stone-500">
+          <tr>
+            {head.map((h, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: static header cells
+              <th key={i} scope="col" className="px-4 py-2 font-medium">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-stone-100">{children}</tbody>
+      </table>
+    </div>
+  )
+}
+
+export function Td({ children, className }: { children?: ReactNode; className?: string }) {
+  return <td className={`px-4 py-2 align-top ${className ?? ''}`}>{children}</td>
+}
+
+/** Server-side pagination links that keep the other query parameters. */
+export function Pagination({ page, pageCount, total, params, basePath }: {
+  page: number
+  pageCount: number
+  total: number
+  params: Record<string, string | undefined>
+  basePath: string
+}) {
+  if (total === 0) return null
+  const href = (p: number) => {
+    const q = new URLSearchParams()
+    for (const [k, v] of Object.entries(params)) if (v && k !== 'page') q.set(k, v)
+    q.set('page', String(p))
+    return `${basePath}?${q}`
+  }
+  return (
+    <nav aria-label="Pagination" className="mt-3 flex items-center justify-between text-sm text-stone-600">
+      <span>
+        Page {page} of {pageCount} · {total} in all
+      </span>
+      <span className="flex gap-2">
+        {page > 1 ? (
+          <Link className="rounded border border-stone-300 bg-white px-2 py-1 hover:bg-stone-100" href={href(page - 1)} rel="prev">
+            Previous
+          </Link>
+        ) : null}
+        {page < pageCount ? (
+          <Link className="rounded border border-stone-300 bg-white px-2 py-1 hover:bg-stone-100" href={href(page + 1)} rel="next">
+            Next
+          </Link>
+        ) : null}
+      </span>
+    </nav>
+  )
+}
+
+export function formatDate(d: Date | string | null | undefined): string {
+  if (!d) return '—'
+  return new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC'
+}

@@ -1,0 +1,72 @@
+import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
+import type { Endpoint } from '@/lib/server/api/endpoints'
+import { execute, failureFrom, MAX_INPUT_BYTES } from '@/lib/server/operation'
+
+type RouteContext = { params: Promise<Record<string, string | string[]>> }
+
+export function json(body: unknown, status = 200): Response {
+  return Response.json(body, { status, headers: { 'cache-control': 'no-store' } })
+}
+
+const error = (status: number, message: string, fieldErrors?: Record<string, string[]>) =>
+  json({ error: message, ...(fieldErrors ? { fieldErrors } : {}) }, status)
+
+async function readBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
+  const declared = Number(req.headers.get('content-length') ?? 0)
+  if (declared > MAX_INPUT_BYTES) return { ok: false, res: error(413, `Request body too large (limit ${MAX_INPUT_BYTES / 1024} KiB).`) }
+  const text = await req.text()
+  if (Buffer.byteLength(text) > MAX_INPUT_BYTES) {
+    return { ok: false, res: error(413, `Request body too large (limit ${MAX_INPUT_BYTES / 1024} KiB).`) }
+  }
+  if (!text.trim()) return { ok: true, value: {} }
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false, res: error(400, 'The request body is not valid JSON.') }
+  }
+}
+
+function queryObject(url: URL): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of url.searchParams) out[k] = v
+  return out
+}
+
+/** Binds an endpoint to a Next route handler: auth → input → operation → output schema → JSON. */
+export function handle(endpoint: Endpoint) {
+  return async (req: Request, ctx: RouteContext): Promise<Response> => {
+    try {
+      let actor: Awaited<ReturnType<typeof apiActor>>
+      try {
+        actor = await apiActor(req)
+      } catch (e) {
+        if (e instanceof ApiAuthError) return error(401, e.message)
+        throw e
+      }
+      if (!actor) return error(401, 'Authenticate with "Authorization: Bearer <API key>" or sign in.')
+      const params = Object.fromEntries(
+        Object.entries(await ctx.params).map(([k, v]) => [k, Array.isArray(v) ? v.join('/') : v]),
+      )
+      let raw: unknown = {}
+      if (endpoint.source === 'query') raw = queryObject(new URL(req.url))
+      if (endpoint.source === 'body') {
+        const body = await readBody(req)
+        if (!body.ok) return body.res
+        raw = body.value
+      }
+      if (Object.keys(params).length) {
+        if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+          return error(400, 'The request body must be a JSON object.')
+        }
+        raw = { ...(raw as object), ...params }
+      }
+      const result = await execute(endpoint.op, actor, raw)
+      if (!result.ok) return error(result.status, result.error, result.fieldErrors)
+      const body = endpoint.output.parse(JSON.parse(JSON.stringify(result.data)))
+      return json(body, endpoint.status ?? 200)
+    } catch (err) {
+      const f = failureFrom(err, `${endpoint.method} ${endpoint.path}`)
+      return error(f.status, f.error, f.fieldErrors)
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { z } from 'zod'
+import { endpoints, type Endpoint } from '@/lib/server/api/endpoints'
+import { ErrorBody, Health } from '@/lib/server/api/schemas'
+
+const VERSION = '0.1.0'
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
+  return z.toJSONSchema(schema, { io, target: 'openapi-3.0', unrepresentable: 'any' })
+}
+
+function pathParams(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string)
+}
+
+function operationFor(ep: Endpoint) {
+  const input = jsonSchema(ep.op.input, 'input') as { properties?: Record<string, unknown>; required?: string[] }
+  const names = pathParams(ep.path)
+  const parameters: unknown[] = names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
+  let requestBody: unknown
+  if (ep.source === 'query') {
+    for (const [name, schema] of Object.entries(input.properties ?? {})) {
+      if (names.includes(name)) continue
+      parameters.push({ name, in: 'query', required: input.required?.includes(name) ?? false, schema })
+    }
+  }
+  if (ep.source === 'body') {
+    const props = Object.fromEntries(Object.entries(input.properties ?? {}).filter(([k]) => !names.includes(k)))
+    requestBody = {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { ...input, properties: props, required: input.required?.filter((r) => !names.includes(r)) },
+        },
+      },
+    }
+  }
+  const err = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  })
+  return {
+    operationId: ep.op.name,
+    summary: ep.summary,
+    tags: [ep.tag],
+    description: `Requires the scope \`${ep.op.scope}\`.`,
+    security: [{ apiKey: [] }, { session: [] }],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses: {
+      [String(ep.status ?? 200)]: {
+        description: 'Success',
+        content: { 'application/json': { schema: jsonSchema(ep.output, 'output') } },
+      },
+      '400': err('Invalid input; `fieldErrors` names the fields'),
+      '401': err('Not authenticated'),
+      '403': err('Authenticated, but the role lacks the scope'),
+      '404': err('Not found (or not visible to you)'),
+      '413': err('Input too large'),
+    },
+  }
+}
+
+/** The OpenAPI 3 document, generated from the same zod schemas that validate requests. */
+export function openApiDocument() {
+  const paths: Record<string, Record<string, unknown>> = {
+    '/health': {
+      get: {
+        operationId: 'health',
+        summary: 'Liveness and database check (no authentication)',
+        tags: ['System'],
+        responses: {
+          '200': { description: 'Healthy', content: { 'application/json': { schema: jsonSchema(Health, 'output') } } },
+          '503': { description: 'Database unreachable', content: { 'application/json': { schema: jsonSchema(Health, 'output') } } },
+        },
+      },
+    },
+  }
+  for (const ep of Object.values(endpoints) as Endpoint[]) {
+    paths[ep.path] ??= {}
+    ;(paths[ep.path] as Record<string, unknown>)[ep.method.toLowerCase()] = operationFor(ep)
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Parley API',
+      version: VERSION,
+      description:
+        'REST API of Parley. Authenticate with an API key (Settings → API keys) sent as `Authorization: Bearer pk_…`; a key acts with its owner\'s role.',
+    },
+    servers: [{ url: '/api/v1' }],
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: pk_…' },
+        session: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token' },
+      },
+      schemas: { Error: jsonSchema(ErrorBody, 'output') },
+    },
+  }
+}
+
+export { VERSION }

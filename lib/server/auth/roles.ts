@@ -1,0 +1,79 @@
+/**
+ * Roles map to `resource:action` scopes in this one table (Langfuse's projectAccessRights style).
+ * Code checks scopes, never role names. Pure: safe to import from client components for hiding UI,
+ * but hiding is cosmetic: every page, action and API route checks the scope on the server.
+ */
+export const ROLES = ['admin', 'researcher', 'expert', 'annotator', 'viewer'] as const
+export type Role = (typeof ROLES)[number]
+
+export const ROLE_LABELS: Record<Role, string> = {
+  admin: 'Admin',
+  researcher: 'Researcher',
+  expert: 'Expert',
+  annotator: 'Annotator',
+  viewer: 'Viewer',
+}
+
+export const ROLE_DESCRIPTIONS: Record<Role, string> = {
+  admin: 'Manages users, connections and everything else.',
+  researcher: 'Creates studies, runs experiments, sees dashboards and exports.',
+  expert: 'Acts as the human agent in sessions assigned to them.',
+  annotator: 'Labels items assigned to them.',
+  viewer: 'Reads the dashboards of studies they belong to.',
+}
+
+export const SCOPES = [
+  'studies:read', // see studies (members only, unless studies:read-all)
+  'studies:read-all', // see every study
+  'studies:create',
+  'studies:update', // edit, archive, manage members of studies they belong to
+  'work:read-own', // see work assigned to you
+  'work:submit', // complete work assigned to you
+  'work:read-study', // see all work in studies you belong to
+  'work:assign', // assign work in studies you belong to
+  'dashboards:read',
+  'exports:read',
+  'users:read', // list accounts (to add study members)
+  'users:manage', // create users, change roles, disable
+  'audit:read',
+  'apikeys:own', // create and revoke your own API keys
+  'profile:update', // change your own name and password
+] as const
+export type Scope = (typeof SCOPES)[number]
+
+const ALL: readonly Scope[] = SCOPES
+
+export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
+  admin: ALL,
+  researcher: [
+    'studies:read',
+    'studies:create',
+    'studies:update',
+    'work:read-own',
+    'work:submit',
+    'work:read-study',
+    'work:assign',
+    'dashboards:read',
+    'exports:read',
+    'users:read',
+    'apikeys:own',
+    'profile:update',
+  ],
+  expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update'],
+  annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update'],
+  viewer: ['studies:read', 'dashboards:read', 'apikeys:own', 'profile:update'],
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value)
+}
+
+export function hasScope(role: string | null | undefined, scope: Scope): boolean {
+  return isRole(role) && ROLE_SCOPES[role].includes(scope)
+}
+
+/** Roles ordered by privilege; a study membership never grants more than the account role. */
+const RANK: Record<Role, number> = { viewer: 0, annotator: 1, expert: 1, researcher: 2, admin: 3 }
+export function rank(role: Role): number {
+  return RANK[role]
+}

@@ -1,0 +1,23 @@
+/** Errors a caller can act on. Each maps to an HTTP status at the boundary (REST, actions, CLI). */
+export class AppError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429,
+    message: string,
+    readonly fieldErrors?: Record<string, string[]>,
+  ) {
+    super(message)
+    this.name = 'AppError'
+  }
+}
+
+export const badRequest = (message: string, fieldErrors?: Record<string, string[]>) =>
+  new AppError(400, message, fieldErrors)
+export const unauthorized = (message = 'Sign in to continue.') => new AppError(401, message)
+export const forbidden = (message = 'You do not have permission to do that.') => new AppError(403, message)
+export const notFound = (what = 'That item') => new AppError(404, `${what} was not found.`)
+export const conflict = (message: string) => new AppError(409, message)
+export const tooLarge = (message: string) => new AppError(413, message)
+
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && (err as { code: unknown }).code === 'P2002'
+}

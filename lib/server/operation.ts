@@ -1,0 +1,112 @@
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { hasScope, type Scope } from '@/lib/server/auth/roles'
+import { UnguardedBulkWriteError } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors'
+
+/**
+ * One business procedure: zod input → scope check → scoped query → audit row. Server actions,
+ * REST routes, the CLI and tests all call the same operation through `execute`, so validation and
+ * permission checks cannot differ between entry points.
+ */
+export interface Operation<I, O> {
+  name: string
+  scope: Scope
+  input: z.ZodType<I>
+  run(actor: Actor, input: I, ctx: OperationContext): Promise<O>
+}
+
+export interface OperationContext {
+  /** Request headers where the caller has them (better-auth needs them for password changes). */
+  headers?: Headers
+  /** The browser session making the call, where there is one. */
+  sessionId?: string
+}
+
+export function defineOperation<I, O>(op: Operation<I, O>): Operation<I, O> {
+  return op
+}
+
+export type Failure = { ok: false; status: number; error: string; fieldErrors?: Record<string, string[]> }
+export type Result<O> = { ok: true; data: O } | Failure
+
+/** Inputs larger than this are refused before parsing (413). */
+export const MAX_INPUT_BYTES = 256 * 1024
+
+function sizeOf(raw: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(raw) ?? '')
+  } catch {
+    return Number.POSITIVE_INFINITY // cyclic or unserialisable: not an input anyone sent us
+  }
+}
+
+export function validationFailure(error: z.ZodError): Failure {
+  const flat = z.flattenError(error)
+  const fieldErrors: Record<string, string[]> = {}
+  for (const [k, v] of Object.entries(flat.fieldErrors as Record<string, string[] | undefined>)) {
+    if (v?.length) fieldErrors[k] = v
+  }
+  const first = error.issues[0]
+  const where = first?.path.length ? `${first.path.join('.')}: ` : ''
+  return {
+    ok: false,
+    status: 400,
+    error: `Invalid input. ${where}${first?.message ?? ''}`.trim(),
+    ...(Object.keys(fieldErrors).length ? { fieldErrors } : {}),
+  }
+}
+
+export function failureFrom(err: unknown, opName: string): Failure {
+  if (err instanceof AppError) {
+    return { ok: false, status: err.status, error: err.message, ...(err.fieldErrors ? { fieldErrors: err.fieldErrors } : {}) }
+  }
+  if (err instanceof z.ZodError) return validationFailure(err)
+  if (err instanceof UnguardedBulkWriteError) {
+    console.error(`[parley] ${opName}:`, err.message)
+    return { ok: false, status: 500, error: 'Refused an unsafe bulk write. Nothing was changed.' }
+  }
+  console.error(`[parley] ${opName} failed:`, err)
+  return { ok: false, status: 500, error: 'Something went wrong on our side. Nothing was saved; please try again.' }
+}
+
+export async function execute<I, O>(
+  op: Operation<I, O>,
+  actor: Actor | null,
+  raw: unknown,
+  ctx: OperationContext = {},
+): Promise<Result<O>> {
+  if (!actor) return { ok: false, status: 401, error: 'Sign in to continue.' }
+  if (!hasScope(actor.role, op.scope)) {
+    return { ok: false, status: 403, error: 'You do not have permission to do that.' }
+  }
+  if (sizeOf(raw) > MAX_INPUT_BYTES) {
+    return { ok: false, status: 413, error: `Input too large (limit ${MAX_INPUT_BYTES / 1024} KiB).` }
+  }
+  const parsed = op.input.safeParse(raw)
+  if (!parsed.success) return validationFailure(parsed.error)
+  try {
+    return { ok: true, data: await op.run(actor, parsed.data, ctx) }
+  } catch (err) {
+    return failureFrom(err, op.name)
+  }
+}
+
+/** For callers that want a thrown AppError instead of a Result (CLI, seed, tests). */
+export async function executeOrThrow<I, O>(
+  op: Operation<I, O>,
+  actor: Actor | null,
+  raw: unknown,
+  ctx: OperationContext = {},
+): Promise<O> {
+  const r = await execute(op, actor, raw, ctx)
+  if (r.ok) return r.data
+  throw new OperationFailed(r)
+}
+
+export class OperationFailed extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.error)
+    this.name = 'OperationFailed'
+  }
+}

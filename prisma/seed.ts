@@ -1,0 +1,12 @@
+// `npm run db:seed`: the demo study and one user per role (password parley-demo). Idempotent.
+// With --if-empty it does nothing on a database that already has users (used by `npm start`).
+import { ensureDatabaseUrl } from '@/lib/cli/database'
+import { db } from '@/lib/server/db'
+import { seedDemo } from '@/lib/server/seed'
+
+await ensureDatabaseUrl(async () => {
+  if (process.argv.includes('--if-empty') && (await db.user.count()) > 0) return
+  const { created } = await seedDemo()
+  console.log(created.length ? `Seeded: ${created.join(', ')}` : 'Demo data already present; nothing changed.')
+})
+await db.$disconnect()

@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// `npm start`: install-free start of Parley. Without DATABASE_URL it runs an embedded PostgreSQL,
+// migrates, seeds demo users on an empty database, builds if the build is missing or stale, and
+// starts Next. `npm run dev` does the same with `next dev`.
+import { spawn } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { ROOT, localSecret, startEmbedded } from './embedded-db.mjs'
+import { deploy } from './migrate.mjs'
+
+const dev = process.argv.includes('--dev')
+try {
+  process.loadEnvFile(path.join(ROOT, '.env'))
+} catch {}
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }
+const port = env.PORT ?? '3000'
+const host = env.HOST ?? '127.0.0.1'
+let embedded
+
+async function shutdown(code = 0) {
+  if (child && child.exitCode === null) {
+    child.kill('SIGTERM')
+    await new Promise((r) => child.once('exit', r))
+  }
+  if (embedded) await embedded.stop()
+  process.exit(code)
+}
+let child
+process.on('SIGINT', () => shutdown(0))
+process.on('SIGTERM', () => shutdown(0))
+
+function newestMtime(dir) {
+  let newest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'generated' || entry.name.startsWith('.')) continue
+    const p = path.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)
+  }
+  return newest
+}
+
+function buildIsStale() {
+  const stamp = path.join(ROOT, '.next', 'BUILD_ID')
+  if (!existsSync(stamp)) return true
+  const built = statSync(stamp).mtimeMs
+  const sources = ['app', 'components', 'lib', 'public'].map((d) => path.join(ROOT, d)).filter(existsSync)
+  const files = ['package.json', 'next.config.js', 'proxy.ts', 'instrumentation.ts'].map((f) => path.join(ROOT, f)).filter(existsSync)
+  return Math.max(...sources.map(newestMtime), ...files.map((f) => statSync(f).mtimeMs)) > built
+}
+
+function run(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { cwd: ROOT, env, stdio: 'inherit' })
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`))))
+  })
+}
+
+try {
+  if (!env.DATABASE_URL) {
+    embedded = await startEmbedded()
+    env.DATABASE_URL = embedded.url
+    env.PARLEY_DEMO ??= '1'
+    console.log(`Database: embedded PostgreSQL (${embedded.reused ? 'already running' : 'started'}) on ${new URL(embedded.url).port}`)
+  } else {
+    console.log('Database: DATABASE_URL')
+  }
+  env.BETTER_AUTH_SECRET ??= localSecret()
+  env.BETTER_AUTH_URL ??= `http://${host === '0.0.0.0' ? 'localhost' : host}:${port}`
+  env.PORT = port
+  await deploy([], { url: env.DATABASE_URL })
+  if (env.PARLEY_DEMO === '1') await run(process.execPath, ['--import', 'tsx', 'prisma/seed.ts', '--if-empty'])
+  if (!dev && buildIsStale()) {
+    console.log('Building Parley (first start or changed sources) …')
+    await run(path.join(ROOT, 'node_modules/.bin/next'), ['build'])
+  }
+  child = spawn(path.join(ROOT, 'node_modules/.bin/next'), [dev ? 'dev' : 'start', '-p', port, '-H', host], {
+    cwd: ROOT,
+    env,
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  child.on('exit', (code) => shutdown(code ?? 0))
+  console.log(`\nParley is starting at http://${host}:${port}`)
+  if (env.PARLEY_DEMO === '1') {
+    console.log('Demo sign-in: admin@parley.local / parley-demo (also researcher@, expert@, annotator@, viewer@parley.local)')
+  } else if (!env.PARLEY_ADMIN_EMAIL) {
+    console.log(`No demo users: open http://${host}:${port}/setup to create the first admin.`)
+  }
+} catch (err) {
+  console.error(`\nParley could not start: ${err?.message ?? err}`)
+  await shutdown(1)
+}

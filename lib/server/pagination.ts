@@ -18,3 +18,9 @@ export function pageOf<T>(items: T[], total: number, page: number, pageSize: num
 }
 
 export const skipTake = (page: number, pageSize: number) => ({ skip: (page - 1) * pageSize, take: pageSize })
+
+/** A boolean from a query string or form: true/false, "true"/"false", "1"/"0", "on". */
+export const boolParam = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0', 'on']).transform((v) => v === 'true' || v === '1' || v === 'on'),
+])

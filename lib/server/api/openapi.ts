@@ -2,10 +2,28 @@ import { z } from 'zod'
 import { endpoints, type Endpoint } from '@/lib/server/api/endpoints'
 import { ErrorBody, Health } from '@/lib/server/api/schemas'
 
+// ErrorBody is referenced as #/components/schemas/Error.
+void ErrorBody
+
 const VERSION = '0.1.0'
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
   return z.toJSONSchema(schema, { io, target: 'openapi-3.0', unrepresentable: 'any' })
+}
+
+/** Response schemas with a registered id become shared components referenced by $ref. */
+function responseSchema(schema: z.ZodType) {
+  const id = z.globalRegistry.get(schema)?.id
+  return id ? { $ref: `#/components/schemas/${id}` } : jsonSchema(schema, 'output')
+}
+
+function componentSchemas() {
+  return z.toJSONSchema(z.globalRegistry, {
+    io: 'output',
+    target: 'openapi-3.0',
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  }).schemas
 }
 
 function pathParams(path: string): string[] {
@@ -49,7 +67,7 @@ function operationFor(ep: Endpoint) {
     responses: {
       [String(ep.status ?? 200)]: {
         description: 'Success',
-        content: { 'application/json': { schema: jsonSchema(ep.output, 'output') } },
+        content: { 'application/json': { schema: responseSchema(ep.output) } },
       },
       '400': err('Invalid input; `fieldErrors` names the fields'),
       '401': err('Not authenticated'),
@@ -69,8 +87,8 @@ export function openApiDocument() {
         summary: 'Liveness and database check (no authentication)',
         tags: ['System'],
         responses: {
-          '200': { description: 'Healthy', content: { 'application/json': { schema: jsonSchema(Health, 'output') } } },
-          '503': { description: 'Database unreachable', content: { 'application/json': { schema: jsonSchema(Health, 'output') } } },
+          '200': { description: 'Healthy', content: { 'application/json': { schema: responseSchema(Health) } } },
+          '503': { description: 'Database unreachable', content: { 'application/json': { schema: responseSchema(Health) } } },
         },
       },
     },
@@ -94,7 +112,7 @@ export function openApiDocument() {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: pk_…' },
         session: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token' },
       },
-      schemas: { Error: jsonSchema(ErrorBody, 'output') },
+      schemas: componentSchemas(),
     },
   }
 }

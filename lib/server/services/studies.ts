@@ -4,7 +4,7 @@ import { hasScope, isRole, rank, type Role } from '@/lib/server/auth/roles'
 import { db, type Tx } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { role } from '@/lib/server/services/users'
 
@@ -57,7 +57,7 @@ export const listStudies = defineOperation({
   input: z.object({
     ...pageInput,
     q: z.string().trim().max(200).optional(),
-    archived: z.coerce.boolean().default(false),
+    archived: boolParam.default(false),
   }),
   async run(actor, { page, pageSize, q, archived }) {
     const where = {
@@ -155,7 +155,7 @@ export const updateStudy = defineOperation({
 export const archiveStudy = defineOperation({
   name: 'studies.archive',
   scope: 'studies:update',
-  input: z.object({ studyId: id, archived: z.boolean().default(true) }),
+  input: z.object({ studyId: id, archived: boolParam.default(true) }),
   async run(actor, { studyId, archived }) {
     return db.$transaction(async (tx) => {
       const before = await findVisibleStudy(tx, actor, studyId)

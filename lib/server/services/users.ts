@@ -6,7 +6,7 @@ import { ROLES } from '@/lib/server/auth/roles'
 import { db, type Tx } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 
 export const email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }))
@@ -117,7 +117,7 @@ export const updateUserRole = defineOperation({
 export const setUserDisabled = defineOperation({
   name: 'users.set-disabled',
   scope: 'users:manage',
-  input: z.object({ userId: z.string().min(1).max(100), disabled: z.boolean() }),
+  input: z.object({ userId: z.string().min(1).max(100), disabled: boolParam }),
   async run(actor, input) {
     if (input.userId === actor.userId && input.disabled) throw badRequest('You cannot disable your own account.')
     return db.$transaction(async (tx) => {

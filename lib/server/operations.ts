@@ -1,0 +1,47 @@
+import type { Operation } from '@/lib/server/operation'
+import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
+import { listAudit } from '@/lib/server/services/audit-log'
+import {
+  addMember,
+  archiveStudy,
+  createStudy,
+  getStudy,
+  listStudies,
+  removeMember,
+  updateStudy,
+} from '@/lib/server/services/studies'
+import {
+  changePassword,
+  createUser,
+  listUsers,
+  setUserDisabled,
+  updateProfile,
+  updateUserRole,
+} from '@/lib/server/services/users'
+import { assignWork, completeWork, getWork, listMyWork, listStudyWork } from '@/lib/server/services/work'
+
+/** Every operation behind a server action or REST route (the fuzz and permission tests walk this list). */
+export const OPERATIONS: Operation<any, any>[] = [
+  listStudies,
+  getStudy,
+  createStudy,
+  updateStudy,
+  archiveStudy,
+  addMember,
+  removeMember,
+  listMyWork,
+  listStudyWork,
+  getWork,
+  completeWork,
+  assignWork,
+  listUsers,
+  createUser,
+  updateUserRole,
+  setUserDisabled,
+  updateProfile,
+  changePassword,
+  listMyApiKeys,
+  createApiKey,
+  revokeApiKey,
+  listAudit,
+]

@@ -1,0 +1,83 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { db } from '@/lib/server/db'
+import { execute } from '@/lib/server/operation'
+import { addMember, createStudy, getStudy, listStudies, updateStudy } from '@/lib/server/services/studies'
+import { setUserDisabled, updateUserRole } from '@/lib/server/services/users'
+import { completeWork, getWork, listMyWork } from '@/lib/server/services/work'
+import { makeStudy, makeUser, makeWork } from '../support/fixtures'
+
+afterAll(() => db.$disconnect())
+
+describe('data scoping: people see only what is theirs', () => {
+  it("an expert cannot open or complete another expert's work (404, not data)", async () => {
+    const owner = await makeUser('researcher')
+    const a = await makeUser('expert')
+    const b = await makeUser('expert')
+    const study = await makeStudy(owner, [a, b])
+    const workB = await makeWork(study.id, b, "B's session")
+    expect(await execute(getWork, a, { workId: workB.id })).toMatchObject({ ok: false, status: 404 })
+    expect(await execute(completeWork, a, { workId: workB.id })).toMatchObject({ ok: false, status: 404 })
+    const mine = await execute(listMyWork, a, {})
+    expect(mine.ok && mine.data.items.map((w) => w.id)).not.toContain(workB.id)
+    expect(await execute(getWork, b, { workId: workB.id })).toMatchObject({ ok: true })
+  })
+
+  it('a researcher sees only studies they belong to; an admin sees all', async () => {
+    const r1 = await makeUser('researcher')
+    const r2 = await makeUser('researcher')
+    const admin = await makeUser('admin')
+    const created = await execute(createStudy, r1, { name: 'Private to r1' })
+    if (!created.ok) throw new Error(created.error)
+    const id = created.data.id
+    expect(await execute(getStudy, r2, { studyId: id })).toMatchObject({ ok: false, status: 404 })
+    expect(await execute(updateStudy, r2, { studyId: id, name: 'hijack' })).toMatchObject({ ok: false, status: 404 })
+    const list = await execute(listStudies, r2, { pageSize: 100 })
+    expect(list.ok && list.data.items.map((s) => s.id)).not.toContain(id)
+    expect(await execute(getStudy, admin, { studyId: id })).toMatchObject({ ok: true })
+    // The creator became a member and the change is in the audit log.
+    const audit = await db.auditLog.findFirst({ where: { action: 'study.create', resourceId: id } })
+    expect(audit).toMatchObject({ actorUserId: r1.userId, actorEmail: r1.email, via: 'session' })
+    expect(audit?.after).toMatchObject({ name: 'Private to r1' })
+  })
+
+  it('a viewer member reads a study but cannot change it', async () => {
+    const owner = await makeUser('researcher')
+    const viewer = await makeUser('viewer')
+    const study = await makeStudy(owner, [viewer])
+    expect(await execute(getStudy, viewer, { studyId: study.id })).toMatchObject({ ok: true })
+    expect(await execute(updateStudy, viewer, { studyId: study.id, name: 'x' })).toMatchObject({ status: 403 })
+  })
+
+  it('a study role never exceeds the account role', async () => {
+    const owner = await makeUser('researcher')
+    const annotator = await makeUser('annotator')
+    const study = await makeStudy(owner)
+    const r = await execute(addMember, owner, { studyId: study.id, email: annotator.email, role: 'researcher' })
+    expect(r).toMatchObject({ ok: false, status: 400 })
+    expect(await execute(addMember, owner, { studyId: study.id, email: annotator.email })).toMatchObject({ ok: true })
+    expect(await execute(addMember, owner, { studyId: study.id, email: annotator.email })).toMatchObject({ status: 409 })
+  })
+
+  it('the last active admin cannot be demoted or disabled', async () => {
+    // Demote every other admin first so that exactly one remains.
+    const admin = await makeUser('admin')
+    await db.user.updateMany({ where: { role: 'admin', id: { not: admin.userId } }, data: { role: 'viewer' } })
+    const r = await execute(updateUserRole, admin, { userId: admin.userId, role: 'viewer' })
+    expect(r).toMatchObject({ ok: false, status: 400 })
+    const second = await makeUser('admin')
+    expect(await execute(setUserDisabled, second, { userId: admin.userId, disabled: true })).toMatchObject({ ok: true })
+    expect(await execute(updateUserRole, second, { userId: second.userId, role: 'viewer' })).toMatchObject({ status: 400 })
+  })
+
+  it('disabling a user ends their sessions', async () => {
+    const admin = await makeUser('admin')
+    const victim = await makeUser('expert')
+    await db.session.create({
+      data: { id: `s-${victim.userId}`, token: `t-${victim.userId}`, userId: victim.userId, expiresAt: new Date(Date.now() + 3600_000) },
+    })
+    expect(await execute(setUserDisabled, admin, { userId: victim.userId, disabled: 'true' })).toMatchObject({ ok: true })
+    expect(await db.session.count({ where: { userId: victim.userId } })).toBe(0)
+    const audit = await db.auditLog.findFirst({ where: { action: 'user.disable', resourceId: victim.userId } })
+    expect(audit).toMatchObject({ before: { disabled: false }, after: { disabled: true }, actorUserId: admin.userId })
+  })
+})

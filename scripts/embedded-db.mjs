@@ -7,7 +7,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-export const DATA_DIR = process.env.PARLEY_DATA_DIR ? path.resolve(process.env.PARLEY_DATA_DIR) : path.join(ROOT, '.data')
+export const DATA_DIR = process.env.PARLEY_DATA_DIR
+  ? path.resolve(process.env.PARLEY_DATA_DIR)
+  : path.join(ROOT, '.data')
 export const DEFAULT_PORT = Number(process.env.PARLEY_PG_PORT ?? 54329)
 const DB_NAME = 'parley'
 const USER = 'postgres'
@@ -52,7 +54,12 @@ function ensureTraversable(dir) {
  * If a Parley process already runs it on this port, reuse that server instead.
  * Returns { url, stop, reused }.
  */
-export async function startEmbedded({ dataDir = path.join(DATA_DIR, 'pg'), port = DEFAULT_PORT, database = DB_NAME, log = console.log } = {}) {
+export async function startEmbedded({
+  dataDir = path.join(DATA_DIR, 'pg'),
+  port = DEFAULT_PORT,
+  database = DB_NAME,
+  log = console.log,
+} = {}) {
   if (await portOpen(port)) {
     return { url: embeddedUrl(port, database), stop: async () => {}, reused: true }
   }

@@ -75,7 +75,11 @@ const pgliteFactory = (PrismaPGlite, db) => safeScripts(new PrismaPGlite(db), (_
 async function withEngine(adapterFactory, fn) {
   const { SchemaEngine } = await loadEngineModule()
   const log = process.env.DEBUG_SCHEMA_ENGINE ? (msg) => console.error('[schema-engine]', msg) : () => {}
-  const engine = await SchemaEngine.new({ datamodels: undefined }, log, bindMigrationAwareSqlAdapterFactory(adapterFactory))
+  const engine = await SchemaEngine.new(
+    { datamodels: undefined },
+    log,
+    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+  )
   try {
     return await fn(engine)
   } finally {
@@ -89,7 +93,10 @@ async function schemaFiles() {
 
 async function migrationList() {
   const dirs = existsSync(MIGRATIONS_DIR)
-    ? (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+    ? (await readdir(MIGRATIONS_DIR, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
     : []
   const lockPath = path.join(MIGRATIONS_DIR, LOCKFILE)
   return {
@@ -114,7 +121,11 @@ async function openTarget(args, urlOverride) {
     const { PGlite } = await import('@electric-sql/pglite')
     const { PrismaPGlite } = await import('pglite-prisma-adapter')
     const db = new PGlite(args[i + 1] ?? 'memory://')
-    return { factory: pgliteFactory(PrismaPGlite, db), close: () => db.close(), label: `pglite:${args[i + 1] ?? 'memory'}` }
+    return {
+      factory: pgliteFactory(PrismaPGlite, db),
+      close: () => db.close(),
+      label: `pglite:${args[i + 1] ?? 'memory'}`,
+    }
   }
   const url = urlOverride ?? process.env.DATABASE_URL
   if (!url) throw new Error('DATABASE_URL is not set')
@@ -158,7 +169,12 @@ async function create(name) {
   console.log(`Created ${path.relative(ROOT, dir)}/migration.sql`)
 }
 
-/** Apply pending migrations; returns the names applied (empty when already up to date). */
+/**
+ * Apply pending migrations; returns the names applied (empty when already up to date).
+ * @param {string[]} [args] CLI-style arguments (`--pglite <dir>`)
+ * @param {{ url?: string, quiet?: boolean }} [options] target database (default DATABASE_URL)
+ * @returns {Promise<string[]>}
+ */
 export async function deploy(args = [], { url, quiet = false } = {}) {
   const history = await migrationList()
   const target = await openTarget(args, url)

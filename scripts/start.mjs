@@ -44,7 +44,9 @@ function buildIsStale() {
   if (!existsSync(stamp)) return true
   const built = statSync(stamp).mtimeMs
   const sources = ['app', 'components', 'lib', 'public'].map((d) => path.join(ROOT, d)).filter(existsSync)
-  const files = ['package.json', 'next.config.js', 'proxy.ts', 'instrumentation.ts'].map((f) => path.join(ROOT, f)).filter(existsSync)
+  const files = ['package.json', 'next.config.js', 'proxy.ts', 'instrumentation.ts']
+    .map((f) => path.join(ROOT, f))
+    .filter(existsSync)
   return Math.max(...sources.map(newestMtime), ...files.map((f) => statSync(f).mtimeMs)) > built
 }
 
@@ -60,7 +62,9 @@ try {
     embedded = await startEmbedded()
     env.DATABASE_URL = embedded.url
     env.PARLEY_DEMO ??= '1'
-    console.log(`Database: embedded PostgreSQL (${embedded.reused ? 'already running' : 'started'}) on ${new URL(embedded.url).port}`)
+    console.log(
+      `Database: embedded PostgreSQL (${embedded.reused ? 'already running' : 'started'}) on ${new URL(embedded.url).port}`,
+    )
   } else {
     console.log('Database: DATABASE_URL')
   }
@@ -81,7 +85,9 @@ try {
   child.on('exit', (code) => shutdown(code ?? 0))
   console.log(`\nParley is starting at http://${host}:${port}`)
   if (env.PARLEY_DEMO === '1') {
-    console.log('Demo sign-in: admin@parley.local / parley-demo (also researcher@, expert@, annotator@, viewer@parley.local)')
+    console.log(
+      'Demo sign-in: admin@parley.local / parley-demo (also researcher@, expert@, annotator@, viewer@parley.local)',
+    )
   } else if (!env.PARLEY_ADMIN_EMAIL) {
     console.log(`No demo users: open http://${host}:${port}/setup to create the first admin.`)
   }

@@ -13,14 +13,19 @@ import { createApiKey, revokeApiKey } from '@/lib/server/services/api-keys'
 import { changePassword, updateProfile } from '@/lib/server/services/users'
 
 const SignInInput = z.object({
-  email: z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' })),
+  email: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .max(254)
+    .pipe(z.email({ message: 'Enter a valid email address.' })),
   password: z.string().min(1, 'Enter your password.').max(128),
   next: z.string().max(2000).optional(),
 })
 
 /** Only same-site paths are followed after sign-in (no open redirects). */
 export async function safeNext(next: string | undefined): Promise<string> {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
+  return next?.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
 }
 
 export async function signInAction(_prev: ActionState, fd: FormData): Promise<ActionState> {

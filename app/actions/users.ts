@@ -18,7 +18,11 @@ export async function updateUserRoleAction(_prev: ActionState, fd: FormData): Pr
 }
 
 export async function setUserDisabledAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
-  const { state } = await runFormAction(setUserDisabled, fd, (u) => `${u.email} ${u.disabled ? 'disabled' : 'enabled'}.`)
+  const { state } = await runFormAction(
+    setUserDisabled,
+    fd,
+    (u) => `${u.email} ${u.disabled ? 'disabled' : 'enabled'}.`,
+  )
   if (state?.ok) revalidatePath('/admin/users')
   return state
 }

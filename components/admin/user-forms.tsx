@@ -12,7 +12,14 @@ export function CreateUserForm({ roles }: { roles: Opt }) {
         <Field name="name" label="Name" required />
         <Field name="email" label="Email" type="email" required />
         <SelectField name="role" label="Role" options={roles} defaultValue="expert" />
-        <Field name="password" label="Initial password" type="password" autoComplete="new-password" hint="At least 8 characters; share it privately." required />
+        <Field
+          name="password"
+          label="Initial password"
+          type="password"
+          autoComplete="new-password"
+          hint="At least 8 characters; share it privately."
+          required
+        />
       </div>
       <SubmitButton pendingText="Creating…">Create user</SubmitButton>
     </ActionForm>
@@ -26,7 +33,12 @@ export function RoleForm({ userId, role, roles, email }: { userId: string; role:
       <label className="sr-only" htmlFor={`role-${userId}`}>
         Role of {email}
       </label>
-      <select id={`role-${userId}`} name="role" defaultValue={role} className="rounded border border-stone-300 bg-white px-2 py-1 text-sm">
+      <select
+        id={`role-${userId}`}
+        name="role"
+        defaultValue={role}
+        className="rounded border border-stone-300 bg-white px-2 py-1 text-sm"
+      >
         {roles.map((r) => (
           <option key={r.value} value={r.value}>
             {r.label}

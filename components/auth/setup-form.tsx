@@ -8,7 +8,14 @@ export function SetupForm() {
     <ActionForm action={setupAction}>
       <Field name="name" label="Your name" autoComplete="name" required />
       <Field name="email" label="Email" type="email" autoComplete="username" required />
-      <Field name="password" label="Password" type="password" autoComplete="new-password" hint="At least 8 characters." required />
+      <Field
+        name="password"
+        label="Password"
+        type="password"
+        autoComplete="new-password"
+        hint="At least 8 characters."
+        required
+      />
       <SubmitButton pendingText="Creating…">Create admin account</SubmitButton>
     </ActionForm>
   )

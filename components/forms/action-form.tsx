@@ -11,7 +11,13 @@ type FormAction = (state: ActionState, formData: FormData) => Promise<ActionStat
 const FieldErrorsContext = createContext<Record<string, string[]> | undefined>(undefined)
 
 /** A form bound to a server action: shows the action's error, field errors and success message. */
-export function ActionForm({ action, children, className, resetOnSuccess = false, render }: {
+export function ActionForm({
+  action,
+  children,
+  className,
+  resetOnSuccess = false,
+  render,
+}: {
   action: FormAction
   children: ReactNode
   className?: string
@@ -29,13 +35,26 @@ export function ActionForm({ action, children, className, resetOnSuccess = false
     >
       {state?.error && <Alert>{state.error}</Alert>}
       {state?.ok && state.message && <Alert tone="success">{state.message}</Alert>}
-      <FieldErrorsContext.Provider value={state?.ok ? undefined : state?.fieldErrors}>{children}</FieldErrorsContext.Provider>
+      <FieldErrorsContext.Provider value={state?.ok ? undefined : state?.fieldErrors}>
+        {children}
+      </FieldErrorsContext.Provider>
       {state?.ok && render?.(state)}
     </form>
   )
 }
 
-export function Field({ name, label, hint, type = 'text', defaultValue, required, autoComplete, multiline, placeholder, maxLength }: {
+export function Field({
+  name,
+  label,
+  hint,
+  type = 'text',
+  defaultValue,
+  required,
+  autoComplete,
+  multiline,
+  placeholder,
+  maxLength,
+}: {
   name: string
   label: string
   hint?: string
@@ -69,7 +88,12 @@ export function Field({ name, label, hint, type = 'text', defaultValue, required
     <div>
       <label htmlFor={id} className="block text-sm font-medium text-stone-800">
         {label}
-        {required && <span aria-hidden="true" className="text-red-600"> *</span>}
+        {required && (
+          <span aria-hidden="true" className="text-red-600">
+            {' '}
+            *
+          </span>
+        )}
       </label>
       {multiline ? <textarea rows={4} {...common} /> : <input type={type} autoComplete={autoComplete} {...common} />}
       {hint && (
@@ -86,7 +110,13 @@ export function Field({ name, label, hint, type = 'text', defaultValue, required
   )
 }
 
-export function SelectField({ name, label, options, defaultValue, hint }: {
+export function SelectField({
+  name,
+  label,
+  options,
+  defaultValue,
+  hint,
+}: {
   name: string
   label: string
   options: Array<{ value: string; label: string }>
@@ -119,7 +149,11 @@ export function SelectField({ name, label, options, defaultValue, hint }: {
   )
 }
 
-export function SubmitButton({ children, variant = 'primary', pendingText }: {
+export function SubmitButton({
+  children,
+  variant = 'primary',
+  pendingText,
+}: {
   children: ReactNode
   variant?: 'primary' | 'secondary' | 'danger'
   pendingText?: string

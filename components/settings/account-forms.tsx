@@ -1,6 +1,11 @@
 'use client'
 
-import { changePasswordAction, createApiKeyAction, revokeApiKeyAction, updateProfileAction } from '@/app/actions/account'
+import {
+  changePasswordAction,
+  createApiKeyAction,
+  revokeApiKeyAction,
+  updateProfileAction,
+} from '@/app/actions/account'
 import { ActionForm, Field, SubmitButton } from '@/components/forms/action-form'
 
 export function ProfileForm({ name }: { name: string }) {
@@ -16,7 +21,14 @@ export function PasswordForm() {
   return (
     <ActionForm action={changePasswordAction} resetOnSuccess>
       <Field name="currentPassword" label="Current password" type="password" autoComplete="current-password" required />
-      <Field name="newPassword" label="New password" type="password" autoComplete="new-password" hint="At least 8 characters." required />
+      <Field
+        name="newPassword"
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        hint="At least 8 characters."
+        required
+      />
       <SubmitButton pendingText="Changing…">Change password</SubmitButton>
     </ActionForm>
   )

@@ -20,7 +20,10 @@ export function navFor(role: Actor['role']) {
 export function AppShell({ actor, children }: { actor: Actor; children: ReactNode }) {
   return (
     <div className="flex min-h-screen">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2">
+      <a
+        href="#main"
+        className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2"
+      >
         Skip to content
       </a>
       <aside className="flex w-56 shrink-0 flex-col border-r border-stone-200 bg-white">

@@ -20,14 +20,22 @@ export function CreateStudyForm({ protocols }: { protocols: Record<string, strin
     <ActionForm action={createStudyAction}>
       <Field name="name" label="Name" required maxLength={120} />
       <Field name="description" label="Description" multiline hint="What the study is for; shown to its members." />
-      <SelectField name="protocol" label="Protocol" options={protocolOptions(protocols)} hint="You can choose or change this later." />
+      <SelectField
+        name="protocol"
+        label="Protocol"
+        options={protocolOptions(protocols)}
+        hint="You can choose or change this later."
+      />
       <Field name="guidelines" label="Guidelines for experts and annotators" multiline />
       <SubmitButton pendingText="Creating…">Create study</SubmitButton>
     </ActionForm>
   )
 }
 
-export function EditStudyForm({ study, protocols }: {
+export function EditStudyForm({
+  study,
+  protocols,
+}: {
   study: { id: string; name: string; description: string; guidelines: string; protocol: string | null }
   protocols: Record<string, string>
 }) {
@@ -36,7 +44,12 @@ export function EditStudyForm({ study, protocols }: {
       <input type="hidden" name="studyId" value={study.id} />
       <Field name="name" label="Name" defaultValue={study.name} required />
       <Field name="description" label="Description" defaultValue={study.description} multiline />
-      <SelectField name="protocol" label="Protocol" options={protocolOptions(protocols)} defaultValue={study.protocol ?? ''} />
+      <SelectField
+        name="protocol"
+        label="Protocol"
+        options={protocolOptions(protocols)}
+        defaultValue={study.protocol ?? ''}
+      />
       <Field name="guidelines" label="Guidelines" defaultValue={study.guidelines} multiline />
       <SubmitButton>Save changes</SubmitButton>
     </ActionForm>
@@ -48,17 +61,27 @@ export function ArchiveStudyForm({ studyId, archived }: { studyId: string; archi
     <ActionForm action={archiveStudyAction}>
       <input type="hidden" name="studyId" value={studyId} />
       <input type="hidden" name="archived" value={archived ? 'false' : 'true'} />
-      <SubmitButton variant={archived ? 'secondary' : 'danger'}>{archived ? 'Restore study' : 'Archive study'}</SubmitButton>
+      <SubmitButton variant={archived ? 'secondary' : 'danger'}>
+        {archived ? 'Restore study' : 'Archive study'}
+      </SubmitButton>
     </ActionForm>
   )
 }
 
 export function AddMemberForm({ studyId, roles }: { studyId: string; roles: Array<{ value: string; label: string }> }) {
   return (
-    <ActionForm action={addMemberAction} resetOnSuccess className="grid gap-3 sm:grid-cols-[1fr_12rem_auto] sm:items-end sm:space-y-0">
+    <ActionForm
+      action={addMemberAction}
+      resetOnSuccess
+      className="grid gap-3 sm:grid-cols-[1fr_12rem_auto] sm:items-end sm:space-y-0"
+    >
       <input type="hidden" name="studyId" value={studyId} />
       <Field name="email" label="Member's email" type="email" required />
-      <SelectField name="role" label="Role in this study" options={[{ value: '', label: 'Their account role' }, ...roles]} />
+      <SelectField
+        name="role"
+        label="Role in this study"
+        options={[{ value: '', label: 'Their account role' }, ...roles]}
+      />
       <SubmitButton>Add member</SubmitButton>
     </ActionForm>
   )
@@ -76,7 +99,13 @@ export function RemoveMemberForm({ studyId, userId, email }: { studyId: string; 
   )
 }
 
-export function AssignWorkForm({ studyId, members }: { studyId: string; members: Array<{ value: string; label: string }> }) {
+export function AssignWorkForm({
+  studyId,
+  members,
+}: {
+  studyId: string
+  members: Array<{ value: string; label: string }>
+}) {
   return (
     <ActionForm action={assignWorkAction} resetOnSuccess>
       <input type="hidden" name="studyId" value={studyId} />

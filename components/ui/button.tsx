@@ -16,6 +16,10 @@ export function Button({ variant = 'primary', className, ...props }: ComponentPr
   return <button type="button" className={cn(base, styles[variant], className)} {...props} />
 }
 
-export function ButtonLink({ variant = 'primary', className, ...props }: ComponentProps<typeof Link> & { variant?: Variant }) {
+export function ButtonLink({
+  variant = 'primary',
+  className,
+  ...props
+}: ComponentProps<typeof Link> & { variant?: Variant }) {
   return <Link className={cn(base, styles[variant], className)} {...props} />
 }

@@ -1,7 +1,13 @@
 import type { ReactNode } from 'react'
 import { cn } from './cn'
 
-export function Card({ title, description, actions, children, className }: {
+export function Card({
+  title,
+  description,
+  actions,
+  children,
+  className,
+}: {
   title?: ReactNode
   description?: ReactNode
   actions?: ReactNode
@@ -24,7 +30,15 @@ export function Card({ title, description, actions, children, className }: {
   )
 }
 
-export function PageHeader({ title, description, actions }: { title: ReactNode; description?: ReactNode; actions?: ReactNode }) {
+export function PageHeader({
+  title,
+  description,
+  actions,
+}: {
+  title: ReactNode
+  description?: ReactNode
+  actions?: ReactNode
+}) {
   return (
     <div className="mb-6 flex flex-wrap items-end justify-between gap-4">
       <div>
@@ -45,7 +59,13 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
   )
 }
 
-export function Badge({ children, tone = 'stone' }: { children: ReactNode; tone?: 'stone' | 'green' | 'amber' | 'red' | 'brand' }) {
+export function Badge({
+  children,
+  tone = 'stone',
+}: {
+  children: ReactNode
+  tone?: 'stone' | 'green' | 'amber' | 'red' | 'brand'
+}) {
   const tones = {
     stone: 'bg-stone-100 text-stone-700',
     green: 'bg-green-100 text-green-800',
@@ -63,7 +83,10 @@ export function Alert({ tone = 'error', children }: { tone?: 'error' | 'success'
     info: 'border-brand-100 bg-brand-50 text-brand-800',
   }
   return (
-    <div role={tone === 'error' ? 'alert' : 'status'} className={cn('rounded-md border px-3 py-2 text-sm', tones[tone])}>
+    <div
+      role={tone === 'error' ? 'alert' : 'status'}
+      className={cn('rounded-md border px-3 py-2 text-sm', tones[tone])}
+    >
       {children}
     </div>
   )

@@ -9,8 +9,7 @@ export function Table({ caption, head, children }: { caption: string; head: Reac
         <thead className="border-b border-stone-200 bg-stone-50 text-xs uppercase tracking-wide text-stone-500">
           <tr>
             {head.map((h, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: static header cells
-              <th key={i} scope="col" className="px-4 py-2 font-medium">
+              <th key={typeof h === 'string' ? h : i} scope="col" className="px-4 py-2 font-medium">
                 {h}
               </th>
             ))}
@@ -27,7 +26,13 @@ export function Td({ children, className }: { children?: ReactNode; className?: 
 }
 
 /** Server-side pagination links that keep the other query parameters. */
-export function Pagination({ page, pageCount, total, params, basePath }: {
+export function Pagination({
+  page,
+  pageCount,
+  total,
+  params,
+  basePath,
+}: {
   page: number
   pageCount: number
   total: number
@@ -48,12 +53,20 @@ export function Pagination({ page, pageCount, total, params, basePath }: {
       </span>
       <span className="flex gap-2">
         {page > 1 ? (
-          <Link className="rounded border border-stone-300 bg-white px-2 py-1 hover:bg-stone-100" href={href(page - 1)} rel="prev">
+          <Link
+            className="rounded border border-stone-300 bg-white px-2 py-1 hover:bg-stone-100"
+            href={href(page - 1)}
+            rel="prev"
+          >
             Previous
           </Link>
         ) : null}
         {page < pageCount ? (
-          <Link className="rounded border border-stone-300 bg-white px-2 py-1 hover:bg-stone-100" href={href(page + 1)} rel="next">
+          <Link
+            className="rounded border border-stone-300 bg-white px-2 py-1 hover:bg-stone-100"
+            href={href(page + 1)}
+            rel="next"
+          >
             Next
           </Link>
         ) : null}
@@ -64,5 +77,5 @@ export function Pagination({ page, pageCount, total, params, basePath }: {
 
 export function formatDate(d: Date | string | null | undefined): string {
   if (!d) return '—'
-  return new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC'
+  return `${new Date(d).toISOString().replace('T', ' ').slice(0, 16)} UTC`
 }

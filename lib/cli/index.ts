@@ -12,9 +12,10 @@ class CliError extends Error {}
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
   for await (const c of process.stdin) chunks.push(c as Buffer)
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '')
 }
-
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)) {
   const program = new Command()
@@ -52,28 +53,31 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .description('Create an account')
     .requiredOption('--email <email>', 'email address (the sign-in name)')
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, (v) => {
-      if (!(ROLES as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${ROLES.join(', ')}`)
+      if (!(ROLES as readonly string[]).includes(v))
+        throw new InvalidArgumentError(`must be one of ${ROLES.join(', ')}`)
       return v
     })
     .option('--name <name>', 'display name (defaults to the part of the email before @)')
     .option('--password <password>', 'initial password (or use --password-stdin)')
     .option('--password-stdin', 'read the password from standard input')
-    .action(async (opts: { email: string; role: string; name?: string; password?: string; passwordStdin?: boolean }) => {
-      const password = opts.passwordStdin ? await readStdin() : opts.password
-      if (!password) throw new CliError('Give a password with --password or --password-stdin.')
-      await ensureDatabaseUrl(async () => {
-        const { execute } = await import('@/lib/server/operation')
-        const { createUser } = await import('@/lib/server/services/users')
-        const r = await execute(createUser, CLI_ACTOR, {
-          email: opts.email,
-          role: opts.role,
-          name: opts.name ?? opts.email.split('@')[0],
-          password,
+    .action(
+      async (opts: { email: string; role: string; name?: string; password?: string; passwordStdin?: boolean }) => {
+        const password = opts.passwordStdin ? await readStdin() : opts.password
+        if (!password) throw new CliError('Give a password with --password or --password-stdin.')
+        await ensureDatabaseUrl(async () => {
+          const { execute } = await import('@/lib/server/operation')
+          const { createUser } = await import('@/lib/server/services/users')
+          const r = await execute(createUser, CLI_ACTOR, {
+            email: opts.email,
+            role: opts.role,
+            name: opts.name ?? opts.email.split('@')[0],
+            password,
+          })
+          if (!r.ok) throw new CliError(r.error)
+          out(`Created ${r.data.email} (${r.data.role}).`)
         })
-        if (!r.ok) throw new CliError(r.error)
-        out(`Created ${r.data.email} (${r.data.role}).`)
-      })
-    })
+      },
+    )
   user
     .command('list')
     .description('List accounts')
@@ -86,7 +90,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
           orderBy: { email: 'asc' },
         })
         if (opts.json) out(JSON.stringify(users))
-        else for (const u of users) out(`${u.email.padEnd(32)} ${u.role.padEnd(11)} ${u.disabled ? 'disabled ' : ''}${u.name}`)
+        else
+          for (const u of users)
+            out(`${u.email.padEnd(32)} ${u.role.padEnd(11)} ${u.disabled ? 'disabled ' : ''}${u.name}`)
       })
     })
   user

@@ -59,7 +59,12 @@ export function validationFailure(error: z.ZodError): Failure {
 
 export function failureFrom(err: unknown, opName: string): Failure {
   if (err instanceof AppError) {
-    return { ok: false, status: err.status, error: err.message, ...(err.fieldErrors ? { fieldErrors: err.fieldErrors } : {}) }
+    return {
+      ok: false,
+      status: err.status,
+      error: err.message,
+      ...(err.fieldErrors ? { fieldErrors: err.fieldErrors } : {}),
+    }
   }
   if (err instanceof z.ZodError) return validationFailure(err)
   if (err instanceof UnguardedBulkWriteError) {

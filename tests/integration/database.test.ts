@@ -17,10 +17,14 @@ describe('database', () => {
   it('refuses updateMany / deleteMany without a where clause', async () => {
     await expect(db.auditLog.deleteMany({})).rejects.toBeInstanceOf(UnguardedBulkWriteError)
     await expect(db.auditLog.deleteMany()).rejects.toBeInstanceOf(UnguardedBulkWriteError)
-    await expect(db.study.updateMany({ data: { description: 'all of them' } })).rejects.toBeInstanceOf(UnguardedBulkWriteError)
+    await expect(db.study.updateMany({ data: { description: 'all of them' } })).rejects.toBeInstanceOf(
+      UnguardedBulkWriteError,
+    )
     await expect(db.study.updateMany({ where: {}, data: { description: 'x' } })).rejects.toThrow(/non-empty where/)
     // With a where clause the same calls go through.
-    await expect(db.study.updateMany({ where: { id: 'does-not-exist' }, data: { description: 'x' } })).resolves.toEqual({ count: 0 })
+    await expect(db.study.updateMany({ where: { id: 'does-not-exist' }, data: { description: 'x' } })).resolves.toEqual(
+      { count: 0 },
+    )
   })
 
   it('the guard also holds inside transactions', async () => {

@@ -13,8 +13,31 @@ afterAll(() => db.$disconnect())
 // Inputs shaped like what a browser, a script or an attacker might send.
 const nasty = fc.oneof(
   fc.anything({ maxDepth: 3 }),
-  fc.dictionary(fc.constantFrom('name', 'email', 'studyId', 'workId', 'userId', 'role', 'page', 'pageSize', 'password', 'q', 'disabled', 'protocol', '__proto__', 'constructor'), fc.anything({ maxDepth: 2 })),
-  fc.record({ name: fc.string({ maxLength: 300 }), email: fc.string(), role: fc.string(), page: fc.oneof(fc.integer(), fc.string(), fc.double()) }),
+  fc.dictionary(
+    fc.constantFrom(
+      'name',
+      'email',
+      'studyId',
+      'workId',
+      'userId',
+      'role',
+      'page',
+      'pageSize',
+      'password',
+      'q',
+      'disabled',
+      'protocol',
+      '__proto__',
+      'constructor',
+    ),
+    fc.anything({ maxDepth: 2 }),
+  ),
+  fc.record({
+    name: fc.string({ maxLength: 300 }),
+    email: fc.string(),
+    role: fc.string(),
+    page: fc.oneof(fc.integer(), fc.string(), fc.double()),
+  }),
   fc.constant({ name: 'x'.repeat(MAX_INPUT_BYTES + 10) }),
 )
 
@@ -44,7 +67,12 @@ describe('bad input to every operation gets a clear 4xx, never a 500', () => {
 
   it('validation errors name the field', async () => {
     const admin = await makeUser('admin')
-    const r = await execute(OPERATIONS.find((o) => o.name === 'users.create')!, admin, { email: 'not-an-email', name: 'A', role: 'admin', password: 'longenough' })
+    const r = await execute(OPERATIONS.find((o) => o.name === 'users.create')!, admin, {
+      email: 'not-an-email',
+      name: 'A',
+      role: 'admin',
+      password: 'longenough',
+    })
     expect(r).toMatchObject({ ok: false, status: 400, fieldErrors: { email: ['Enter a valid email address.'] } })
   })
 })
@@ -87,9 +115,17 @@ describe('REST handlers: API keys, bad bodies, fuzzed requests', () => {
     const bad = await call(endpoints.createStudy, { method: 'POST', headers, body: '{"name":' })
     expect(bad.status).toBe(400)
     expect((await bad.json()).error).toMatch(/not valid JSON/)
-    const big = await call(endpoints.createStudy, { method: 'POST', headers, body: JSON.stringify({ name: 'x'.repeat(MAX_INPUT_BYTES) }) })
+    const big = await call(endpoints.createStudy, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'x'.repeat(MAX_INPUT_BYTES) }),
+    })
     expect(big.status).toBe(413)
-    const good = await call(endpoints.createStudy, { method: 'POST', headers, body: JSON.stringify({ name: 'Via REST' }) })
+    const good = await call(endpoints.createStudy, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Via REST' }),
+    })
     expect(good.status).toBe(201)
     expect(await good.json()).toMatchObject({ name: 'Via REST', protocol: null })
   })

@@ -40,11 +40,19 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'work.list-study': { allowed: STAFF, input: (c) => ({ studyId: c.studyId }) },
   'work.get': { allowed: WORKERS, input: (c) => ({ workId: c.workId }) },
   'work.complete': { allowed: WORKERS, input: (c) => ({ workId: c.workId }) },
-  'work.assign': { allowed: STAFF, input: (c) => ({ studyId: c.studyId, userId: c.other.userId, title: 'Label 20 items' }) },
+  'work.assign': {
+    allowed: STAFF,
+    input: (c) => ({ studyId: c.studyId, userId: c.other.userId, title: 'Label 20 items' }),
+  },
   'users.list': { allowed: STAFF, input: () => ({}) },
   'users.create': {
     allowed: ['admin'],
-    input: () => ({ email: `new-${randomUUID().slice(0, 8)}@test.parley`, name: 'New', role: 'viewer', password: 'long enough' }),
+    input: () => ({
+      email: `new-${randomUUID().slice(0, 8)}@test.parley`,
+      name: 'New',
+      role: 'viewer',
+      password: 'long enough',
+    }),
   },
   'users.update-role': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, role: 'annotator' }) },
   'users.set-disabled': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, disabled: true }) },

@@ -55,7 +55,9 @@ describe('data scoping: people see only what is theirs', () => {
     const r = await execute(addMember, owner, { studyId: study.id, email: annotator.email, role: 'researcher' })
     expect(r).toMatchObject({ ok: false, status: 400 })
     expect(await execute(addMember, owner, { studyId: study.id, email: annotator.email })).toMatchObject({ ok: true })
-    expect(await execute(addMember, owner, { studyId: study.id, email: annotator.email })).toMatchObject({ status: 409 })
+    expect(await execute(addMember, owner, { studyId: study.id, email: annotator.email })).toMatchObject({
+      status: 409,
+    })
   })
 
   it('the last active admin cannot be demoted or disabled', async () => {
@@ -66,16 +68,25 @@ describe('data scoping: people see only what is theirs', () => {
     expect(r).toMatchObject({ ok: false, status: 400 })
     const second = await makeUser('admin')
     expect(await execute(setUserDisabled, second, { userId: admin.userId, disabled: true })).toMatchObject({ ok: true })
-    expect(await execute(updateUserRole, second, { userId: second.userId, role: 'viewer' })).toMatchObject({ status: 400 })
+    expect(await execute(updateUserRole, second, { userId: second.userId, role: 'viewer' })).toMatchObject({
+      status: 400,
+    })
   })
 
   it('disabling a user ends their sessions', async () => {
     const admin = await makeUser('admin')
     const victim = await makeUser('expert')
     await db.session.create({
-      data: { id: `s-${victim.userId}`, token: `t-${victim.userId}`, userId: victim.userId, expiresAt: new Date(Date.now() + 3600_000) },
+      data: {
+        id: `s-${victim.userId}`,
+        token: `t-${victim.userId}`,
+        userId: victim.userId,
+        expiresAt: new Date(Date.now() + 3600_000),
+      },
     })
-    expect(await execute(setUserDisabled, admin, { userId: victim.userId, disabled: 'true' })).toMatchObject({ ok: true })
+    expect(await execute(setUserDisabled, admin, { userId: victim.userId, disabled: 'true' })).toMatchObject({
+      ok: true,
+    })
     expect(await db.session.count({ where: { userId: victim.userId } })).toBe(0)
     const audit = await db.auditLog.findFirst({ where: { action: 'user.disable', resourceId: victim.userId } })
     expect(audit).toMatchObject({ before: { disabled: false }, after: { disabled: true }, actorUserId: admin.userId })

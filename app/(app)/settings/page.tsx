@@ -25,8 +25,11 @@ export default async function SettingsPage() {
         title="API keys"
         description={
           <>
-            For the REST API at <code>/api/v1</code> (<a className="underline" href="/api/v1/openapi.json">OpenAPI document</a>). A
-            key acts with your role: {ROLE_SCOPES[actor.role].join(', ')}.
+            For the REST API at <code>/api/v1</code> (
+            <a className="underline" href="/api/v1/openapi.json">
+              OpenAPI document
+            </a>
+            ). A key acts with your role: {ROLE_SCOPES[actor.role].join(', ')}.
           </>
         }
       >
@@ -43,7 +46,13 @@ export default async function SettingsPage() {
                     <Td className="text-stone-500">{formatDate(k.createdAt)}</Td>
                     <Td className="text-stone-500">{formatDate(k.lastUsedAt)}</Td>
                     <Td>
-                      {k.revokedAt ? <Badge tone="red">revoked</Badge> : expired ? <Badge tone="amber">expired</Badge> : <Badge tone="green">active</Badge>}
+                      {k.revokedAt ? (
+                        <Badge tone="red">revoked</Badge>
+                      ) : expired ? (
+                        <Badge tone="amber">expired</Badge>
+                      ) : (
+                        <Badge tone="green">active</Badge>
+                      )}
                     </Td>
                     <Td>{!k.revokedAt && <RevokeApiKeyForm keyId={k.id} name={k.name} />}</Td>
                   </tr>

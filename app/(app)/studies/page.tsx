@@ -10,7 +10,11 @@ import { listStudies, PROTOCOL_LABELS } from '@/lib/server/services/studies'
 
 export const metadata: Metadata = { title: 'Studies' }
 
-export default async function StudiesPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function StudiesPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>
+}) {
   const { actor } = await requirePage('studies:read')
   const params = await flatParams(searchParams)
   const archived = params.archived === 'true'
@@ -62,7 +66,13 @@ export default async function StudiesPage({ searchParams }: { searchParams: Prom
                   {s.archivedAt && <Badge>archived</Badge>}
                   {s.description && <p className="line-clamp-1 text-xs text-stone-500">{s.description}</p>}
                 </Td>
-                <Td>{s.protocol ? <Badge tone="brand">{PROTOCOL_LABELS[s.protocol as keyof typeof PROTOCOL_LABELS]}</Badge> : <span className="text-stone-400">not chosen</span>}</Td>
+                <Td>
+                  {s.protocol ? (
+                    <Badge tone="brand">{PROTOCOL_LABELS[s.protocol as keyof typeof PROTOCOL_LABELS]}</Badge>
+                  ) : (
+                    <span className="text-stone-400">not chosen</span>
+                  )}
+                </Td>
                 <Td>{s._count.members}</Td>
                 <Td>{s._count.assignments}</Td>
                 <Td className="whitespace-nowrap text-stone-500">{formatDate(s.createdAt)}</Td>

@@ -9,7 +9,11 @@ export const metadata: Metadata = { title: 'My work' }
 
 const STATUS_TONE = { open: 'amber', in_progress: 'brand', done: 'green' } as const
 
-export default async function WorkPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function WorkPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>
+}) {
   const params = await flatParams(searchParams)
   const data = await loadForPage(listMyWork, { page: params.page, status: params.status })
   return (
@@ -47,7 +51,9 @@ export default async function WorkPage({ searchParams }: { searchParams: Promise
                 </Td>
                 <Td>{w.study.name}</Td>
                 <Td>
-                  <Badge tone={STATUS_TONE[w.status as keyof typeof STATUS_TONE] ?? 'stone'}>{w.status.replace('_', ' ')}</Badge>
+                  <Badge tone={STATUS_TONE[w.status as keyof typeof STATUS_TONE] ?? 'stone'}>
+                    {w.status.replace('_', ' ')}
+                  </Badge>
                 </Td>
                 <Td className="whitespace-nowrap text-stone-500">{formatDate(w.createdAt)}</Td>
               </tr>

@@ -39,7 +39,15 @@ const me = defineOperation({
 
 /** Every authenticated REST endpoint. Route files under app/api/v1 bind these; openapi.json lists them. */
 export const endpoints = {
-  me: { method: 'GET', path: '/me', summary: 'The account the request acts as', tag: 'Account', op: me, source: 'none', output: Me },
+  me: {
+    method: 'GET',
+    path: '/me',
+    summary: 'The account the request acts as',
+    tag: 'Account',
+    op: me,
+    source: 'none',
+    output: Me,
+  },
   listStudies: {
     method: 'GET',
     path: '/studies',

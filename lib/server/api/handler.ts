@@ -13,7 +13,8 @@ const error = (status: number, message: string, fieldErrors?: Record<string, str
 
 async function readBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
   const declared = Number(req.headers.get('content-length') ?? 0)
-  if (declared > MAX_INPUT_BYTES) return { ok: false, res: error(413, `Request body too large (limit ${MAX_INPUT_BYTES / 1024} KiB).`) }
+  if (declared > MAX_INPUT_BYTES)
+    return { ok: false, res: error(413, `Request body too large (limit ${MAX_INPUT_BYTES / 1024} KiB).`) }
   const text = await req.text()
   if (Buffer.byteLength(text) > MAX_INPUT_BYTES) {
     return { ok: false, res: error(413, `Request body too large (limit ${MAX_INPUT_BYTES / 1024} KiB).`) }

@@ -88,7 +88,10 @@ export function openApiDocument() {
         tags: ['System'],
         responses: {
           '200': { description: 'Healthy', content: { 'application/json': { schema: responseSchema(Health) } } },
-          '503': { description: 'Database unreachable', content: { 'application/json': { schema: responseSchema(Health) } } },
+          '503': {
+            description: 'Database unreachable',
+            content: { 'application/json': { schema: responseSchema(Health) } },
+          },
         },
       },
     },
@@ -103,7 +106,7 @@ export function openApiDocument() {
       title: 'Parley API',
       version: VERSION,
       description:
-        'REST API of Parley. Authenticate with an API key (Settings → API keys) sent as `Authorization: Bearer pk_…`; a key acts with its owner\'s role.',
+        "REST API of Parley. Authenticate with an API key (Settings → API keys) sent as `Authorization: Bearer pk_…`; a key acts with its owner's role.",
     },
     servers: [{ url: '/api/v1' }],
     paths,

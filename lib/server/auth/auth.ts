@@ -7,12 +7,9 @@ import { writeAudit } from '@/lib/server/services/audit'
 function trustedOrigins(): string[] {
   const port = process.env.PORT ?? '3000'
   const configured = (process.env.PARLEY_TRUSTED_ORIGINS ?? '').split(',').map((s) => s.trim())
-  return [
-    process.env.BETTER_AUTH_URL,
-    ...configured,
-    `http://localhost:${port}`,
-    `http://127.0.0.1:${port}`,
-  ].filter((o): o is string => Boolean(o))
+  return [process.env.BETTER_AUTH_URL, ...configured, `http://localhost:${port}`, `http://127.0.0.1:${port}`].filter(
+    (o): o is string => Boolean(o),
+  )
 }
 
 const sessionHours = Number(process.env.PARLEY_SESSION_HOURS ?? 24 * 7)

@@ -11,7 +11,6 @@ export interface CurrentSession {
   sessionId: string
 }
 
-
 /** The signed-in person for this request (validated against the session table), or null. */
 export const getCurrentSession = cache(async (): Promise<CurrentSession | null> => {
   const result = await getAuth().api.getSession({ headers: await headers() })

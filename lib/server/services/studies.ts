@@ -183,7 +183,12 @@ export const addMember = defineOperation({
   scope: 'studies:update',
   input: z.object({
     studyId: id,
-    email: z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' })),
+    email: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .max(254)
+      .pipe(z.email({ message: 'Enter a valid email address.' })),
     role: role.optional(),
   }),
   async run(actor, input) {

@@ -9,11 +9,13 @@ import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 
-export const email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }))
-export const password = z
+export const email = z
   .string()
-  .min(8, 'Use at least 8 characters.')
-  .max(128, 'Use at most 128 characters.')
+  .trim()
+  .toLowerCase()
+  .max(254)
+  .pipe(z.email({ message: 'Enter a valid email address.' }))
+export const password = z.string().min(8, 'Use at least 8 characters.').max(128, 'Use at most 128 characters.')
 export const personName = z.string().trim().min(1, 'Enter a name.').max(100)
 export const role = z.enum(ROLES, { message: `Role must be one of: ${ROLES.join(', ')}.` })
 
@@ -74,7 +76,14 @@ export const listUsers = defineOperation({
   }),
   async run(_actor, { page, pageSize, q, role: r }) {
     const where = {
-      ...(q ? { OR: [{ email: { contains: q, mode: 'insensitive' as const } }, { name: { contains: q, mode: 'insensitive' as const } }] } : {}),
+      ...(q
+        ? {
+            OR: [
+              { email: { contains: q, mode: 'insensitive' as const } },
+              { name: { contains: q, mode: 'insensitive' as const } },
+            ],
+          }
+        : {}),
       ...(r ? { role: r } : {}),
     }
     const [items, total] = await Promise.all([
@@ -100,7 +109,11 @@ export const updateUserRole = defineOperation({
       if (!before) throw notFound('User')
       if (before.role === input.role) return before
       if (before.role === 'admin') await assertNotLastAdmin(tx, before.id)
-      const after = await tx.user.update({ where: { id: input.userId }, data: { role: input.role }, select: userPublic })
+      const after = await tx.user.update({
+        where: { id: input.userId },
+        data: { role: input.role },
+        select: userPublic,
+      })
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'user.update-role',
@@ -151,7 +164,11 @@ export const updateProfile = defineOperation({
   async run(actor, input) {
     return db.$transaction(async (tx) => {
       const before = await tx.user.findUniqueOrThrow({ where: { id: actor.userId }, select: { name: true } })
-      const after = await tx.user.update({ where: { id: actor.userId }, data: { name: input.name }, select: userPublic })
+      const after = await tx.user.update({
+        where: { id: actor.userId },
+        data: { name: input.name },
+        select: userPublic,
+      })
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'profile.update',

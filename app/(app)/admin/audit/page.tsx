@@ -8,10 +8,18 @@ export const metadata: Metadata = { title: 'Audit log' }
 
 function Json({ value }: { value: unknown }) {
   if (value == null) return <span className="text-stone-400">—</span>
-  return <pre className="max-w-xs overflow-x-auto whitespace-pre-wrap break-all text-xs">{JSON.stringify(value, null, 1)}</pre>
+  return (
+    <pre className="max-w-xs overflow-x-auto whitespace-pre-wrap break-all text-xs">
+      {JSON.stringify(value, null, 1)}
+    </pre>
+  )
 }
 
-export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function AuditPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>
+}) {
   const params = await flatParams(searchParams)
   const data = await loadForPage(listAudit, {
     page: params.page,
@@ -21,7 +29,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   })
   return (
     <>
-      <PageHeader title="Audit log" description="Every change anyone made: who, what, and the state before and after." />
+      <PageHeader
+        title="Audit log"
+        description="Every change anyone made: who, what, and the state before and after."
+      />
       <form role="search" className="mb-4 flex flex-wrap gap-2 text-sm">
         {[
           ['action', 'Action starts with (e.g. user.)'],
@@ -30,7 +41,11 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         ].map(([name, label]) => (
           <label key={name} className="flex flex-col">
             <span className="text-xs text-stone-600">{label}</span>
-            <input name={name} defaultValue={params[name as string]} className="rounded-md border border-stone-300 bg-white px-3 py-1.5" />
+            <input
+              name={name}
+              defaultValue={params[name as string]}
+              className="rounded-md border border-stone-300 bg-white px-3 py-1.5"
+            />
           </label>
         ))}
         <button type="submit" className="self-end rounded-md border border-stone-300 bg-white px-3 py-1.5">

@@ -9,14 +9,21 @@ import { listUsers } from '@/lib/server/services/users'
 
 export const metadata: Metadata = { title: 'Users' }
 
-export default async function UsersPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function UsersPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>
+}) {
   const { actor } = await requirePage('users:manage')
   const params = await flatParams(searchParams)
   const data = await loadForPage(listUsers, { page: params.page, q: params.q })
   const roles = ROLES.map((r) => ({ value: r, label: ROLE_LABELS[r] }))
   return (
     <>
-      <PageHeader title="Users" description="Create accounts, change roles and disable access. Every change is in the audit log." />
+      <PageHeader
+        title="Users"
+        description="Create accounts, change roles and disable access. Every change is in the audit log."
+      />
       <div className="space-y-6">
         <Card title="Create a user">
           <CreateUserForm roles={roles} />
@@ -25,7 +32,13 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
           <label className="sr-only" htmlFor="user-q">
             Search users
           </label>
-          <input id="user-q" name="q" defaultValue={params.q} placeholder="Search name or email" className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm" />
+          <input
+            id="user-q"
+            name="q"
+            defaultValue={params.q}
+            placeholder="Search name or email"
+            className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm"
+          />
           <button type="submit" className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm">
             Search
           </button>

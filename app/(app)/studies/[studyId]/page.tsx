@@ -38,7 +38,9 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
         <Card title="Overview">
           <dl className="grid grid-cols-[10rem_1fr] gap-y-2 text-sm">
             <dt className="text-stone-500">Protocol</dt>
-            <dd>{study.protocol ? PROTOCOL_LABELS[study.protocol as keyof typeof PROTOCOL_LABELS] : 'Not chosen yet'}</dd>
+            <dd>
+              {study.protocol ? PROTOCOL_LABELS[study.protocol as keyof typeof PROTOCOL_LABELS] : 'Not chosen yet'}
+            </dd>
             <dt className="text-stone-500">Created</dt>
             <dd>
               {formatDate(study.createdAt)} by {study.createdBy?.name ?? 'a removed user'}
@@ -53,7 +55,8 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
             {study.members.map((m) => (
               <li key={m.user.id} className="flex items-center justify-between py-2">
                 <span>
-                  <span className="font-medium">{m.user.name}</span> <span className="text-stone-500">{m.user.email}</span>
+                  <span className="font-medium">{m.user.name}</span>{' '}
+                  <span className="text-stone-500">{m.user.email}</span>
                 </span>
                 <span className="flex items-center gap-3">
                   <Badge tone="brand">{ROLE_LABELS[m.role as keyof typeof ROLE_LABELS] ?? m.role}</Badge>

@@ -10,7 +10,10 @@ export default async function NewStudyPage() {
   await requirePage('studies:create')
   return (
     <div className="max-w-2xl">
-      <PageHeader title="New study" description="You become the study's first member; add experts and annotators next." />
+      <PageHeader
+        title="New study"
+        description="You become the study's first member; add experts and annotators next."
+      />
       <Card>
         <CreateStudyForm protocols={PROTOCOL_LABELS} />
       </Card>

@@ -18,7 +18,8 @@ export default async function WorkItemPage({ params }: { params: Promise<{ workI
         title={work.title}
         description={
           <>
-            {work.study.name} · <Badge tone={work.status === 'done' ? 'green' : 'amber'}>{work.status.replace('_', ' ')}</Badge>
+            {work.study.name} ·{' '}
+            <Badge tone={work.status === 'done' ? 'green' : 'amber'}>{work.status.replace('_', ' ')}</Badge>
             {!mine && <> · assigned to {work.user.email}</>}
           </>
         }

@@ -1,0 +1,40 @@
+import { expect, test } from '@playwright/test'
+import { signIn } from './helpers'
+
+test.describe('an expert cannot reach admin pages or other people’s work by URL', () => {
+  test.beforeEach(async ({ page }) => {
+    await signIn(page, 'expert@parley.local')
+  })
+
+  test('admin pages answer 403 and show no data', async ({ page }) => {
+    for (const path of ['/admin/users', '/admin/audit', '/studies/new']) {
+      const res = await page.goto(path)
+      expect(res?.status(), path).toBe(403)
+      await expect(page.getByRole('heading', { name: 'Not allowed' })).toBeVisible()
+      await expect(page.getByText('admin@parley.local')).toHaveCount(0)
+    }
+  })
+
+  test("another expert's work answers 404", async ({ page }) => {
+    const res = await page.goto('/work/demo-work-expert2-1')
+    expect(res?.status()).toBe(404)
+    await expect(page.getByText('Review chest X-ray reports')).toHaveCount(0)
+    // Their own work opens.
+    const own = await page.goto('/work/demo-work-expert-1')
+    expect(own?.status()).toBe(200)
+    await expect(page.getByRole('heading', { name: /Review retrosynthesis proposals/ })).toBeVisible()
+  })
+
+  test('the REST API with the session cookie refuses the same things', async ({ page }) => {
+    const audit = await page.request.get('/api/v1/audit')
+    expect(audit.status()).toBe(403)
+    expect((await audit.json()).error).toMatch(/permission/)
+    const other = await page.request.get('/api/v1/work/demo-work-expert2-1')
+    expect(other.status()).toBe(404)
+    const studies = await page.request.get('/api/v1/studies')
+    expect(studies.status()).toBe(403)
+    const mine = await page.request.get('/api/v1/work')
+    expect(mine.status()).toBe(200)
+    expect((await mine.json()).items.map((w: { id: string }) => w.id)).toEqual(['demo-work-expert-1'])
+  })
+})

@@ -1,0 +1,64 @@
+import { expect, test } from '@playwright/test'
+import { mainNav, signIn, signOut, sql } from './helpers'
+
+// What each role sees in the main navigation, written out by hand.
+const NAV: Record<string, string[]> = {
+  'admin@parley.local': ['My work', 'Studies', 'Users', 'Audit log', 'Settings'],
+  'researcher@parley.local': ['My work', 'Studies', 'Settings'],
+  'expert@parley.local': ['My work', 'Settings'],
+  'annotator@parley.local': ['My work', 'Settings'],
+  'viewer@parley.local': ['Studies', 'Settings'],
+}
+
+for (const [email, links] of Object.entries(NAV)) {
+  test(`${email.split('@')[0]} signs in and sees the right navigation`, async ({ page }) => {
+    await signIn(page, email)
+    await expect(mainNav(page)).toHaveText(links)
+    await signOut(page)
+  })
+}
+
+test('a wrong password shows a clear error and keeps the user on sign-in', async ({ page }) => {
+  await page.goto('/sign-in')
+  await page.getByLabel('Email').fill('expert@parley.local')
+  await page.getByLabel('Password').fill('not-the-password')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page.getByRole('alert')).toHaveText(/Wrong email or password/)
+  await expect(page).toHaveURL(/\/sign-in/)
+})
+
+test('a malformed email is flagged on the field', async ({ page }) => {
+  await page.goto('/sign-in')
+  await page.getByLabel('Email').fill('not an email')
+  await page.getByLabel('Password').fill('whatever')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page.getByText('Enter a valid email address.').first()).toBeVisible()
+})
+
+test('a visitor without a session is sent to sign-in and comes back after', async ({ page }) => {
+  await page.goto('/studies/demo-study')
+  await expect(page).toHaveURL(/\/sign-in\?next=%2Fstudies%2Fdemo-study/)
+  await page.getByLabel('Email').fill('researcher@parley.local')
+  await page.getByLabel('Password').fill('parley-demo')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page).toHaveURL(/\/studies\/demo-study$/)
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('Demo')
+})
+
+test('an expired session sends the user to sign-in', async ({ page }) => {
+  await signIn(page, 'annotator@parley.local')
+  await page.goto('/work')
+  await expect(page.getByRole('heading', { name: 'My work' })).toBeVisible()
+  const cookies = await page.context().cookies()
+  const token = cookies.find((c) => c.name.endsWith('better-auth.session_token'))?.value
+  expect(token).toBeTruthy()
+  const sessionToken = decodeURIComponent(token as string).split('.')[0]
+  const updated = await sql(
+    `UPDATE session SET "expiresAt" = now() - interval '1 minute' WHERE token = $1 RETURNING id`,
+    [sessionToken],
+  )
+  expect(updated).toHaveLength(1)
+  await page.goto('/work')
+  await expect(page).toHaveURL(/\/sign-in\?next=%2Fwork/)
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible()
+})

@@ -1,0 +1,52 @@
+import { defineConfig } from '@playwright/test'
+
+const port = Number(process.env.PARLEY_E2E_PORT ?? 3100)
+const baseURL = `http://127.0.0.1:${port}`
+
+/**
+ * End-to-end tests in Debian's Chromium (never a downloaded browser) against `next start` on a
+ * database prepared by e2e/global-setup.ts. `npm test` builds first and passes DATABASE_URL.
+ */
+export default defineConfig({
+  testDir: './e2e',
+  globalSetup: './e2e/global-setup.ts',
+  workers: 1,
+  retries: process.env.CI ? 1 : 0,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: process.env.CI ? [['list']] : [['list']],
+  use: {
+    baseURL,
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    },
+  },
+  webServer: {
+    command: `node node_modules/next/dist/bin/next start -p ${port} -H 127.0.0.1`,
+    url: `${baseURL}/api/v1/health`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: {
+      DATABASE_URL: process.env.DATABASE_URL ?? '',
+      BETTER_AUTH_SECRET: process.env.BETTER_AUTH_SECRET ?? 'e2e-secret-e2e-secret-e2e-secret-0123456789',
+      BETTER_AUTH_URL: baseURL,
+      PORT: String(port),
+      PARLEY_DEMO: '1',
+      PARLEY_SIGNIN_PER_MINUTE: '10000',
+      NEXT_TELEMETRY_DISABLED: '1',
+    },
+  },
+})

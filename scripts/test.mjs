@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// `npm test`: the whole suite. Typecheck and lint, unit + integration tests (vitest) against real
+// PostgreSQL, then the Playwright end-to-end suite in Debian's Chromium against a production build.
+//
+// PostgreSQL: the server in DATABASE_URL when it is set (CI), else the embedded one (.data/test-pg).
+// Each run creates fresh databases for vitest and Playwright and drops them at the end.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import path from 'node:path'
+import pg from 'pg'
+import { ROOT, startEmbedded } from './embedded-db.mjs'
+
+const only = process.argv.slice(2) // e.g. `npm test -- unit` or `npm test -- e2e`
+const want = (name) => only.length === 0 || only.includes(name)
+const results = path.join(ROOT, '.data', 'test-results')
+rmSync(results, { recursive: true, force: true })
+mkdirSync(results, { recursive: true })
+
+function run(cmd, args, env = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now()
+    const p = spawn(cmd, args, {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ...env },
+    })
+    p.on('exit', (code) => resolve({ code: code ?? 1, seconds: (Date.now() - started) / 1000 }))
+  })
+}
+const bin = (name) => path.join(ROOT, 'node_modules', '.bin', name)
+
+let embedded
+let adminUrl = process.env.DATABASE_URL
+if (!adminUrl) {
+  embedded = await startEmbedded({
+    dataDir: path.join(ROOT, '.data', 'test-pg'),
+    port: Number(process.env.PARLEY_TEST_PG_PORT ?? 54330),
+    database: 'postgres',
+  })
+  adminUrl = embedded.url
+}
+const stamp = `${Date.now().toString(36)}_${process.pid}`
+const dbUrl = (name) => {
+  const u = new URL(adminUrl)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+const admin = new pg.Client({ connectionString: adminUrl })
+await admin.connect()
+const created = []
+async function freshDb(suffix) {
+  const name = `parley_test_${stamp}_${suffix}`
+  await admin.query(`CREATE DATABASE "${name}"`)
+  created.push(name)
+  return dbUrl(name)
+}
+
+const steps = []
+let failed = false
+async function step(name, fn) {
+  const r = await fn()
+  steps.push({ name, ...r })
+  if (r.code !== 0) failed = true
+  console.log(`\n── ${name}: ${r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`} in ${r.seconds.toFixed(1)} s\n`)
+}
+
+try {
+  if (want('static')) {
+    await step('typecheck', () => run(bin('tsc'), ['--noEmit']))
+    await step('lint', () => run(bin('biome'), ['check', '.']))
+  }
+  if (want('unit')) {
+    const url = await freshDb('unit')
+    await step('unit + integration (vitest)', () =>
+      run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}/vitest.json`], {
+        DATABASE_URL: url,
+      }),
+    )
+  }
+  if (want('e2e')) {
+    await step('build (next build)', () => run(bin('next'), ['build']))
+    const url = await freshDb('e2e')
+    if (!failed || only.includes('e2e')) {
+      await step('end-to-end (playwright, chromium)', () =>
+        run(bin('playwright'), ['test', '--reporter=list,json'], {
+          DATABASE_URL: url,
+          PLAYWRIGHT_JSON_OUTPUT_NAME: `${results}/playwright.json`,
+        }),
+      )
+    }
+  }
+} finally {
+  for (const name of created) await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {})
+  await admin.end()
+  await embedded?.stop()
+}
+
+// One closing line with the counts of every runner.
+let passed = 0
+let failures = 0
+let skipped = 0
+const vitestFile = path.join(results, 'vitest.json')
+if (existsSync(vitestFile)) {
+  const v = JSON.parse(readFileSync(vitestFile, 'utf8'))
+  passed += v.numPassedTests
+  failures += v.numFailedTests
+  skipped += v.numPendingTests + (v.numTodoTests ?? 0)
+}
+const pwFile = path.join(results, 'playwright.json')
+if (existsSync(pwFile)) {
+  const s = JSON.parse(readFileSync(pwFile, 'utf8')).stats
+  passed += s.expected + (s.flaky ?? 0)
+  failures += s.unexpected
+  skipped += s.skipped
+}
+for (const s of steps) console.log(`${s.code === 0 ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds.toFixed(1)} s)`)
+if (failed && failures === 0) failures = steps.filter((s) => s.code !== 0).length
+console.log(`Tests: ${passed} passed, ${failures} failed${skipped ? `, ${skipped} skipped` : ''}`)
+process.exit(failed ? 1 : 0)

@@ -12,12 +12,15 @@ test('an admin creates a user who then signs in; the audit log records it', asyn
   await form.getByLabel('Initial password').fill('short')
   await form.getByRole('button', { name: 'Create user' }).click()
   // Bad input: a clear message on the field, nothing created.
-  await expect(form.getByText('Use at least 8 characters.')).toBeVisible()
+  await expect(form.getByText('Use at least 8 characters.', { exact: true })).toBeVisible()
   expect(await sql('SELECT 1 FROM "user" WHERE email = $1', [email])).toHaveLength(0)
+  // Nothing typed is lost on a refused submit.
+  await expect(form.getByLabel('Email')).toHaveValue(email)
+  await expect(form.getByLabel('Name')).toHaveValue('Nora New')
   await form.getByLabel('Initial password').fill('a fine password')
   await form.getByRole('button', { name: 'Create user' }).click()
   await expect(page.getByRole('status')).toContainText(`Created ${email}`)
-  await expect(page.getByRole('cell', { name: email })).toBeVisible()
+  await expect(page.getByRole('cell', { name: email, exact: true })).toBeVisible()
 
   await page.goto('/admin/audit?action=user.create')
   await expect(page.getByText(email).first()).toBeVisible()
@@ -39,7 +42,7 @@ test('a disabled user cannot sign in', async ({ page }) => {
   await form.getByLabel('Initial password').fill('a fine password')
   await form.getByRole('button', { name: 'Create user' }).click()
   await expect(page.getByRole('status')).toContainText(`Created ${email}`)
-  const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: email }) })
+  const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: email, exact: true }) })
   await row.getByRole('button', { name: 'Disable' }).click()
   await expect(row.getByText('disabled')).toBeVisible()
   await signOut(page)
@@ -47,5 +50,5 @@ test('a disabled user cannot sign in', async ({ page }) => {
   await page.getByLabel('Email').fill(email)
   await page.getByLabel('Password').fill('a fine password')
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await expect(page.getByRole('alert')).toContainText(/disabled/)
+  await expect(page.getByRole('alert').filter({ hasText: /disabled/ })).toBeVisible()
 })

@@ -1,7 +1,14 @@
 'use client'
 
-import { createContext, type ReactNode, useActionState, useContext, useId } from 'react'
-import { useFormStatus } from 'react-dom'
+import {
+  createContext,
+  type FormEvent,
+  type ReactNode,
+  startTransition,
+  useActionState,
+  useContext,
+  useId,
+} from 'react'
 import type { ActionState } from '@/lib/action-state'
 import { Alert } from '@/components/ui/card'
 import { cn } from '@/components/ui/cn'
@@ -9,6 +16,7 @@ import { cn } from '@/components/ui/cn'
 type FormAction = (state: ActionState, formData: FormData) => Promise<ActionState>
 
 const FieldErrorsContext = createContext<Record<string, string[]> | undefined>(undefined)
+const PendingContext = createContext(false)
 
 /** A form bound to a server action: shows the action's error, field errors and success message. */
 export function ActionForm({
@@ -25,10 +33,18 @@ export function ActionForm({
   /** Extra output after a successful submit (e.g. the one-time API key). */
   render?: (state: NonNullable<ActionState>) => ReactNode
 }) {
-  const [state, formAction] = useActionState(action, null)
+  const [state, formAction, pending] = useActionState(action, null)
+  // Submitting through a transition (not the form's `action` prop) keeps what the person typed when
+  // the server says no: React resets a form after an action-prop submission, losing their input.
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const data = new FormData(e.currentTarget)
+    startTransition(() => formAction(data))
+  }
   return (
     <form
-      action={formAction}
+      onSubmit={onSubmit}
+      aria-busy={pending}
       className={cn('space-y-3', className)}
       key={resetOnSuccess && state?.ok ? JSON.stringify(state) : undefined}
       noValidate
@@ -158,7 +174,7 @@ export function SubmitButton({
   variant?: 'primary' | 'secondary' | 'danger'
   pendingText?: string
 }) {
-  const { pending } = useFormStatus()
+  const pending = useContext(PendingContext)
   const styles = {
     primary: 'bg-brand-600 text-white hover:bg-brand-700 disabled:bg-brand-600/60',
     secondary: 'border border-stone-300 bg-white text-stone-800 hover:bg-stone-100',

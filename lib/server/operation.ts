@@ -4,6 +4,12 @@ import { hasScope, type Scope } from '@/lib/server/auth/roles'
 import { UnguardedBulkWriteError } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors'
 
+// Plain words for the most common validation failure: a field that was not sent at all.
+z.config({
+  customError: (issue) =>
+    issue.code === 'invalid_type' && issue.input === undefined ? 'This field is required.' : undefined,
+})
+
 /**
  * One business procedure: zod input → scope check → scoped query → audit row. Server actions,
  * REST routes, the CLI and tests all call the same operation through `execute`, so validation and

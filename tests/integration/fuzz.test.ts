@@ -107,6 +107,17 @@ describe('REST handlers: API keys, bad bodies, fuzzed requests', () => {
     expect((await call(endpoints.listStudies)).status).toBe(401)
   })
 
+  it('static routes work when Next passes no params (regression: 500 on GET /studies)', async () => {
+    const researcher = await makeUser('researcher')
+    const created = await execute(createApiKey, researcher, { name: 'test' })
+    if (!created.ok) throw new Error(created.error)
+    const req = new Request('http://parley.test/api/v1/studies', {
+      headers: { authorization: `Bearer ${created.data.key}` },
+    })
+    expect((await handle(endpoints.listStudies)(req, {})).status).toBe(200)
+    expect((await handle(endpoints.listStudies)(req, { params: Promise.resolve(undefined) })).status).toBe(200)
+  })
+
   it('malformed JSON is a 400, an oversized body a 413, a created study a 201', async () => {
     const researcher = await makeUser('researcher')
     const created = await execute(createApiKey, researcher, { name: 'test' })

@@ -2,7 +2,7 @@ import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
 import type { Endpoint } from '@/lib/server/api/endpoints'
 import { execute, failureFrom, MAX_INPUT_BYTES } from '@/lib/server/operation'
 
-type RouteContext = { params: Promise<Record<string, string | string[]>> }
+type RouteContext = { params?: Promise<Record<string, string | string[]> | undefined> }
 
 export function json(body: unknown, status = 200): Response {
   return Response.json(body, { status, headers: { 'cache-control': 'no-store' } })
@@ -46,7 +46,7 @@ export function handle(endpoint: Endpoint) {
       }
       if (!actor) return error(401, 'Authenticate with "Authorization: Bearer <API key>" or sign in.')
       const params = Object.fromEntries(
-        Object.entries(await ctx.params).map(([k, v]) => [k, Array.isArray(v) ? v.join('/') : v]),
+        Object.entries((await ctx?.params) ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.join('/') : v]),
       )
       let raw: unknown = {}
       if (endpoint.source === 'query') raw = queryObject(new URL(req.url))

@@ -20,7 +20,7 @@ export const PROTOCOL_LABELS: Record<(typeof PROTOCOLS)[number], string> = {
 }
 
 export const id = z.string().trim().min(1, 'Missing id.').max(100)
-const studyName = z.string().trim().min(1, 'Give the study a name.').max(120)
+const studyName = z.string({ error: 'Give the study a name.' }).trim().min(1, 'Give the study a name.').max(120)
 const description = z.string().trim().max(5000).default('')
 const guidelines = z.string().trim().max(50_000).default('')
 const protocol = z

@@ -16,7 +16,7 @@ export const email = z
   .max(254)
   .pipe(z.email({ message: 'Enter a valid email address.' }))
 export const password = z.string().min(8, 'Use at least 8 characters.').max(128, 'Use at most 128 characters.')
-export const personName = z.string().trim().min(1, 'Enter a name.').max(100)
+export const personName = z.string({ error: 'Enter a name.' }).trim().min(1, 'Enter a name.').max(100)
 export const role = z.enum(ROLES, { message: `Role must be one of: ${ROLES.join(', ')}.` })
 
 const userPublic = { id: true, name: true, email: true, role: true, disabled: true, createdAt: true } as const

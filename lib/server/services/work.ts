@@ -110,7 +110,7 @@ export const assignWork = defineOperation({
     studyId: id,
     userId: id,
     kind: z.string().trim().min(1).max(50).default('review'),
-    title: z.string().trim().min(1, 'Give the work a title.').max(200),
+    title: z.string({ error: 'Give the work a title.' }).trim().min(1, 'Give the work a title.').max(200),
     instructions: z.string().trim().max(10_000).default(''),
   }),
   async run(actor, input) {

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next'
 import { CompleteWorkForm } from '@/components/work/complete-form'
-import { Badge, Card, PageHeader } from '@/components/ui/card'
+import Link from 'next/link'
+import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
 import { requirePage } from '@/lib/server/auth/session'
 import { loadForPage } from '@/lib/server/page-data'
 import { getWork } from '@/lib/server/services/work'
@@ -33,6 +34,14 @@ export default async function WorkItemPage({ params }: { params: Promise<{ workI
           <p className="mt-2 whitespace-pre-wrap">{work.study.guidelines || 'This study has no guidelines yet.'}</p>
         </details>
         {mine && work.status !== 'done' && <CompleteWorkForm workId={work.id} />}
+        {mine && work.status === 'done' && (
+          <Alert tone="success">
+            You marked this done.{' '}
+            <Link href="/work?status=open" className="underline">
+              Back to your open work
+            </Link>
+          </Alert>
+        )}
       </div>
     </div>
   )

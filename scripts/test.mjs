@@ -78,9 +78,11 @@ try {
     )
   }
   if (want('e2e')) {
+    const before = steps.length
     await step('build (next build)', () => run(bin('next'), ['build']))
+    const built = steps[before]?.code === 0
     const url = await freshDb('e2e')
-    if (!failed || only.includes('e2e')) {
+    if (built) {
       await step('end-to-end (playwright, chromium)', () =>
         run(bin('playwright'), ['test', '--reporter=list,json'], {
           DATABASE_URL: url,

@@ -19,6 +19,11 @@ const EXPECTED: Record<Scope, Role[]> = {
   'audit:read': ['admin'],
   'apikeys:own': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
   'profile:update': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
+  'connections:manage': ['admin', 'researcher'],
+  'connections:manage-global': ['admin'],
+  'calls:read': ['admin', 'researcher'],
+  'calls:read-all': ['admin'],
+  'prices:manage': ['admin'],
 }
 
 describe('role → scope table', () => {

@@ -38,6 +38,11 @@ export const SCOPES = [
   'audit:read',
   'apikeys:own', // create and revoke your own API keys
   'profile:update', // change your own name and password
+  'connections:manage', // add and edit LLM connections and presets of studies you belong to; use global ones
+  'connections:manage-global', // add and edit global LLM connections and presets
+  'calls:read', // the LLM call log of your studies and of calls you caused
+  'calls:read-all', // every LLM call
+  'prices:manage', // the per-model price table
 ] as const
 export type Scope = (typeof SCOPES)[number]
 
@@ -58,6 +63,8 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
     'users:read',
     'apikeys:own',
     'profile:update',
+    'connections:manage',
+    'calls:read',
   ],
   expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update'],
   annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update'],

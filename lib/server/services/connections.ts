@@ -1,0 +1,256 @@
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { hasScope } from '@/lib/server/auth/roles'
+import { maskSecret, seal } from '@/lib/server/crypto'
+import { db, type Tx } from '@/lib/server/db'
+import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
+import { defineOperation } from '@/lib/server/operation'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { findVisibleStudy, id } from '@/lib/server/services/studies'
+
+export const PROVIDERS = ['openai', 'azure', 'openai-compatible', 'demo'] as const
+export const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
+  openai: 'OpenAI',
+  azure: 'Azure OpenAI (v1 API)',
+  'openai-compatible': 'OpenAI-compatible (vLLM, Ollama, LM Studio, llama.cpp, OpenRouter …)',
+  demo: 'Simulated demo model (offline, rule-based)',
+}
+export const DEFAULT_BASE_URLS: Partial<Record<(typeof PROVIDERS)[number], string>> = {
+  openai: 'https://api.openai.com/v1',
+}
+
+const FORBIDDEN_HEADERS = /^(authorization|api-key|host|content-length|content-type|connection|cookie)$/i
+
+/** Extra headers arrive as a JSON object (REST) or its text (a form field). */
+const headersInput = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v
+    if (!v.trim()) return {}
+    try {
+      return JSON.parse(v)
+    } catch {
+      return Symbol.for('invalid-json')
+    }
+  },
+  z
+    .record(
+      z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'Header names use letters, digits and dashes.'),
+      z.string().max(1000),
+      { error: 'Extra headers must be a JSON object of strings, e.g. {"X-Team": "radiology"}.' },
+    )
+    .refine((h) => Object.keys(h).length <= 20, 'At most 20 extra headers.')
+    .refine((h) => !Object.keys(h).some((k) => FORBIDDEN_HEADERS.test(k)), {
+      message: 'Authorization, api-key, host, cookie and content headers are set by Parley; remove them.',
+    }),
+)
+
+const optionalInt = (min: number, max: number) =>
+  z.preprocess((v) => (v === '' || v === null ? undefined : v), z.coerce.number().int().min(min).max(max).optional())
+
+const baseUrl = z
+  .string({ error: 'Enter the base URL.' })
+  .trim()
+  .max(500)
+  .pipe(z.url({ protocol: /^https?$/, message: 'Enter an http(s) URL, e.g. http://localhost:11434/v1' }))
+  .transform((u) => u.replace(/\/+$/, ''))
+
+const fields = {
+  name: z.string({ error: 'Name the connection.' }).trim().min(1, 'Name the connection.').max(100),
+  provider: z.enum(PROVIDERS, { message: `Provider must be one of: ${PROVIDERS.join(', ')}.` }),
+  defaultModel: z.string({ error: 'Enter a default model.' }).trim().min(1, 'Enter a default model.').max(200),
+  apiVersion: z.string().trim().max(50).optional(),
+  extraHeaders: headersInput.default({}),
+  timeoutMs: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+  maxConcurrency: z.coerce.number().int().min(1).max(256).default(4),
+  requestsPerMinute: optionalInt(1, 1_000_000),
+  tokensPerMinute: optionalInt(1, 100_000_000),
+}
+
+export const CreateConnectionInput = z
+  .object({
+    ...fields,
+    baseUrl: baseUrl.optional(),
+    apiKey: z.string().trim().max(500).optional(),
+    studyId: id.optional(),
+  })
+  .transform((v, ctx) => {
+    const url = v.baseUrl ?? DEFAULT_BASE_URLS[v.provider]
+    if (!url && v.provider !== 'demo') {
+      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'Enter the base URL.' })
+      return z.NEVER
+    }
+    return { ...v, baseUrl: url ?? 'builtin:demo' }
+  })
+
+/** What pages and the API see of a connection. The sealed key never leaves the server. */
+export const connectionPublic = {
+  id: true,
+  studyId: true,
+  name: true,
+  provider: true,
+  baseUrl: true,
+  apiKeyLast4: true,
+  defaultModel: true,
+  apiVersion: true,
+  extraHeaders: true,
+  timeoutMs: true,
+  maxConcurrency: true,
+  requestsPerMinute: true,
+  tokensPerMinute: true,
+  createdAt: true,
+  updatedAt: true,
+  study: { select: { id: true, name: true } },
+} as const
+
+export function withMask<T extends { apiKeyLast4: string | null }>(c: T) {
+  return { ...c, apiKeyMasked: maskSecret(c.apiKeyLast4) }
+}
+
+/** Connections an actor may use: global ones, plus those of studies they can see. */
+export function visibleConnections(actor: Actor) {
+  if (hasScope(actor.role, 'studies:read-all')) return {}
+  return { OR: [{ studyId: null }, { study: { members: { some: { userId: actor.userId } } } }] }
+}
+
+/** Load a connection the actor may change (global: needs connections:manage-global). */
+async function editableConnection(tx: Tx, actor: Actor, connectionId: string) {
+  const row = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
+  if (!row) throw notFound('Connection')
+  if (!row.studyId && !hasScope(actor.role, 'connections:manage-global')) {
+    throw forbidden('Only admins change global connections. Create one in your study instead.')
+  }
+  return row
+}
+
+async function assertCanOwn(tx: Tx, actor: Actor, studyId: string | undefined) {
+  if (studyId) await findVisibleStudy(tx, actor, studyId)
+  else if (!hasScope(actor.role, 'connections:manage-global')) {
+    throw forbidden('Only admins create global connections. Choose one of your studies.')
+  }
+}
+
+function keyParts(apiKey: string | undefined) {
+  if (!apiKey) return {}
+  return { apiKeyEnc: seal(apiKey), apiKeyLast4: apiKey.slice(-4) }
+}
+
+export const listConnections = defineOperation({
+  name: 'connections.list',
+  scope: 'connections:manage',
+  input: z.object({ studyId: id.optional() }),
+  async run(actor, { studyId }) {
+    const rows = await db.llmConnection.findMany({
+      where: { ...visibleConnections(actor), ...(studyId ? { OR: [{ studyId }, { studyId: null }] } : {}) },
+      select: connectionPublic,
+      orderBy: [{ studyId: 'asc' }, { name: 'asc' }],
+    })
+    return rows.map(withMask)
+  },
+})
+
+export const getConnection = defineOperation({
+  name: 'connections.get',
+  scope: 'connections:manage',
+  input: z.object({ connectionId: id }),
+  async run(actor, { connectionId }) {
+    const row = await db.llmConnection.findFirst({
+      where: { id: connectionId, ...visibleConnections(actor) },
+      select: connectionPublic,
+    })
+    if (!row) throw notFound('Connection')
+    return withMask(row)
+  },
+})
+
+export const createConnection = defineOperation({
+  name: 'connections.create',
+  scope: 'connections:manage',
+  input: CreateConnectionInput,
+  async run(actor, input) {
+    return db.$transaction(async (tx) => {
+      await assertCanOwn(tx, actor, input.studyId)
+      const { apiKey, ...rest } = input
+      assertProviderFields(input.provider, apiKey)
+      const row = await tx.llmConnection.create({
+        data: { ...rest, ...keyParts(apiKey), createdById: actor.userId || null },
+        select: connectionPublic,
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'connection.create',
+        resourceType: 'connection',
+        resourceId: row.id,
+        studyId: row.studyId,
+        after: withMask(row),
+      })
+      return withMask(row)
+    })
+  },
+})
+
+export const updateConnection = defineOperation({
+  name: 'connections.update',
+  scope: 'connections:manage',
+  input: z.object({
+    connectionId: id,
+    name: fields.name.optional(),
+    baseUrl: baseUrl.optional(),
+    /** Empty or absent keeps the stored key; send clearApiKey to remove it. */
+    apiKey: z.string().trim().max(500).optional(),
+    clearApiKey: z.union([z.boolean(), z.literal('on')]).optional(),
+    defaultModel: fields.defaultModel.optional(),
+    apiVersion: fields.apiVersion,
+    extraHeaders: headersInput.optional(),
+    timeoutMs: z.coerce.number().int().min(1000).max(600_000).optional(),
+    maxConcurrency: z.coerce.number().int().min(1).max(256).optional(),
+    requestsPerMinute: optionalInt(1, 1_000_000),
+    tokensPerMinute: optionalInt(1, 100_000_000),
+  }),
+  async run(actor, { connectionId, apiKey, clearApiKey, ...changes }) {
+    return db.$transaction(async (tx) => {
+      const before = await editableConnection(tx, actor, connectionId)
+      const data = {
+        ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
+        ...(clearApiKey ? { apiKeyEnc: null, apiKeyLast4: null } : keyParts(apiKey)),
+      }
+      const row = await tx.llmConnection.update({ where: { id: connectionId }, data, select: connectionPublic })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'connection.update',
+        resourceType: 'connection',
+        resourceId: row.id,
+        studyId: row.studyId,
+        before: withMask({ ...before, apiKeyEnc: undefined }),
+        after: withMask(row),
+      })
+      return withMask(row)
+    })
+  },
+})
+
+export const deleteConnection = defineOperation({
+  name: 'connections.delete',
+  scope: 'connections:manage',
+  input: z.object({ connectionId: id }),
+  async run(actor, { connectionId }) {
+    return db.$transaction(async (tx) => {
+      const before = await editableConnection(tx, actor, connectionId)
+      const used = await tx.modelPresetVersion.count({ where: { connectionId } })
+      if (used) throw conflict(`Presets use this connection (${used} version${used === 1 ? '' : 's'}); keep it for their history.`)
+      await tx.llmConnection.delete({ where: { id: connectionId } })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'connection.delete',
+        resourceType: 'connection',
+        resourceId: connectionId,
+        studyId: before.studyId,
+        before: withMask({ ...before, apiKeyEnc: undefined }),
+      })
+      return { deleted: true }
+    })
+  },
+})
+
+export function assertProviderFields(provider: string, apiKey: string | undefined) {
+  if (provider === 'openai' && !apiKey) throw badRequest('OpenAI needs an API key.', { apiKey: ['Enter the API key.'] })
+}

@@ -480,3 +480,31 @@ describe('secrets', () => {
     for (const t of texts) expect(t).not.toContain(API_KEY)
   })
 })
+
+describe('transports', () => {
+  for (const transport of ['node', 'fetch'] as const) {
+    it(`${transport}: plain, streamed, cut off, hanging and cancelled calls`, async () => {
+      server.setScript([
+        { match: { contains: 'cut' }, replies: [{ fault: 'truncate' }, { text: 'whole again' }] },
+        { match: { contains: 'hang' }, replies: [{ fault: 'hang' }] },
+        { match: { contains: 'slow' }, replies: [{ text: 'slow', latencyMs: 5000 }] },
+        { match: { contains: 'fail' }, replies: [{ fault: 'status', status: 422, message: 'unprocessable' }] },
+      ])
+      const c = client({ transport, timeoutMs: 300, maxRetries: 1 })
+      expect((await c.chat(ask('hi'))).text).toBe('Echo: hi')
+      expect((await c.stream(ask('hi'))).text).toBe('Echo: hi')
+      const cut = await c.stream(ask('cut'))
+      expect(cut.attempts.map((a) => a.errorKind ?? 'ok')).toEqual(['truncated', 'ok'])
+      const hang = (await rejectionOf(c.chat(ask('hang')))) as LlmError
+      expect(hang.attempts.map((a) => a.errorKind)).toEqual(['timeout', 'timeout'])
+      const fail = (await rejectionOf(c.chat(ask('fail')))) as LlmError
+      expect([fail.kind, fail.httpStatus, fail.message]).toEqual(['client', 422, '422 unprocessable'])
+      const ac = new AbortController()
+      const p = c.chat(ask('slow'), { signal: ac.signal })
+      await waitFor(() => server.inFlight === 1)
+      ac.abort()
+      expect(((await rejectionOf(p)) as LlmError).kind).toBe('aborted')
+      await waitFor(() => server.inFlight === 0, 1000, 'the server to see the close')
+    })
+  }
+})

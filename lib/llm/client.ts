@@ -18,6 +18,7 @@ import type {
 import { z } from 'zod'
 import { type ConnectionLimiter, getConnectionLimiter, type Permit } from './limiter'
 import { approxTokens, conversationText } from './text'
+import { createNodeFetch, type FetchLike } from './transport'
 
 /** How to reach one provider account, and the limits to respect there. */
 export type LlmConnection = {
@@ -47,6 +48,12 @@ export type LlmConnection = {
   /** A Retry-After longer than this ends the call with a rate_limited error instead of waiting (default 60 000). */
   maxRetryAfterMs?: number
   extraHeaders?: Record<string, string>
+  /**
+   * HTTP transport under the SDK: 'node' (default) is a keep-alive node:http(s) transport shared by
+   * the process (much cheaper per call than the built-in fetch); 'fetch' is the built-in fetch; or
+   * pass any fetch function.
+   */
+  transport?: 'node' | 'fetch' | FetchLike
   /** Source of randomness for the jitter (tests). Default Math.random. */
   random?: () => number
 }
@@ -262,6 +269,10 @@ function classify(e: unknown, timedOut: boolean, userAborted: boolean, timeoutMs
   }
   if (e instanceof OpenAI.APIUserAbortError) return { kind: 'aborted', message: 'The request was aborted.' }
   if (e instanceof OpenAI.APIConnectionError) {
+    // A body cut off after the headers surfaces as a failed fetch whose cause is 'terminated'.
+    if (e.cause instanceof Error && e.cause.message === 'terminated') {
+      return { kind: 'truncated', message: 'The response was cut off: terminated' }
+    }
     const cause = e.cause instanceof Error ? `: ${e.cause.message}` : ''
     return { kind: 'connection', message: `${e.message}${cause}` }
   }
@@ -324,6 +335,14 @@ export function parseJsonReply(text: string): { ok: true; value: unknown } | { o
   return { ok: false, error: `the reply is not valid JSON (${error}).` }
 }
 
+let sharedNodeFetch: FetchLike | undefined
+
+/** The process-wide keep-alive node transport (one pool of sockets per origin). */
+function nodeFetch(): FetchLike {
+  if (!sharedNodeFetch) sharedNodeFetch = createNodeFetch()
+  return sharedNodeFetch
+}
+
 type RunState = { attempts: AttemptRecord[]; usage: LlmUsage; started: number }
 
 /**
@@ -352,6 +371,12 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
     maxRetries: 0,
     timeout: timeoutMs,
     logLevel: 'off',
+    fetch:
+      typeof conn.transport === 'function'
+        ? conn.transport
+        : conn.transport === 'fetch'
+          ? (input, init) => fetch(input, init)
+          : nodeFetch(),
     ...(conn.extraHeaders ? { defaultHeaders: conn.extraHeaders } : {}),
   })
 
@@ -382,6 +407,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
     const t0 = performance.now()
     const record: AttemptRecord = { attempt: number, startedAt, queuedMs, latencyMs: 0, status: 'ok', request: sent }
     let partial = ''
+    let streamOpen = false
     try {
       if (!streaming) {
         const { data, request_id } = await sdk.chat.completions
@@ -405,6 +431,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         .withResponse()
       if (request_id) record.requestId = request_id
       record.httpStatus = 200
+      streamOpen = true
       let last: ChatCompletionChunk | undefined
       let finish: ChatCompletion.Choice['finish_reason'] | null = null
       let usage: LlmUsage | undefined
@@ -448,7 +475,11 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
       return { record, text: partial }
     } catch (e) {
       if (!record.latencyMs) record.latencyMs = performance.now() - t0
-      const c = classify(e, timedOut, signal?.aborted === true, timeoutMs)
+      let c = classify(e, timedOut, signal?.aborted === true, timeoutMs)
+      // Once a stream is open, a transport failure (connection reset, socket closed) means it was cut off.
+      if (streamOpen && (c.kind === 'unknown' || c.kind === 'connection')) {
+        c = { kind: 'truncated', message: `The stream was cut off: ${c.message}` }
+      }
       record.status = 'error'
       record.errorKind = c.kind
       record.error = c.message

@@ -468,6 +468,23 @@ describe('secrets', () => {
     ])
     collect(await rejectionOf(client({ maxRetries: 1 }).chat(ask('500'))))
     collect(await rejectionOf(client({ maxRetries: 0, timeoutMs: 100 }).chat(ask('hang'))))
+    // A provider that shows a masked form of the key.
+    server.setScript([
+      {
+        replies: [
+          {
+            fault: 'status',
+            status: 401,
+            message: `Incorrect API key provided: ${API_KEY.slice(0, 8)}****${API_KEY.slice(-4)}.`,
+          },
+        ],
+      },
+    ])
+    const masked = (await rejectionOf(client().chat(ask('x')))) as LlmError
+    expect(masked.message).toContain('[redacted]')
+    expect(JSON.stringify(masked.attempts)).not.toContain(`${API_KEY.slice(0, 8)}****`)
+    collect(masked)
+    server.setScript([])
     // A connection error (nothing listens there).
     collect(await rejectionOf(client({ baseURL: 'http://127.0.0.1:1/v1', maxRetries: 0 }).chat(ask('x'))))
     // Even a reply that contains the key is redacted in the record (the caller still gets the text).

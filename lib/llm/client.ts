@@ -213,14 +213,16 @@ const RETRYABLE = new Set<LlmErrorKind>([
 const DEFAULT_REASK = (error: string) =>
   `Your previous reply could not be used: ${error}\nReply again with only a JSON object that fixes this.`
 
-/** Remove the API key (and provider-masked key fragments) from any text. */
+const MASKED_KEY = /\bsk-[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g
+const HAS_MASKED_KEY = /\bsk-[A-Za-z0-9_-]*\*{3,}/
+
+/** Remove the API key (and provider-masked key fragments such as `sk-abc***xyz`) from any text. */
 function redactor(apiKey: string): (s: string) => string {
-  const masked = /\bsk-[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g
-  if (apiKey.length < 4) return (s) => s.replace(masked, '[redacted]')
-  return (s) => (s.includes(apiKey) ? s.split(apiKey).join('[redacted]') : s).replace(masked, '[redacted]')
+  if (apiKey.length < 4) return (s) => s.replace(MASKED_KEY, '[redacted]')
+  return (s) => (s.includes(apiKey) ? s.split(apiKey).join('[redacted]') : s).replace(MASKED_KEY, '[redacted]')
 }
 
-/** A deep copy of a JSON-like value with every string passed through `fix`. */
+/** A deep copy of a JSON-like value with every string value (not property names) passed through `fix`. */
 function deepMap<T>(value: T, fix: (s: string) => string): T {
   if (typeof value === 'string') return fix(value) as T
   if (Array.isArray(value)) return value.map((v) => deepMap(v, fix)) as T
@@ -230,6 +232,19 @@ function deepMap<T>(value: T, fix: (s: string) => string): T {
     return out as T
   }
   return value
+}
+
+/**
+ * A JSON deep copy of `value` (so later changes by the caller cannot alter it, and it is exactly
+ * what a JSON column will store), redacted when the key or a masked key occurs in it. The JSON
+ * round trip is the fast path; the string-by-string walk runs only when there is something to redact.
+ */
+function redactedCopy<T>(value: T, apiKey: string, redact: (s: string) => string): T {
+  const json = JSON.stringify(value)
+  const copy = JSON.parse(json) as T
+  const keyToken = apiKey.length >= 4 ? JSON.stringify(apiKey).slice(1, -1) : undefined
+  if ((keyToken !== undefined && json.includes(keyToken)) || HAS_MASKED_KEY.test(json)) return deepMap(copy, redact)
+  return copy
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -496,7 +511,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
   }
 
   async function emit(record: AttemptRecord, state: RunState, onAttempt: CallOptions['onAttempt']) {
-    const clean = deepMap(record, redact)
+    const clean = redactedCopy(record, conn.apiKey, redact)
     state.attempts.push(clean)
     const r = onAttempt?.(clean)
     if (r && typeof (r as Promise<void>).then === 'function') await r

@@ -29,7 +29,8 @@ export class SecretUnreadableError extends Error {}
 
 export function unseal(sealed: string): string {
   const [v, iv, tag, ct] = sealed.split(':')
-  if (v !== 'v1' || !iv || !tag || ct === undefined) throw new SecretUnreadableError('Stored secret has an unknown format.')
+  if (v !== 'v1' || !iv || !tag || ct === undefined)
+    throw new SecretUnreadableError('Stored secret has an unknown format.')
   try {
     const decipher = createDecipheriv('aes-256-gcm', key(), Buffer.from(iv, 'base64url'))
     decipher.setAuthTag(Buffer.from(tag, 'base64url'))

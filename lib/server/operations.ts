@@ -2,6 +2,23 @@ import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
 import {
+  createConnection,
+  deleteConnection,
+  getConnection,
+  listConnections,
+  updateConnection,
+} from '@/lib/server/services/connections'
+import {
+  deletePrice,
+  getCall,
+  listCalls,
+  listPrices,
+  runPrompt,
+  testConnection,
+  upsertPrice,
+} from '@/lib/server/services/llm'
+import { createPreset, getPreset, listPresets, updatePreset } from '@/lib/server/services/presets'
+import {
   addMember,
   archiveStudy,
   createStudy,
@@ -44,4 +61,20 @@ export const OPERATIONS: Operation<any, any>[] = [
   createApiKey,
   revokeApiKey,
   listAudit,
+  listConnections,
+  getConnection,
+  createConnection,
+  updateConnection,
+  deleteConnection,
+  testConnection,
+  runPrompt,
+  listPresets,
+  getPreset,
+  createPreset,
+  updatePreset,
+  listCalls,
+  getCall,
+  listPrices,
+  upsertPrice,
+  deletePrice,
 ]

@@ -2,6 +2,7 @@ import type { Role } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { writeAudit } from '@/lib/server/services/audit'
 import { insertUser } from '@/lib/server/services/users'
+import { ensureDemoConnection } from '@/lib/server/llm/runtime'
 
 export const DEMO_PASSWORD = 'parley-demo'
 
@@ -88,5 +89,6 @@ export async function seedDemo(): Promise<{ created: string[] }> {
       })
     }
   })
+  await ensureDemoConnection()
   return { created }
 }

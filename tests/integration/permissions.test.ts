@@ -15,6 +15,9 @@ interface Ctx {
   studyId: string
   workId: string
   other: Actor
+  connectionId: string
+  presetId: string
+  callId: string
 }
 
 const ALL: Role[] = [...ROLES]
@@ -74,6 +77,78 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     },
   },
   'audit.list': { allowed: ['admin'], input: () => ({}) },
+  'connections.list': { allowed: STAFF, input: () => ({}) },
+  'connections.get': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
+  'connections.create': {
+    allowed: STAFF,
+    input: (c) => ({
+      name: 'Local vLLM',
+      provider: 'openai-compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      defaultModel: 'qwen',
+      studyId: c.studyId,
+    }),
+  },
+  'connections.update': {
+    allowed: STAFF,
+    input: (c) => ({ connectionId: c.connectionId, name: 'Renamed connection' }),
+  },
+  'connections.delete': {
+    allowed: STAFF,
+    input: async (c) => ({ connectionId: (await makeConnection(c.studyId)).id }),
+  },
+  'connections.test': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
+  'llm.run-prompt': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId, prompt: 'Say hello.' }) },
+  'presets.list': { allowed: STAFF, input: () => ({}) },
+  'presets.get': { allowed: STAFF, input: (c) => ({ presetId: c.presetId }) },
+  'presets.create': {
+    allowed: STAFF,
+    input: (c) => ({
+      name: 'Checker',
+      studyId: c.studyId,
+      connectionId: c.connectionId,
+      model: 'parley-demo-simulated',
+      temperature: '0',
+    }),
+  },
+  'presets.update': {
+    allowed: STAFF,
+    input: (c) => ({
+      presetId: c.presetId,
+      connectionId: c.connectionId,
+      model: 'parley-demo-simulated',
+      temperature: 0.7,
+    }),
+  },
+  'calls.list': { allowed: STAFF, input: (c) => ({ studyId: c.studyId }) },
+  'calls.get': { allowed: STAFF, input: (c) => ({ callId: c.callId }) },
+  'prices.list': { allowed: STAFF, input: () => ({}) },
+  'prices.upsert': {
+    allowed: ['admin'],
+    input: () => ({ model: `model-${randomUUID().slice(0, 6)}`, inputPerMTok: 2.5, outputPerMTok: 10 }),
+  },
+  'prices.delete': {
+    allowed: ['admin'],
+    input: async () => ({
+      priceId: (
+        await db.modelPrice.create({
+          data: { model: `gone-${randomUUID().slice(0, 6)}`, inputPerMTok: 1, outputPerMTok: 1 },
+        })
+      ).id,
+    }),
+  },
+}
+
+async function makeConnection(studyId: string) {
+  return db.llmConnection.create({
+    data: {
+      studyId,
+      name: 'Demo in study',
+      provider: 'demo',
+      baseUrl: 'builtin:demo',
+      defaultModel: 'parley-demo-simulated',
+    },
+  })
 }
 
 async function world(role: Role): Promise<Ctx> {
@@ -82,7 +157,37 @@ async function world(role: Role): Promise<Ctx> {
   const other = await makeUser('expert')
   const study = await makeStudy(owner, [actor, other])
   const work = await makeWork(study.id, actor)
-  return { actor, other, studyId: study.id, workId: work.id }
+  const connection = await makeConnection(study.id)
+  const preset = await db.modelPreset.create({
+    data: {
+      name: 'Generator',
+      studyId: study.id,
+      versions: { create: { version: 1, connectionId: connection.id, model: 'parley-demo-simulated' } },
+    },
+  })
+  const call = await db.llmCall.create({
+    data: {
+      studyId: study.id,
+      connectionId: connection.id,
+      purpose: 'test',
+      provider: 'demo',
+      modelRequested: 'parley-demo-simulated',
+      params: {},
+      promptHash: 'x',
+      request: {},
+      status: 'ok',
+      attempt: 1,
+    },
+  })
+  return {
+    actor,
+    other,
+    studyId: study.id,
+    workId: work.id,
+    connectionId: connection.id,
+    presetId: preset.id,
+    callId: call.id,
+  }
 }
 
 describe('every role × every operation, enforced on the server', () => {

@@ -5,6 +5,7 @@ import pg from 'pg'
  * database in DATABASE_URL; run alone, vitest starts the embedded PostgreSQL and makes one.
  */
 export default async function setup() {
+  process.env.BETTER_AUTH_SECRET ??= 'vitest-secret-vitest-secret-vitest-secret-01'
   let stop: (() => Promise<void>) | undefined
   if (!process.env.DATABASE_URL) {
     const { startEmbedded } = await import('../../scripts/embedded-db.mjs')

@@ -236,7 +236,10 @@ export const deleteConnection = defineOperation({
     return db.$transaction(async (tx) => {
       const before = await editableConnection(tx, actor, connectionId)
       const used = await tx.modelPresetVersion.count({ where: { connectionId } })
-      if (used) throw conflict(`Presets use this connection (${used} version${used === 1 ? '' : 's'}); keep it for their history.`)
+      if (used)
+        throw conflict(
+          `Presets use this connection (${used} version${used === 1 ? '' : 's'}); keep it for their history.`,
+        )
       await tx.llmConnection.delete({ where: { id: connectionId } })
       await writeAudit(tx, {
         actor: actorRef(actor),

@@ -24,17 +24,19 @@ export const PresetSettings = z.object({
   seed: optionalNumber(-2_147_483_648, 2_147_483_647, true),
   systemPrompt: z.string().max(100_000).default(''),
   responseFormat: z.enum(['text', 'json_object', 'json_schema']).default('text'),
-  jsonSchema: z
-    .preprocess((v) => {
-      if (typeof v !== 'string') return v
-      if (!v.trim()) return undefined
-      try {
-        return JSON.parse(v)
-      } catch {
-        return Symbol.for('invalid-json')
-      }
-    }, z.record(z.string(), z.unknown(), { error: 'The JSON schema must be a JSON object.' }).optional()),
-  vision: z.union([z.boolean(), z.literal('on')]).optional().transform((v) => v === true || v === 'on'),
+  jsonSchema: z.preprocess((v) => {
+    if (typeof v !== 'string') return v
+    if (!v.trim()) return undefined
+    try {
+      return JSON.parse(v)
+    } catch {
+      return Symbol.for('invalid-json')
+    }
+  }, z.record(z.string(), z.unknown(), { error: 'The JSON schema must be a JSON object.' }).optional()),
+  vision: z
+    .union([z.boolean(), z.literal('on')])
+    .optional()
+    .transform((v) => v === true || v === 'on'),
 })
 
 const versionSelect = {
@@ -123,7 +125,14 @@ export const createPreset = defineOperation({
         data: {
           name,
           studyId: studyId ?? null,
-          versions: { create: { ...settings, jsonSchema: settings.jsonSchema as object | undefined, version: 1, createdById: actor.userId || null } },
+          versions: {
+            create: {
+              ...settings,
+              jsonSchema: settings.jsonSchema as object | undefined,
+              version: 1,
+              createdById: actor.userId || null,
+            },
+          },
         },
         select: { id: true, name: true, versions: { select: versionSelect } },
       })
@@ -158,11 +167,18 @@ export const updatePreset = defineOperation({
       const latest = await tx.modelPresetVersion.findFirst({ where: { presetId }, orderBy: { version: 'desc' } })
       const same =
         latest &&
-        JSON.stringify(comparable(latest)) === JSON.stringify(comparable({ ...settings, jsonSchema: settings.jsonSchema ?? null }))
+        JSON.stringify(comparable(latest)) ===
+          JSON.stringify(comparable({ ...settings, jsonSchema: settings.jsonSchema ?? null }))
       if (same) return { id: preset.id, version: latest.version, created: false }
       const version = (latest?.version ?? 0) + 1
       const row = await tx.modelPresetVersion.create({
-        data: { ...settings, jsonSchema: settings.jsonSchema as object | undefined, presetId, version, createdById: actor.userId || null },
+        data: {
+          ...settings,
+          jsonSchema: settings.jsonSchema as object | undefined,
+          presetId,
+          version,
+          createdById: actor.userId || null,
+        },
       })
       await tx.modelPreset.update({ where: { id: presetId }, data: { updatedAt: new Date() } })
       await writeAudit(tx, {
@@ -180,6 +196,17 @@ export const updatePreset = defineOperation({
 })
 
 function comparable(v: Record<string, unknown>) {
-  const keys = ['connectionId', 'model', 'temperature', 'topP', 'maxTokens', 'seed', 'systemPrompt', 'responseFormat', 'jsonSchema', 'vision']
+  const keys = [
+    'connectionId',
+    'model',
+    'temperature',
+    'topP',
+    'maxTokens',
+    'seed',
+    'systemPrompt',
+    'responseFormat',
+    'jsonSchema',
+    'vision',
+  ]
   return Object.fromEntries(keys.map((k) => [k, v[k] ?? null]))
 }

@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto'
+import type { Prisma } from '@/lib/generated/prisma/client'
+import {
+  type AttemptRecord,
+  type ChatParams,
+  type ChatResult,
+  createLlmClient,
+  type LlmClient,
+  LlmError,
+} from '@/lib/llm/client'
+import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
+import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
+import { unseal } from '@/lib/server/crypto'
+import { db } from '@/lib/server/db'
+
+/** The row fields the runtime needs (the sealed key included; never hand this to a page). */
+export type ConnectionRow = {
+  id: string
+  studyId: string | null
+  provider: string
+  baseUrl: string
+  apiKeyEnc: string | null
+  defaultModel: string
+  apiVersion: string | null
+  extraHeaders: Prisma.JsonValue
+  timeoutMs: number
+  maxConcurrency: number
+  requestsPerMinute: number | null
+  tokensPerMinute: number | null
+  updatedAt: Date
+}
+
+export const DEMO_CONNECTION_ID = 'builtin-demo'
+export const DEMO_CONNECTION_NAME = 'Simulated demo model (offline)'
+
+const g = globalThis as unknown as {
+  parleyDemoServer?: Promise<FakeLlmServer>
+  parleyLlmClients?: Map<string, LlmClient>
+}
+
+/**
+ * The offline demo model is served by our own OpenAI-compatible server, started on loopback inside
+ * this process on first use, so the demo goes through exactly the same SDK path as a real model.
+ */
+export function demoEndpoint(): Promise<FakeLlmServer> {
+  g.parleyDemoServer ??= startFakeLlmServer({ defaultReply: 'demo', models: [DEMO_MODEL_ID], recordBodies: false })
+  return g.parleyDemoServer
+}
+
+/** Create the built-in demo connection (global) if it does not exist. Idempotent. */
+export async function ensureDemoConnection(): Promise<void> {
+  await db.llmConnection.upsert({
+    where: { id: DEMO_CONNECTION_ID },
+    create: {
+      id: DEMO_CONNECTION_ID,
+      name: DEMO_CONNECTION_NAME,
+      provider: 'demo',
+      baseUrl: 'builtin:demo',
+      defaultModel: DEMO_MODEL_ID,
+      maxConcurrency: 16,
+      timeoutMs: 30_000,
+    },
+    update: {},
+  })
+}
+
+function headersOf(row: ConnectionRow, apiKey: string): Record<string, string> {
+  const extra = (row.extraHeaders && typeof row.extraHeaders === 'object' ? row.extraHeaders : {}) as Record<
+    string,
+    string
+  >
+  // Azure's v1 API takes the key in an `api-key` header (Bearer also works with Entra tokens).
+  return row.provider === 'azure' && apiKey ? { ...extra, 'api-key': apiKey } : { ...extra }
+}
+
+/** A client for a connection row; one per (connection, version of its settings) per process. */
+export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
+  g.parleyLlmClients ??= new Map()
+  const cacheKey = `${row.id}:${row.updatedAt.getTime()}`
+  const cached = g.parleyLlmClients.get(cacheKey)
+  if (cached) return cached
+  const apiKey = row.apiKeyEnc ? unseal(row.apiKeyEnc) : 'none'
+  let baseURL = row.baseUrl
+  if (row.provider === 'demo') baseURL = (await demoEndpoint()).url
+  const client = createLlmClient({
+    id: row.id,
+    baseURL,
+    apiKey,
+    timeoutMs: row.timeoutMs,
+    maxConcurrency: row.maxConcurrency,
+    requestsPerMinute: row.requestsPerMinute ?? undefined,
+    tokensPerMinute: row.tokensPerMinute ?? undefined,
+    extraHeaders: headersOf(row, apiKey),
+  })
+  for (const k of g.parleyLlmClients.keys()) if (k.startsWith(`${row.id}:`)) g.parleyLlmClients.delete(k)
+  g.parleyLlmClients.set(cacheKey, client)
+  return client
+}
+
+/** The replay-cache key: the request that decides the answer (messages and sampling parameters). */
+export function promptHash(params: ChatParams): string {
+  const { model, messages, temperature, top_p, max_tokens, max_completion_tokens, seed, response_format, stop } =
+    params as ChatParams & Record<string, unknown>
+  const canonical = JSON.stringify({
+    model,
+    messages,
+    temperature,
+    top_p,
+    max_tokens,
+    max_completion_tokens,
+    seed,
+    response_format,
+    stop,
+  })
+  return createHash('sha256').update(canonical).digest('hex')
+}
+
+type Price = { model: string; inputPerMTok: number; outputPerMTok: number }
+
+/** Exact model match first, then the longest matching prefix pattern ("gpt-4o*"). */
+export function priceFor(model: string, prices: Price[]): Price | undefined {
+  const exact = prices.find((p) => p.model === model)
+  if (exact) return exact
+  return prices
+    .filter((p) => p.model.endsWith('*') && model.startsWith(p.model.slice(0, -1)))
+    .sort((a, b) => b.model.length - a.model.length)[0]
+}
+
+export function costOf(tokensIn: number, tokensOut: number, price: Price | undefined): number | null {
+  if (!price) return null
+  return (tokensIn * price.inputPerMTok + tokensOut * price.outputPerMTok) / 1_000_000
+}
+
+export interface CallContext {
+  purpose: string
+  userId?: string | null
+  studyId?: string | null
+  presetVersionId?: string | null
+  sessionRef?: string | null
+  messageRef?: string | null
+  /** Serve an identical earlier successful request from the call log instead of calling the model. */
+  replay?: boolean
+  signal?: AbortSignal
+  /** Stream the reply; called with each text delta. */
+  onToken?: (delta: string, info: { attempt: number; text: string }) => void
+}
+
+export interface RecordedResult extends ChatResult {
+  callIds: string[]
+  cached: boolean
+  simulated: boolean
+}
+
+function json(value: unknown): Prisma.InputJsonValue {
+  return JSON.parse(JSON.stringify(value ?? null)) as Prisma.InputJsonValue
+}
+
+/**
+ * Call a model through a connection and write one LlmCall row per attempt (request, response or
+ * error, tokens, latency, time to first token, cost). With `replay`, an identical earlier
+ * successful request is served from the log and recorded as a cached row.
+ */
+export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: CallContext): Promise<RecordedResult> {
+  const hash = promptHash(params)
+  const simulated = row.provider === 'demo'
+  const base = {
+    connectionId: row.id,
+    presetVersionId: ctx.presetVersionId ?? null,
+    studyId: ctx.studyId ?? null,
+    userId: ctx.userId ?? null,
+    purpose: ctx.purpose,
+    sessionRef: ctx.sessionRef ?? null,
+    messageRef: ctx.messageRef ?? null,
+    provider: row.provider,
+    modelRequested: params.model,
+    params: json({ ...params, messages: undefined }),
+    seed: typeof params.seed === 'number' ? params.seed : null,
+    promptHash: hash,
+  }
+  if (ctx.replay) {
+    const hit = await db.llmCall.findFirst({
+      where: { promptHash: hash, status: 'ok', cached: false },
+      orderBy: { createdAt: 'desc' },
+    })
+    if (hit?.response) {
+      const response = hit.response as { choices?: Array<{ message?: { content?: string }; finish_reason?: string }> }
+      const text = response.choices?.[0]?.message?.content ?? ''
+      ctx.onToken?.(text, { attempt: 1, text })
+      const created = await db.llmCall.create({
+        data: {
+          ...base,
+          request: hit.request as Prisma.InputJsonValue,
+          response: hit.response as Prisma.InputJsonValue,
+          modelReported: hit.modelReported,
+          status: 'ok',
+          attempt: 1,
+          tokensIn: 0,
+          tokensOut: 0,
+          latencyMs: 0,
+          costUsd: 0,
+          cached: true,
+        },
+      })
+      return {
+        text,
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        model: hit.modelReported ?? params.model,
+        finishReason: response.choices?.[0]?.finish_reason ?? null,
+        latencyMs: 0,
+        attempts: [],
+        callIds: [created.id],
+        cached: true,
+        simulated,
+      }
+    }
+  }
+  const prices = await db.modelPrice.findMany()
+  const callIds: string[] = []
+  const onAttempt = async (a: AttemptRecord) => {
+    const tokensIn = a.usage?.prompt_tokens ?? 0
+    const tokensOut = a.usage?.completion_tokens ?? 0
+    const created = await db.llmCall.create({
+      data: {
+        ...base,
+        request: json(a.request),
+        response: a.response ? json(a.response) : undefined,
+        modelReported: a.response?.model ?? null,
+        error: a.error ?? null,
+        errorKind: a.errorKind ?? null,
+        httpStatus: a.httpStatus ?? null,
+        status: a.status,
+        attempt: a.attempt,
+        tokensIn,
+        tokensOut,
+        latencyMs: Math.round(a.latencyMs),
+        ttftMs: a.ttftMs === undefined ? null : Math.round(a.ttftMs),
+        costUsd: costOf(tokensIn, tokensOut, priceFor(params.model, prices)),
+      },
+      select: { id: true },
+    })
+    callIds.push(created.id)
+  }
+  const client = await clientFor(row)
+  const result = ctx.onToken
+    ? await client.stream(params, { signal: ctx.signal, onAttempt, onToken: ctx.onToken })
+    : await client.chat(params, { signal: ctx.signal, onAttempt })
+  return { ...result, callIds, cached: false, simulated }
+}
+
+export { LlmError }

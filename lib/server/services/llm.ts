@@ -1,0 +1,269 @@
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { hasScope } from '@/lib/server/auth/roles'
+import { SecretUnreadableError } from '@/lib/server/crypto'
+import { db } from '@/lib/server/db'
+import { badRequest, notFound } from '@/lib/server/errors'
+import { type ConnectionRow, LlmError, clientFor, recordedChat } from '@/lib/server/llm/runtime'
+import { defineOperation } from '@/lib/server/operation'
+import { pageInput, pageOf, skipTake, boolParam } from '@/lib/server/pagination'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { visibleConnections } from '@/lib/server/services/connections'
+import { id } from '@/lib/server/services/studies'
+
+async function usableConnection(actor: Actor, connectionId: string): Promise<ConnectionRow> {
+  const row = await db.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
+  if (!row) throw notFound('Connection')
+  return row
+}
+
+function describe(err: unknown): string {
+  if (err instanceof LlmError) return `${err.kind}${err.httpStatus ? ` (HTTP ${err.httpStatus})` : ''}: ${err.message}`
+  if (err instanceof SecretUnreadableError) return err.message
+  return err instanceof Error ? err.message : String(err)
+}
+
+/**
+ * "Test connection": list the models, then send a one-token request (recorded in the call log).
+ * Failures are answered as data, with the provider's real error, so the page can show them.
+ */
+export const testConnection = defineOperation({
+  name: 'connections.test',
+  scope: 'connections:manage',
+  input: z.object({ connectionId: id }),
+  async run(actor, { connectionId }) {
+    const row = await usableConnection(actor, connectionId)
+    const started = Date.now()
+    let models: string[] | undefined
+    let modelsError: string | undefined
+    try {
+      models = await (await clientFor(row)).listModels({ signal: AbortSignal.timeout(row.timeoutMs) })
+    } catch (err) {
+      modelsError = describe(err)
+    }
+    try {
+      const r = await recordedChat(
+        row,
+        { model: row.defaultModel, messages: [{ role: 'user', content: 'Reply with the word OK.' }], max_tokens: 1 },
+        { purpose: 'connection-test', userId: actor.userId || null, studyId: row.studyId },
+      )
+      return {
+        ok: true as const,
+        models,
+        modelsError,
+        reply: r.text,
+        model: r.model,
+        latencyMs: Date.now() - started,
+        callIds: r.callIds,
+      }
+    } catch (err) {
+      return { ok: false as const, models, modelsError, error: describe(err), latencyMs: Date.now() - started }
+    }
+  },
+})
+
+export const runPrompt = defineOperation({
+  name: 'llm.run-prompt',
+  scope: 'connections:manage',
+  input: z.object({
+    connectionId: id,
+    model: z.string().trim().max(200).optional(),
+    system: z.string().max(100_000).optional(),
+    prompt: z.string({ error: 'Write a prompt.' }).trim().min(1, 'Write a prompt.').max(100_000),
+    temperature: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().min(0).max(2).optional()),
+    maxTokens: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(100_000).optional()),
+    replay: boolParam.default(false),
+  }),
+  async run(actor, input) {
+    const row = await usableConnection(actor, input.connectionId)
+    try {
+      const r = await recordedChat(
+        row,
+        {
+          model: input.model || row.defaultModel,
+          messages: [
+            ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
+            { role: 'user' as const, content: input.prompt },
+          ],
+          ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+          ...(input.maxTokens !== undefined ? { max_tokens: input.maxTokens } : {}),
+        },
+        { purpose: 'playground', userId: actor.userId || null, studyId: row.studyId, replay: input.replay },
+      )
+      return {
+        text: r.text,
+        model: r.model,
+        usage: r.usage,
+        latencyMs: r.latencyMs,
+        cached: r.cached,
+        simulated: r.simulated,
+        callIds: r.callIds,
+      }
+    } catch (err) {
+      throw badRequest(`The model call failed: ${describe(err)}`)
+    }
+  },
+})
+
+/** Calls an actor may read: all with calls:read-all; else those in their studies or caused by them. */
+async function visibleCallsWhere(actor: Actor) {
+  if (hasScope(actor.role, 'calls:read-all')) return {}
+  const studies = await db.studyMember.findMany({ where: { userId: actor.userId }, select: { studyId: true } })
+  return { OR: [{ userId: actor.userId }, { studyId: { in: studies.map((s) => s.studyId) } }] }
+}
+
+const callFilters = {
+  studyId: id.optional(),
+  model: z.string().trim().max(200).optional(),
+  status: z.enum(['ok', 'error']).optional(),
+  from: z.coerce.date().optional(),
+  to: z.coerce.date().optional(),
+}
+
+export const listCalls = defineOperation({
+  name: 'calls.list',
+  scope: 'calls:read',
+  input: z.object({ ...pageInput, ...callFilters }),
+  async run(actor, { page, pageSize, studyId, model, status, from, to }) {
+    const where = {
+      AND: [
+        await visibleCallsWhere(actor),
+        {
+          ...(studyId ? { studyId } : {}),
+          ...(model ? { modelRequested: model } : {}),
+          ...(status ? { status } : {}),
+          ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
+        },
+      ],
+    }
+    const [items, total, totals] = await Promise.all([
+      db.llmCall.findMany({
+        where,
+        select: {
+          id: true,
+          createdAt: true,
+          purpose: true,
+          provider: true,
+          modelRequested: true,
+          modelReported: true,
+          status: true,
+          errorKind: true,
+          attempt: true,
+          tokensIn: true,
+          tokensOut: true,
+          latencyMs: true,
+          ttftMs: true,
+          costUsd: true,
+          cached: true,
+          studyId: true,
+          connection: { select: { name: true } },
+        },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        ...skipTake(page, pageSize),
+      }),
+      db.llmCall.count({ where }),
+      // Totals per study and model, computed in PostgreSQL.
+      db.llmCall.groupBy({
+        by: ['studyId', 'modelRequested'],
+        where,
+        _count: { _all: true },
+        _sum: { tokensIn: true, tokensOut: true, costUsd: true },
+        orderBy: [{ studyId: 'asc' }, { modelRequested: 'asc' }],
+      }),
+    ])
+    const studyNames = Object.fromEntries(
+      (
+        await db.study.findMany({
+          where: { id: { in: totals.map((t) => t.studyId).filter((s): s is string => !!s) } },
+          select: { id: true, name: true },
+        })
+      ).map((s) => [s.id, s.name]),
+    )
+    return {
+      ...pageOf(items, total, page, pageSize),
+      totals: totals.map((t) => ({
+        studyId: t.studyId,
+        studyName: t.studyId ? (studyNames[t.studyId] ?? t.studyId) : null,
+        model: t.modelRequested,
+        calls: t._count._all,
+        tokensIn: t._sum.tokensIn ?? 0,
+        tokensOut: t._sum.tokensOut ?? 0,
+        costUsd: t._sum.costUsd,
+      })),
+    }
+  },
+})
+
+export const getCall = defineOperation({
+  name: 'calls.get',
+  scope: 'calls:read',
+  input: z.object({ callId: id }),
+  async run(actor, { callId }) {
+    const call = await db.llmCall.findFirst({
+      where: { AND: [{ id: callId }, await visibleCallsWhere(actor)] },
+      include: { connection: { select: { id: true, name: true, provider: true } } },
+    })
+    if (!call) throw notFound('Call')
+    return call
+  },
+})
+
+export const listPrices = defineOperation({
+  name: 'prices.list',
+  scope: 'calls:read',
+  input: z.object({}),
+  async run() {
+    return db.modelPrice.findMany({ orderBy: { model: 'asc' } })
+  },
+})
+
+export const upsertPrice = defineOperation({
+  name: 'prices.upsert',
+  scope: 'prices:manage',
+  input: z.object({
+    model: z
+      .string({ error: 'Enter a model name.' })
+      .trim()
+      .min(1, 'Enter a model name.')
+      .max(200)
+      .regex(/^[^*]+\*?$/, 'Use an exact name or a prefix ending in *, e.g. gpt-4o*'),
+    inputPerMTok: z.coerce.number().min(0).max(100_000),
+    outputPerMTok: z.coerce.number().min(0).max(100_000),
+  }),
+  async run(actor, input) {
+    return db.$transaction(async (tx) => {
+      const before = await tx.modelPrice.findUnique({ where: { model: input.model } })
+      const row = await tx.modelPrice.upsert({ where: { model: input.model }, create: input, update: input })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: before ? 'price.update' : 'price.create',
+        resourceType: 'price',
+        resourceId: row.id,
+        before,
+        after: input,
+      })
+      return row
+    })
+  },
+})
+
+export const deletePrice = defineOperation({
+  name: 'prices.delete',
+  scope: 'prices:manage',
+  input: z.object({ priceId: id }),
+  async run(actor, { priceId }) {
+    return db.$transaction(async (tx) => {
+      const before = await tx.modelPrice.findUnique({ where: { id: priceId } })
+      if (!before) throw notFound('Price')
+      await tx.modelPrice.delete({ where: { id: priceId } })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'price.delete',
+        resourceType: 'price',
+        resourceId: priceId,
+        before,
+      })
+      return { deleted: true }
+    })
+  },
+})

@@ -7,6 +7,9 @@ export async function register() {
     // The offline demo model is always available as a global connection, clearly labelled.
     await ensureDemoConnection()
   } catch (err) {
-    console.error('[parley] could not create the first admin from the environment:', err)
+    const code = (err as { code?: string }).code
+    // P2021: the tables do not exist yet (the server started before `npm run db:migrate`).
+    if (code === 'P2021') console.warn('[parley] the database is not migrated yet: run `npm run db:migrate`.')
+    else console.error('[parley] start-up tasks failed:', err)
   }
 }

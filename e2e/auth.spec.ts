@@ -3,8 +3,8 @@ import { mainNav, signIn, signOut, sql } from './helpers'
 
 // What each role sees in the main navigation, written out by hand.
 const NAV: Record<string, string[]> = {
-  'admin@parley.local': ['My work', 'Studies', 'Users', 'Audit log', 'Settings'],
-  'researcher@parley.local': ['My work', 'Studies', 'Settings'],
+  'admin@parley.local': ['My work', 'Studies', 'Models', 'Calls', 'Users', 'Prices', 'Audit log', 'Settings'],
+  'researcher@parley.local': ['My work', 'Studies', 'Models', 'Calls', 'Settings'],
   'expert@parley.local': ['My work', 'Settings'],
   'annotator@parley.local': ['My work', 'Settings'],
   'viewer@parley.local': ['Studies', 'Settings'],

@@ -14,7 +14,16 @@ test('with no admin, sign-in leads to the one-time setup page, which then disapp
     await expect(page.getByText('Use at least 8 characters.', { exact: true })).toBeVisible()
     await page.getByLabel('Password').fill('first admin password')
     await page.getByRole('button', { name: 'Create admin account' }).click()
-    await expect(mainNav(page)).toHaveText(['My work', 'Studies', 'Users', 'Audit log', 'Settings'])
+    await expect(mainNav(page)).toHaveText([
+      'My work',
+      'Studies',
+      'Models',
+      'Calls',
+      'Users',
+      'Prices',
+      'Audit log',
+      'Settings',
+    ])
     const res = await page.goto('/setup')
     expect(res?.status()).toBe(404)
   } finally {

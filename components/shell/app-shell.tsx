@@ -8,7 +8,10 @@ import { NavLinks } from './nav-links'
 const NAV: Array<{ href: string; label: string; scope: Scope }> = [
   { href: '/work', label: 'My work', scope: 'work:read-own' },
   { href: '/studies', label: 'Studies', scope: 'studies:read' },
+  { href: '/connections', label: 'Models', scope: 'connections:manage' },
+  { href: '/calls', label: 'Calls', scope: 'calls:read' },
   { href: '/admin/users', label: 'Users', scope: 'users:manage' },
+  { href: '/admin/prices', label: 'Prices', scope: 'prices:manage' },
   { href: '/admin/audit', label: 'Audit log', scope: 'audit:read' },
   { href: '/settings', label: 'Settings', scope: 'profile:update' },
 ]

@@ -47,7 +47,13 @@ describe('LLM calls through connections, recorded in the call log', () => {
     expect(r).toMatchObject({ ok: true, data: { text: 'Paris.', cached: false, simulated: false } })
     if (!r.ok) return
     const [call] = await db.llmCall.findMany({ where: { id: { in: r.data.callIds } } })
-    expect(call).toMatchObject({ status: 'ok', attempt: 1, studyId: study.id, modelRequested: 'gpt-test', purpose: 'playground' })
+    expect(call).toMatchObject({
+      status: 'ok',
+      attempt: 1,
+      studyId: study.id,
+      modelRequested: 'gpt-test',
+      purpose: 'playground',
+    })
     expect(call?.tokensIn).toBeGreaterThan(0)
     expect(call?.tokensOut).toBeGreaterThan(0)
     expect(call?.costUsd).toBeCloseTo(((call?.tokensIn ?? 0) * 2 + (call?.tokensOut ?? 0) * 8) / 1e6, 12)
@@ -57,7 +63,9 @@ describe('LLM calls through connections, recorded in the call log', () => {
 
   it('429 then success: both attempts are rows; 500 ×N: every attempt is a row with the error', async () => {
     const { researcher, connectionId } = await setup()
-    server.setScript([{ match: { contains: 'flaky' }, replies: [{ fault: '429', retryAfter: 0 }, { text: 'fine now' }] }])
+    server.setScript([
+      { match: { contains: 'flaky' }, replies: [{ fault: '429', retryAfter: 0 }, { text: 'fine now' }] },
+    ])
     const ok = await execute(runPrompt, researcher, { connectionId, prompt: 'flaky request' })
     expect(ok).toMatchObject({ ok: true, data: { text: 'fine now' } })
     if (ok.ok) {
@@ -73,17 +81,27 @@ describe('LLM calls through connections, recorded in the call log', () => {
     const bad = await execute(runPrompt, researcher, { connectionId, prompt: 'broken endpoint' })
     expect(bad).toMatchObject({ ok: false, status: 400 })
     if (!bad.ok) expect(bad.error).toMatch(/HTTP 500/)
-    const failed = await db.llmCall.findMany({ where: { connectionId, status: 'error' }, orderBy: { createdAt: 'asc' } })
+    const failed = await db.llmCall.findMany({
+      where: { connectionId, status: 'error' },
+      orderBy: { createdAt: 'asc' },
+    })
     expect((await db.llmCall.count({ where: { connectionId } })) - before).toBe(4) // 1 try + 3 retries
     expect(failed.slice(-4).every((c) => c.httpStatus === 500 && c.error)).toBe(true)
   })
 
   it('replay serves an identical request from the log without calling the model', async () => {
     const { researcher, connectionId } = await setup()
-    server.setScript([{ match: { contains: 'replay me' }, replies: [{ text: 'first answer' }, { text: 'second answer' }] }])
+    server.setScript([
+      { match: { contains: 'replay me' }, replies: [{ text: 'first answer' }, { text: 'second answer' }] },
+    ])
     const first = await execute(runPrompt, researcher, { connectionId, prompt: 'replay me', temperature: 0 })
     const seen = server.requests.length
-    const second = await execute(runPrompt, researcher, { connectionId, prompt: 'replay me', temperature: 0, replay: true })
+    const second = await execute(runPrompt, researcher, {
+      connectionId,
+      prompt: 'replay me',
+      temperature: 0,
+      replay: true,
+    })
     expect(first).toMatchObject({ ok: true, data: { text: 'first answer', cached: false } })
     expect(second).toMatchObject({ ok: true, data: { text: 'first answer', cached: true } })
     expect(server.requests.length).toBe(seen)
@@ -113,8 +131,29 @@ describe('LLM calls through connections, recorded in the call log', () => {
   it('the API key is sealed at rest and never appears in pages’ data, the call log or the audit log', async () => {
     const { researcher, connectionId } = await setup()
     server.setScript([{ match: { contains: 'leak' }, replies: [{ fault: '401' }] }])
-    await execute(runPrompt, researcher, { connectionId, prompt: 'try to leak the key' })
-    await execute(runPrompt, researcher, { connectionId, prompt: 'a normal call' })
+    // Capture everything written to the process's stdout/stderr while the calls run (log lines).
+    const written: string[] = []
+    const out = process.stdout.write.bind(process.stdout)
+    const err = process.stderr.write.bind(process.stderr)
+    const capture = (chunk: unknown) => {
+      written.push(String(chunk))
+      return true
+    }
+    process.stdout.write = capture as typeof process.stdout.write
+    process.stderr.write = capture as typeof process.stderr.write
+    let leaked: Awaited<ReturnType<typeof execute>>
+    try {
+      leaked = await execute(runPrompt, researcher, { connectionId, prompt: 'try to leak the key' })
+      await execute(runPrompt, researcher, { connectionId, prompt: 'a normal call' })
+      await execute(testConnection, researcher, { connectionId })
+    } finally {
+      process.stdout.write = out
+      process.stderr.write = err
+    }
+    // The provider echoed the key in its 401 body; the error we report carries no key.
+    expect(leaked).toMatchObject({ ok: false, status: 400 })
+    expect(JSON.stringify(leaked)).not.toContain(KEY)
+    expect(written.join('')).not.toContain(KEY)
     const row = await db.llmConnection.findUniqueOrThrow({ where: { id: connectionId } })
     expect(row.apiKeyEnc).not.toContain(KEY)
     expect(row.apiKeyLast4).toBe(KEY.slice(-4))
@@ -123,7 +162,9 @@ describe('LLM calls through connections, recorded in the call log', () => {
       await execute(getConnection, researcher, { connectionId }),
       await execute(listCalls, researcher, { pageSize: 100 }),
       ...(await Promise.all(
-        (await db.llmCall.findMany({ where: { connectionId } })).map((c) => execute(getCall, researcher, { callId: c.id })),
+        (
+          await db.llmCall.findMany({ where: { connectionId } })
+        ).map((c) => execute(getCall, researcher, { callId: c.id })),
       )),
       await db.llmCall.findMany({ where: { connectionId } }),
       await db.auditLog.findMany({ where: { resourceId: connectionId } }),

@@ -1,0 +1,98 @@
+import { z } from 'zod'
+import { getAuth } from '@/lib/server/auth/auth'
+import { hasScope } from '@/lib/server/auth/roles'
+import { actorFromUser, type SessionUser } from '@/lib/server/auth/session-user'
+import { db } from '@/lib/server/db'
+import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
+import { MAX_INPUT_BYTES } from '@/lib/server/operation'
+import { visibleConnections } from '@/lib/server/services/connections'
+
+export const dynamic = 'force-dynamic'
+
+const Input = z.object({
+  connectionId: z.string().min(1).max(100),
+  model: z.string().trim().max(200).optional(),
+  system: z.string().max(100_000).optional(),
+  prompt: z.string().trim().min(1, 'Write a prompt.').max(100_000),
+})
+
+const fail = (status: number, error: string) => Response.json({ error }, { status })
+
+/**
+ * Streams a model's reply to the browser as server-sent events: `token` {delta, attempt},
+ * then `done` {model, usage, callIds, simulated} or `error` {message}. Closing the request
+ * (the person navigates away or presses Stop) aborts the model call.
+ */
+export async function POST(req: Request) {
+  const session = await getAuth().api.getSession({ headers: req.headers })
+  const actor = session ? actorFromUser(session.user as SessionUser, 'session') : null
+  if (!actor) return fail(401, 'Sign in to continue.')
+  if (!hasScope(actor.role, 'connections:manage')) return fail(403, 'You do not have permission to do that.')
+  const text = await req.text()
+  if (Buffer.byteLength(text) > MAX_INPUT_BYTES) return fail(413, 'Input too large.')
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch {
+    return fail(400, 'The request body is not valid JSON.')
+  }
+  const parsed = Input.safeParse(raw)
+  if (!parsed.success) return fail(400, `Invalid input. ${parsed.error.issues[0]?.message ?? ''}`)
+  const input = parsed.data
+  const row = await db.llmConnection.findFirst({ where: { id: input.connectionId, ...visibleConnections(actor) } })
+  if (!row) return fail(404, 'Connection was not found.')
+
+  const encoder = new TextEncoder()
+  const stream = new ReadableStream({
+    async start(controller) {
+      const send = (event: string, data: unknown) =>
+        controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`))
+      try {
+        const result = await recordedChat(
+          row,
+          {
+            model: input.model || row.defaultModel,
+            messages: [
+              ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
+              { role: 'user' as const, content: input.prompt },
+            ],
+          },
+          {
+            purpose: 'playground',
+            userId: actor.userId,
+            studyId: row.studyId,
+            signal: req.signal,
+            onToken: (delta, info) => send('token', { delta, attempt: info.attempt }),
+          },
+        )
+        send('done', {
+          model: result.model,
+          usage: result.usage,
+          callIds: result.callIds,
+          simulated: result.simulated,
+          ttftMs: result.ttftMs === undefined ? null : Math.round(result.ttftMs),
+          latencyMs: Math.round(result.latencyMs),
+        })
+      } catch (err) {
+        if (!req.signal.aborted) {
+          const message =
+            err instanceof LlmError
+              ? `${err.kind}${err.httpStatus ? ` (HTTP ${err.httpStatus})` : ''}: ${err.message}`
+              : 'The model call failed.'
+          send('error', { message })
+        }
+      } finally {
+        try {
+          controller.close()
+        } catch {}
+      }
+    },
+  })
+  return new Response(stream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    },
+  })
+}

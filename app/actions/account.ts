@@ -10,16 +10,11 @@ import { runFormAction } from '@/lib/server/form-action'
 import { formDataToObject } from '@/lib/server/form-data'
 import { validationFailure } from '@/lib/server/operation'
 import { createApiKey, revokeApiKey } from '@/lib/server/services/api-keys'
-import { changePassword, updateProfile } from '@/lib/server/services/users'
+import { changePassword, email, updateProfile } from '@/lib/server/services/users'
 
 const SignInInput = z.object({
-  email: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .max(254)
-    .pipe(z.email({ message: 'Enter a valid email address.' })),
-  password: z.string().min(1, 'Enter your password.').max(128),
+  email,
+  password: z.string({ error: 'Enter your password.' }).min(1, 'Enter your password.').max(128),
   next: z.string().max(2000).optional(),
 })
 

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
+import { z } from 'zod'
+import { clientFor, recordedChat } from '@/lib/server/llm/runtime'
 import { createConnection, getConnection, listConnections } from '@/lib/server/services/connections'
 import { getCall, listCalls, runPrompt, testConnection } from '@/lib/server/services/llm'
 import { makeStudy, makeUser } from '../support/fixtures'
@@ -188,5 +190,57 @@ describe('LLM calls through connections, recorded in the call log', () => {
     expect(list.ok && list.data.items.map((c) => c.id)).not.toContain(r.data.callIds[0])
     const admin = await makeUser('admin')
     expect(await execute(getCall, admin, { callId: r.data.callIds[0] })).toMatchObject({ ok: true })
+  })
+
+  it('image parts reach vision models and JSON-schema output comes back typed', async () => {
+    const { connectionId } = await setup()
+    const row = await db.llmConnection.findUniqueOrThrow({ where: { id: connectionId } })
+    const pixel =
+      'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+    server.setScript([
+      { match: { contains: 'Describe the X-ray' }, replies: [{ text: 'Cardiomegaly is suggested.' }] },
+      {
+        match: { contains: 'Label it' },
+        replies: [{ text: '{"label": "maybe"}' }, { json: { label: 'Atelectasis', confidence: 0.8 } }],
+      },
+    ])
+    const before = server.requests.length
+    const seen = await recordedChat(
+      row,
+      {
+        model: 'gpt-test',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Describe the X-ray.' },
+              { type: 'image_url', image_url: { url: pixel } },
+            ],
+          },
+        ],
+      },
+      { purpose: 'test' },
+    )
+    expect(seen.text).toBe('Cardiomegaly is suggested.')
+    const body = server.requests[before]?.body as { messages: Array<{ content: Array<{ type: string }> }> }
+    expect(body.messages[0]?.content.map((p) => p.type)).toEqual(['text', 'image_url'])
+    const logged = await db.llmCall.findUniqueOrThrow({ where: { id: seen.callIds[0] } })
+    expect(JSON.stringify(logged.request)).toContain('image_url')
+
+    const Label = z.object({ label: z.enum(['Atelectasis', 'Cardiomegaly', 'Effusion']), confidence: z.number() })
+    const schema = {
+      type: 'json_schema' as const,
+      json_schema: { name: 'label', schema: z.toJSONSchema(Label) as Record<string, unknown> },
+    }
+    const out = await (await clientFor(row)).structured(
+      { model: 'gpt-test', messages: [{ role: 'user', content: 'Label it.' }], response_format: schema },
+      Label,
+      { maxReasks: 2 },
+    )
+    expect(out.value).toEqual({ label: 'Atelectasis', confidence: 0.8 })
+    expect(out.attempts).toHaveLength(2)
+    expect(out.attempts[0]?.validationError).toBeTruthy()
+    const last = server.requests.at(-1)?.body as { response_format?: { type: string } }
+    expect(last.response_format?.type).toBe('json_schema')
   })
 })

@@ -4,26 +4,15 @@ import { CreateConnectionForm } from '@/components/llm/connection-forms'
 import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
 import { Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
-import { hasScope } from '@/lib/server/auth/roles'
-import { db } from '@/lib/server/db'
 import { loadForPage } from '@/lib/server/page-data'
-import { listConnections, PROVIDER_LABELS } from '@/lib/server/services/connections'
-import { visibleStudies } from '@/lib/server/services/studies'
+import { listConnections, ownerOptions, PROVIDER_LABELS } from '@/lib/server/services/connections'
 
 export const metadata: Metadata = { title: 'Models' }
 
 export default async function ConnectionsPage() {
   const { actor } = await requirePage('connections:manage')
   const connections = await loadForPage(listConnections, {})
-  const studies = await db.study.findMany({
-    where: { ...visibleStudies(actor), archivedAt: null },
-    select: { id: true, name: true },
-    orderBy: { name: 'asc' },
-  })
-  const owners = [
-    ...(hasScope(actor.role, 'connections:manage-global') ? [{ value: '', label: 'Everyone (global)' }] : []),
-    ...studies.map((s) => ({ value: s.id, label: `Study: ${s.name}` })),
-  ]
+  const owners = await ownerOptions(actor)
   const real = connections.filter((c) => c.provider !== 'demo')
   return (
     <>

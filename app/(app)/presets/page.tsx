@@ -4,26 +4,16 @@ import { CreatePresetForm } from '@/components/llm/preset-forms'
 import { Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
-import { hasScope } from '@/lib/server/auth/roles'
-import { db } from '@/lib/server/db'
 import { loadForPage } from '@/lib/server/page-data'
-import { listConnections } from '@/lib/server/services/connections'
+import { listConnections, ownerOptions } from '@/lib/server/services/connections'
 import { listPresets } from '@/lib/server/services/presets'
-import { visibleStudies } from '@/lib/server/services/studies'
 
 export const metadata: Metadata = { title: 'Model presets' }
 
 export default async function PresetsPage() {
   const { actor } = await requirePage('connections:manage')
   const [presets, connections] = await Promise.all([loadForPage(listPresets, {}), loadForPage(listConnections, {})])
-  const studies = await db.study.findMany({
-    where: { ...visibleStudies(actor), archivedAt: null },
-    select: { id: true, name: true },
-  })
-  const owners = [
-    ...(hasScope(actor.role, 'connections:manage-global') ? [{ value: '', label: 'Everyone (global)' }] : []),
-    ...studies.map((s) => ({ value: s.id, label: `Study: ${s.name}` })),
-  ]
+  const owners = await ownerOptions(actor)
   return (
     <>
       <PageHeader

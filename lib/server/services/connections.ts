@@ -6,7 +6,7 @@ import { db, type Tx } from '@/lib/server/db'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id } from '@/lib/server/services/studies'
+import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
 
 export const PROVIDERS = ['openai', 'azure', 'openai-compatible', 'demo'] as const
 export const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
@@ -106,10 +106,26 @@ export function withMask<T extends { apiKeyLast4: string | null }>(c: T) {
   return { ...c, apiKeyMasked: maskSecret(c.apiKeyLast4) }
 }
 
-/** Connections an actor may use: global ones, plus those of studies they can see. */
+/**
+ * Connections and presets an actor may use: global ones (studyId null), plus those of the studies
+ * they belong to (every study with studies:read-all).
+ */
 export function visibleConnections(actor: Actor) {
   if (hasScope(actor.role, 'studies:read-all')) return {}
   return { OR: [{ studyId: null }, { study: { members: { some: { userId: actor.userId } } } }] }
+}
+
+/** Where a new connection or preset may live, as select options: "Everyone" needs manage-global. */
+export async function ownerOptions(actor: Actor): Promise<Array<{ value: string; label: string }>> {
+  const studies = await db.study.findMany({
+    where: { ...visibleStudies(actor), archivedAt: null },
+    select: { id: true, name: true },
+    orderBy: { name: 'asc' },
+  })
+  return [
+    ...(hasScope(actor.role, 'connections:manage-global') ? [{ value: '', label: 'Everyone (global)' }] : []),
+    ...studies.map((s) => ({ value: s.id, label: `Study: ${s.name}` })),
+  ]
 }
 
 /** Load a connection the actor may change (global: needs connections:manage-global). */

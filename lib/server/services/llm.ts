@@ -17,10 +17,16 @@ async function usableConnection(actor: Actor, connectionId: string): Promise<Con
   return row
 }
 
-function describe(err: unknown): string {
+/** A failed model call in words a person can act on (kind, HTTP status, provider message). */
+export function describeLlmError(err: unknown): string {
   if (err instanceof LlmError) return `${err.kind}${err.httpStatus ? ` (HTTP ${err.httpStatus})` : ''}: ${err.message}`
   if (err instanceof SecretUnreadableError) return err.message
   return err instanceof Error ? err.message : String(err)
+}
+
+/** A single prompt, with an optional system message, as chat messages. */
+export function promptMessages(prompt: string, system?: string) {
+  return [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user' as const, content: prompt }]
 }
 
 /**
@@ -39,7 +45,7 @@ export const testConnection = defineOperation({
     try {
       models = await (await clientFor(row)).listModels({ signal: AbortSignal.timeout(row.timeoutMs) })
     } catch (err) {
-      modelsError = describe(err)
+      modelsError = describeLlmError(err)
     }
     try {
       const r = await recordedChat(
@@ -57,7 +63,7 @@ export const testConnection = defineOperation({
         callIds: r.callIds,
       }
     } catch (err) {
-      return { ok: false as const, models, modelsError, error: describe(err), latencyMs: Date.now() - started }
+      return { ok: false as const, models, modelsError, error: describeLlmError(err), latencyMs: Date.now() - started }
     }
   },
 })
@@ -81,10 +87,7 @@ export const runPrompt = defineOperation({
         row,
         {
           model: input.model || row.defaultModel,
-          messages: [
-            ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
-            { role: 'user' as const, content: input.prompt },
-          ],
+          messages: promptMessages(input.prompt, input.system),
           ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
           ...(input.maxTokens !== undefined ? { max_tokens: input.maxTokens } : {}),
         },
@@ -100,7 +103,7 @@ export const runPrompt = defineOperation({
         callIds: r.callIds,
       }
     } catch (err) {
-      throw badRequest(`The model call failed: ${describe(err)}`)
+      throw badRequest(`The model call failed: ${describeLlmError(err)}`)
     }
   },
 })

@@ -56,10 +56,8 @@ const versionSelect = {
   connection: { select: { id: true, name: true, provider: true } },
 } as const
 
-function visiblePresets(actor: Actor) {
-  if (hasScope(actor.role, 'studies:read-all')) return {}
-  return { OR: [{ studyId: null }, { study: { members: { some: { userId: actor.userId } } } }] }
-}
+/** Presets follow the same rule as connections: global, or owned by a study you belong to. */
+const visiblePresets = visibleConnections
 
 async function assertConnectionUsable(tx: Tx, actor: Actor, connectionId: string) {
   const c = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })

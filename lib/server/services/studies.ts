@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { role } from '@/lib/server/services/users'
+import { email, role } from '@/lib/server/services/users'
 
 /** Protocols a study can run. Each is implemented by a later capability; a study may choose later. */
 export const PROTOCOLS = ['pxp', 'evince', 'rehac', 'mint', 'relevance', 'scorekeeping'] as const
@@ -183,12 +183,7 @@ export const addMember = defineOperation({
   scope: 'studies:update',
   input: z.object({
     studyId: id,
-    email: z
-      .string()
-      .trim()
-      .toLowerCase()
-      .max(254)
-      .pipe(z.email({ message: 'Enter a valid email address.' })),
+    email,
     role: role.optional(),
   }),
   async run(actor, input) {

@@ -6,6 +6,7 @@ import { db } from '@/lib/server/db'
 import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
 import { visibleConnections } from '@/lib/server/services/connections'
+import { describeLlmError, promptMessages } from '@/lib/server/services/llm'
 
 export const dynamic = 'force-dynamic'
 
@@ -52,10 +53,7 @@ export async function POST(req: Request) {
           row,
           {
             model: input.model || row.defaultModel,
-            messages: [
-              ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
-              { role: 'user' as const, content: input.prompt },
-            ],
+            messages: promptMessages(input.prompt, input.system),
           },
           {
             purpose: 'playground',
@@ -75,11 +73,7 @@ export async function POST(req: Request) {
         })
       } catch (err) {
         if (!req.signal.aborted) {
-          const message =
-            err instanceof LlmError
-              ? `${err.kind}${err.httpStatus ? ` (HTTP ${err.httpStatus})` : ''}: ${err.message}`
-              : 'The model call failed.'
-          send('error', { message })
+          send('error', { message: err instanceof LlmError ? describeLlmError(err) : 'The model call failed.' })
         }
       } finally {
         try {

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import { ROOT, startEmbedded } from './embedded-db.mjs'
+import { deploy } from './migrate.mjs'
 
 const only = process.argv.slice(2) // e.g. `npm test -- unit` or `npm test -- e2e`
 const want = (name) => only.length === 0 || only.includes(name)
@@ -82,6 +83,8 @@ try {
     await step('build (next build)', () => run(bin('next'), ['build']))
     const built = steps[before]?.code === 0
     const url = await freshDb('e2e')
+    // Migrate before Playwright starts the web server (it starts before globalSetup runs).
+    await deploy([], { url, quiet: true })
     if (built) {
       await step('end-to-end (playwright, chromium)', () =>
         run(bin('playwright'), ['test', '--reporter=list,json'], {

@@ -1,6 +1,7 @@
 import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
+import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
 import {
   createConnection,
   deleteConnection,
@@ -77,4 +78,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   listPrices,
   upsertPrice,
   deletePrice,
+  importDataset,
+  listDatasets,
+  getDataset,
 ]

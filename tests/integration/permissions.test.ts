@@ -18,6 +18,7 @@ interface Ctx {
   connectionId: string
   presetId: string
   callId: string
+  datasetId: string
 }
 
 const ALL: Role[] = [...ROLES]
@@ -137,6 +138,18 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       ).id,
     }),
   },
+  'datasets.import': {
+    allowed: STAFF,
+    input: (c) => ({
+      studyId: c.studyId,
+      name: 'Tiny',
+      kind: 'generic',
+      file: new File(['q,a,why\n2+2,4,sum\n'], 'tiny.csv'),
+      mapping: JSON.stringify({ inputColumns: ['q'], predictionColumn: 'a', explanationColumn: 'why' }),
+    }),
+  },
+  'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
 }
 
 async function makeConnection(studyId: string) {
@@ -187,6 +200,7 @@ async function world(role: Role): Promise<Ctx> {
     connectionId: connection.id,
     presetId: preset.id,
     callId: call.id,
+    datasetId: (await db.dataset.create({ data: { studyId: study.id, name: 'd', kind: 'generic', source: 'd.csv' } })).id,
   }
 }
 

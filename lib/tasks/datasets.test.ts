@@ -1,0 +1,93 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseDataset, RAD_LABELS } from './datasets'
+
+// The released PXP data, read in place from ../shared (never copied into the project).
+const DATA = path.resolve(import.meta.dirname, '../../../shared/datasets/pxp-interact')
+const read = (f: string) => readFileSync(path.join(DATA, f), 'utf8')
+const images = new Set(readdirSync(path.join(DATA, 'xrays')))
+
+describe('the released PXP files import as they are', () => {
+  it('RAD train: 20 rows, five labels with the published counts, every image present', () => {
+    const r = parseDataset('rad', 'train_xray_data.csv', read('train_xray_data.csv'), { availableAssets: images })
+    expect(r.errors).toEqual([])
+    expect(r.rows).toHaveLength(20)
+    const counts: Record<string, number> = {}
+    for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
+    expect(counts).toEqual({ Pneumothorax: 6, Cardiomegaly: 6, Atelectasis: 5, 'Pleural Effusion': 2, Pneumonia: 1 })
+    expect(r.rows[0]).toMatchObject({
+      index: 0,
+      input: { image: 'Case 1 Image - Lateral.png' },
+      prediction: 'Atelectasis',
+    })
+    expect(r.rows[0]?.meta).toMatchObject({ case: 'case_1', label_short: 'ATCS' })
+    expect(r.rows.every((x) => x.explanation.length > 50)).toBe(true)
+  })
+
+  it('RAD val: 27 rows with the published label counts', () => {
+    const r = parseDataset('rad', 'val_xray_data.csv', read('val_xray_data.csv'), { availableAssets: images })
+    expect(r.errors).toEqual([])
+    const counts: Record<string, number> = {}
+    for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
+    expect(counts).toEqual({ Atelectasis: 9, Cardiomegaly: 6, Pneumonia: 6, Pneumothorax: 4, 'Pleural Effusion': 2 })
+    expect(Object.keys(counts).every((l) => (RAD_LABELS as readonly string[]).includes(l))).toBe(true)
+  })
+
+  it('DRUG: 95 rows, product SMILES in, reactant SMILES out', () => {
+    const r = parseDataset('drug', 'retro.csv', read('retro.csv'))
+    expect(r.errors).toEqual([])
+    expect(r.rows).toHaveLength(95)
+    expect(r.rows[0]).toMatchObject({
+      input: { smiles: 'N#Cc1ccccc1Oc1ccc(N(Cc2cccnc2)S(=O)(=O)CC(F)(F)F)cc1' },
+      prediction: 'N#Cc1ccccc1Oc1ccc(NCc2cccnc2)cc1.O=S(=O)(Cl)CC(F)(F)F',
+    })
+  })
+})
+
+describe('bad files: every problem reported by line, no rows returned', () => {
+  it('reports each bad row and returns nothing', () => {
+    const csv = [
+      'case,label,img_path,report',
+      'a,Atelectasis,x/one.png,fine report',
+      'b,Flu,x/two.png,another',
+      'c,Pneumonia,,',
+      'd,Pneumonia,x/missing.png,ok',
+    ].join('\n')
+    const r = parseDataset('rad', 'bad.csv', csv, { availableAssets: new Set(['one.png', 'two.png']) })
+    expect(r.rows).toEqual([])
+    expect(r.errors).toEqual([
+      { line: 3, message: expect.stringContaining('label "Flu" is not one of') },
+      { line: 4, message: 'img_path is empty; report is empty' },
+      { line: 5, message: 'image "missing.png" is not in the uploaded images' },
+    ])
+  })
+
+  it('missing columns, broken CSV and bad JSONL lines are clear errors', () => {
+    expect(parseDataset('drug', 'x.csv', 'input,explanation\nCCO,why').errors).toEqual([
+      { line: 1, message: 'Missing column: output.' },
+    ])
+    expect(parseDataset('drug', 'x.csv', 'output,input,explanation\n"CCO,CC,x\n').errors[0]?.message).toMatch(
+      /cannot be read/,
+    )
+    const jsonl = '{"q":"2+2","a":"4","why":"sum"}\nnot json\n[1]\n{"q":"","a":"","why":""}\n'
+    const r = parseDataset('generic', 'x.jsonl', jsonl, {
+      mapping: { inputColumns: ['q'], predictionColumn: 'a', explanationColumn: 'why' },
+    })
+    expect(r.rows).toEqual([])
+    expect(r.errors).toEqual([
+      { line: 2, message: 'Not valid JSON.' },
+      { line: 3, message: 'Each line must be a JSON object.' },
+      { line: 4, message: 'all input columns are empty; a is empty' },
+    ])
+  })
+
+  it('a good generic JSONL maps columns to x, y, e and keeps the rest as meta', () => {
+    const r = parseDataset('generic', 'x.jsonl', '{"q":"2+2","a":"4","why":"sum","src":"gsm"}\n', {
+      mapping: { inputColumns: ['q'], predictionColumn: 'a', explanationColumn: 'why' },
+    })
+    expect(r.rows).toEqual([
+      { index: 0, input: { q: '2+2' }, prediction: '4', explanation: 'sum', meta: { src: 'gsm' } },
+    ])
+  })
+})

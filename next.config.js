@@ -6,6 +6,8 @@ const nextConfig = {
   experimental: {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
     authInterrupts: true,
+    // Dataset imports upload files (a zip of X-rays) through a server action; the default is 1 MB.
+    serverActions: { bodySizeLimit: '250mb' },
   },
   async headers() {
     return [

@@ -200,7 +200,8 @@ async function world(role: Role): Promise<Ctx> {
     connectionId: connection.id,
     presetId: preset.id,
     callId: call.id,
-    datasetId: (await db.dataset.create({ data: { studyId: study.id, name: 'd', kind: 'generic', source: 'd.csv' } })).id,
+    datasetId: (await db.dataset.create({ data: { studyId: study.id, name: 'd', kind: 'generic', source: 'd.csv' } }))
+      .id,
   }
 }
 

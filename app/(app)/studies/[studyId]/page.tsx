@@ -12,7 +12,9 @@ import { formatDate, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
 import { hasScope, ROLE_LABELS, ROLES } from '@/lib/server/auth/roles'
 import { loadForPage } from '@/lib/server/page-data'
+import { listDatasets } from '@/lib/server/services/datasets'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
+import { ImportDatasetForm } from '@/components/datasets/import-form'
 import { listStudyWork } from '@/lib/server/services/work'
 
 export const metadata: Metadata = { title: 'Study' }
@@ -24,6 +26,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   const canEdit = hasScope(actor.role, 'studies:update')
   const canSeeWork = hasScope(actor.role, 'work:read-study')
   const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
+  const datasets = await loadForPage(listDatasets, { studyId })
   return (
     <>
       <PageHeader
@@ -105,6 +108,31 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
             )}
           </Card>
         )}
+
+        <Card title="Datasets" description="The instances protocols run on: input x, prediction y, explanation e.">
+          {datasets.length === 0 ? (
+            <EmptyState title="No datasets yet." />
+          ) : (
+            <ul className="divide-y divide-stone-100 text-sm">
+              {datasets.map((d) => (
+                <li key={d.id} className="flex items-center justify-between py-2">
+                  <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
+                    {d.name}
+                  </Link>
+                  <span className="text-stone-500">
+                    {d.kind.toUpperCase()} · {d._count.instances} instances
+                    {d._count.assets ? ` · ${d._count.assets} images` : ''}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
+          {canEdit && (
+            <div className="mt-4 border-t border-stone-100 pt-4">
+              <ImportDatasetForm studyId={study.id} />
+            </div>
+          )}
+        </Card>
 
         {canEdit && (
           <Card title="Settings">

@@ -36,7 +36,6 @@ export default async function DatasetPage({
               <Td className="text-stone-500">{i.index + 1}</Td>
               <Td>
                 {typeof input.image === 'string' ? (
-                  // biome-ignore lint/performance/noImgElement: private images served by our own authenticated route
                   <img
                     src={`/api/assets/${dataset.id}/${encodeURIComponent(input.image)}`}
                     alt={`X-ray ${input.image}`}

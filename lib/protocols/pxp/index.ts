@@ -1,0 +1,3 @@
+export * from './agent'
+export * from './protocol'
+export * from './tags'

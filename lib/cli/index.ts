@@ -142,6 +142,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       'one JSON object per line: {"repetition": 1, "session": "s1", "j": 1, "sender": "m", "tag": "INIT"} ("-" reads standard input)',
     )
     .option('--pretty', 'indent the JSON')
+    .addHelpText(
+      'after',
+      `
+Lines may come in any order; tags and senders in any case; other fields are ignored; repetition
+defaults to 1. Each session must hold messages 1..L once each, the machine ("m") at odd j and the
+human ("h") at even j, INIT at j = 1 only. A line that breaks this exits 1 naming the line.
+Prints {"repetitions", "sessions", "oneWay", "twoWay", "strong", "ultraStrong", "byBound"}; each
+count is {"median", "min", "max"} over the repetitions, "sessions" the median per repetition.`,
+    )
     .action(async (file: string, opts: { pretty?: boolean }) => {
       const { pxpStats } = await import('@/lib/metrics/pxp-stats')
       const report = await pxpStats(readLines(file))

@@ -1,3 +1,5 @@
+import { createReadStream } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
@@ -15,6 +17,22 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '')
+}
+
+/** The lines of a file ("-" for standard input), streamed. */
+async function* readLines(file: string): AsyncGenerator<string> {
+  const input = file === '-' ? process.stdin : createReadStream(file, { encoding: 'utf8' })
+  try {
+    yield* createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })
+  } catch (e) {
+    // only the stream's own errors land here (ENOENT, EISDIR, EACCES …), not the consumer's
+    throw new CliError(`Cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+function repetitionNumber(v: string): number {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a whole number ≥ 0')
+  return Number(v)
 }
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)) {
@@ -113,6 +131,48 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         out(`${r.data.email} is now ${r.data.role}.`)
       })
     })
+  const pxpCmd = program.command('pxp').description('PXP (INTERACT) tools that work on files; no database needed')
+  pxpCmd
+    .command('stats')
+    .description(
+      'Intelligibility counts (one-way, two-way, strong, ultra-strong, by bound) from PXP messages: median, min and max over repetitions',
+    )
+    .argument(
+      '<messages.jsonl>',
+      'one JSON object per line: {"repetition": 1, "session": "s1", "j": 1, "sender": "m", "tag": "INIT"} ("-" reads standard input)',
+    )
+    .option('--pretty', 'indent the JSON')
+    .addHelpText(
+      'after',
+      `
+Lines may come in any order; tags and senders in any case; other fields are ignored; repetition
+defaults to 1. Each session must hold messages 1..L once each, the machine ("m") at odd j and the
+human ("h") at even j, INIT at j = 1 only. A line that breaks this exits 1 naming the line.
+Prints {"repetitions", "sessions", "oneWay", "twoWay", "strong", "ultraStrong", "byBound"}; each
+count is {"median", "min", "max"} over the repetitions, "sessions" the median per repetition.`,
+    )
+    .action(async (file: string, opts: { pretty?: boolean }) => {
+      const { pxpStats } = await import('@/lib/metrics/pxp-stats')
+      const report = await pxpStats(readLines(file))
+      out(JSON.stringify(report, null, opts.pretty ? 2 : undefined))
+    })
+  pxpCmd
+    .command('import-tags')
+    .description("Convert the authors' tags.txt (karannb/interact) into the JSONL messages `parley pxp stats` reads")
+    .argument('<tags.txt>', 'one session per line ("-" reads standard input)')
+    .option('--repetition <n>', 'the repetition number of these sessions', repetitionNumber, 1)
+    .action(async (file: string, opts: { repetition: number }) => {
+      const { TagsFileReader, sessionToJsonl } = await import('@/lib/protocols/pxp/tags-file')
+      const reader = new TagsFileReader()
+      const lines: string[] = []
+      // Everything is checked before anything is printed, so a bad file never feeds half a run to a pipe.
+      for await (const l of readLines(file)) {
+        const session = reader.push(l)
+        if (session) lines.push(...sessionToJsonl(session, opts.repetition))
+      }
+      if (lines.length === 0) throw new CliError(`No sessions in ${file}.`)
+      out(lines.join('\n'))
+    })
   return program
 }
 
@@ -126,7 +186,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`parley: ${err instanceof Error ? err.message : String(err)}\n`)
     return 1
   } finally {
-    const { db } = await import('@/lib/server/db')
-    if (process.env.DATABASE_URL) await db.$disconnect().catch(() => {})
+    // Only a command that used the database created a client (see lib/server/db.ts); the pxp
+    // commands never do, so they do not load Prisma at all.
+    if ((globalThis as { parleyDb?: unknown }).parleyDb) {
+      const { db } = await import('@/lib/server/db')
+      await db.$disconnect().catch(() => {})
+    }
   }
 }

@@ -1,0 +1,135 @@
+/**
+ * PXP INTERACT (paper Procedure 1) for one session, i.e. one data instance, as a pure protocol.
+ *
+ * - Message numbers j start at 1; the machine (m) writes odd j, the human (h) even j.
+ * - l_m, l_h are each agent's latest tag, both INIT before the first message.
+ * - After the machine's message: Stop = (l_m = RATIFY ∧ l_h = RATIFY) ∨ l_m = REJECT.
+ *   After the human's message:   Stop = (l_m = RATIFY ∧ l_h = RATIFY) ∨ l_h = REJECT.
+ * - Done = j > n ∨ Stop, with j the number of the next message; so a session has at most n messages.
+ * - The tag of message 1 is INIT (Procedure 2), INIT appears nowhere else, and REJECT only when j > k.
+ *
+ * Stop reasons: `mutual-ratify`, `machine-reject`, `human-reject`, and `bound` (j > n with no Stop).
+ * When the n-th message also triggers Stop, the Stop reason is recorded: it says more.
+ *
+ * The protocol does not recompute tags: MATCH and AGREE belong to the agents (./agent.ts derives a
+ * tag for an LLM or a proxy; an expert picks one from `allowedTags`). It enforces what every
+ * message must satisfy and refuses the rest with a {@link PxpMessageError}.
+ */
+import { z } from 'zod'
+import { type Ask, type Done, type Protocol, ProtocolError } from '../types'
+import { legalTags } from './agent'
+import { type PxpSeat, type PxpTag, pxpSeat, pxpTag, seatForMessage } from './tags'
+
+export const PXP_PROTOCOL_ID = 'pxp'
+export const PXP_PROTOCOL_VERSION = '1'
+
+export const pxpConfig = z.strictObject({
+  /** Upper bound on the number of messages in a session (paper: 10, i.e. 5 cycles). */
+  n: z.number().int().min(1).default(10),
+  /** REJECT may be sent only at message numbers j > k (k ≥ 1; the authors' code uses 3). */
+  k: z.number().int().min(1).default(3),
+})
+export type PxpConfig = z.output<typeof pxpConfig>
+
+/** μ = (l, y, e) from `sender` as message number `seq`; the receiver is the other seat. */
+export const pxpMessage = z.object({
+  seq: z.number().int().min(1),
+  sender: pxpSeat,
+  tag: pxpTag,
+  /** y: the prediction (a label, a SMILES string …), as the task serialises it. */
+  prediction: z.string(),
+  /** e: the explanation. */
+  explanation: z.string(),
+})
+export type PxpMessage = z.output<typeof pxpMessage>
+
+export type PxpStopReason = 'mutual-ratify' | 'machine-reject' | 'human-reject' | 'bound'
+
+export type PxpAsk = Ask<PxpSeat, PxpTag>
+export type PxpDone = Done<PxpStopReason>
+
+export interface PxpState<Instance = unknown> {
+  readonly config: PxpConfig
+  readonly instance: Instance
+  readonly messages: readonly PxpMessage[]
+  /** The number of the next message. */
+  readonly j: number
+  /** l_m and l_h: each agent's latest tag (INIT before it has spoken). */
+  readonly latest: Readonly<Record<PxpSeat, PxpTag>>
+  /** Set by the message that made Stop true; null while the Stop rule has not fired. */
+  readonly stop: Exclude<PxpStopReason, 'bound'> | null
+}
+
+export type PxpErrorCode =
+  | 'invalid-config'
+  | 'invalid-message'
+  | 'session-over'
+  | 'wrong-seq'
+  | 'wrong-sender'
+  | 'init-required'
+  | 'init-not-first'
+  | 'reject-too-early'
+
+export class PxpMessageError extends ProtocolError<PxpErrorCode> {
+  constructor(code: PxpErrorCode, message: string) {
+    super(PXP_PROTOCOL_ID, code, message)
+    this.name = 'PxpMessageError'
+  }
+}
+
+function init<Instance>(config: PxpConfig, instance: Instance): PxpState<Instance> {
+  const parsed = pxpConfig.safeParse(config)
+  if (!parsed.success)
+    throw new PxpMessageError('invalid-config', `Invalid PXP config: ${z.prettifyError(parsed.error)}`)
+  return { config: parsed.data, instance, messages: [], j: 1, latest: { m: 'INIT', h: 'INIT' }, stop: null }
+}
+
+function next(state: PxpState<unknown>): PxpAsk | PxpDone {
+  if (state.stop) return { done: true, reason: state.stop }
+  if (state.j > state.config.n) return { done: true, reason: 'bound' }
+  return { done: false, seat: seatForMessage(state.j), j: state.j, allowedTags: legalTags(state.j, state.config.k) }
+}
+
+function apply<Instance>(state: PxpState<Instance>, raw: PxpMessage): PxpState<Instance> {
+  const parsed = pxpMessage.safeParse(raw)
+  if (!parsed.success)
+    throw new PxpMessageError('invalid-message', `Invalid PXP message: ${z.prettifyError(parsed.error)}`)
+  const msg = parsed.data
+  const ask = next(state)
+  if (ask.done)
+    throw new PxpMessageError('session-over', `The session is over (${ask.reason}); no message is accepted.`)
+  const { j } = ask
+  const { k } = state.config
+  if (msg.seq !== j) throw new PxpMessageError('wrong-seq', `Expected message number ${j}, got ${msg.seq}.`)
+  if (msg.sender !== ask.seat)
+    throw new PxpMessageError(
+      'wrong-sender',
+      `Message ${j} is the ${seatName(ask.seat)}'s turn, not the ${seatName(msg.sender)}'s.`,
+    )
+  if (j === 1 && msg.tag !== 'INIT')
+    throw new PxpMessageError('init-required', `Message 1 is tagged INIT (Procedure 2), not ${msg.tag}.`)
+  if (msg.tag === 'INIT' && j !== 1)
+    throw new PxpMessageError('init-not-first', `INIT is the tag of message 1 only; message ${j} cannot use it.`)
+  if (msg.tag === 'REJECT' && j <= k)
+    throw new PxpMessageError('reject-too-early', `REJECT is allowed only after message ${k} (this is message ${j}).`)
+
+  const latest = { ...state.latest, [msg.sender]: msg.tag }
+  let stop: PxpState['stop'] = null
+  if (latest.m === 'RATIFY' && latest.h === 'RATIFY') stop = 'mutual-ratify'
+  else if (msg.tag === 'REJECT') stop = msg.sender === 'm' ? 'machine-reject' : 'human-reject'
+  return { ...state, messages: [...state.messages, msg], j: j + 1, latest, stop }
+}
+
+function seatName(seat: PxpSeat) {
+  return seat === 'm' ? 'machine' : 'human'
+}
+
+export const pxp: Protocol<PxpConfig, PxpState, PxpMessage, unknown, PxpAsk, PxpDone> = {
+  id: PXP_PROTOCOL_ID,
+  version: PXP_PROTOCOL_VERSION,
+  config: pxpConfig,
+  message: pxpMessage,
+  init,
+  next,
+  apply,
+}

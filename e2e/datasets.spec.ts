@@ -3,7 +3,7 @@ import path from 'node:path'
 import { expect, test } from '@playwright/test'
 import { signIn } from './helpers'
 
-const DATA = path.resolve(import.meta.dirname, '../../shared/datasets/pxp-interact')
+import { PXP_DATA as DATA } from '../tests/support/shared'
 
 test('a researcher imports the released RAD data with its X-rays and browses it', async ({ page }) => {
   await signIn(page, 'researcher@parley.local')

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { parseDataset, RAD_LABELS } from './datasets'
 
 // The released PXP data, read in place from ../shared (never copied into the project).
-const DATA = path.resolve(import.meta.dirname, '../../../shared/datasets/pxp-interact')
+import { PXP_DATA as DATA } from '../../tests/support/shared'
 const read = (f: string) => readFileSync(path.join(DATA, f), 'utf8')
 const images = new Set(readdirSync(path.join(DATA, 'xrays')))
 

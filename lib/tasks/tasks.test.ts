@@ -5,6 +5,7 @@ import type { MainModule } from '@rdkit/rdkit'
 import { canonicalSet, canonicalSmiles, getRDKit, reactantsMatch } from './chem'
 import { parseDataset } from './datasets'
 import { labelsMatch, parseReply } from './reply'
+import { PXP_DATA } from '../../tests/support/shared'
 
 let rd: MainModule
 beforeAll(async () => {
@@ -29,7 +30,7 @@ describe('RDKit canonicalisation and the DRUG MATCH', () => {
   })
 
   it('every reactant and product SMILES in the released DRUG file parses, and each row matches itself', () => {
-    const file = path.resolve(import.meta.dirname, '../../../shared/datasets/pxp-interact/retro.csv')
+    const file = path.join(PXP_DATA, 'retro.csv')
     const { rows } = parseDataset('drug', 'retro.csv', readFileSync(file, 'utf8'))
     expect(rows).toHaveLength(95)
     for (const r of rows) {

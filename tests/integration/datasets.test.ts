@@ -7,7 +7,7 @@ import { execute } from '@/lib/server/operation'
 import { getDataset, importDataset, readAsset } from '@/lib/server/services/datasets'
 import { makeStudy, makeUser } from '../support/fixtures'
 
-const DATA = path.resolve(import.meta.dirname, '../../../shared/datasets/pxp-interact')
+import { PXP_DATA as DATA } from '../support/shared'
 const file = (name: string, type = 'text/csv') => new File([readFileSync(path.join(DATA, name))], name, { type })
 
 afterAll(() => db.$disconnect())

@@ -145,3 +145,32 @@ export function allowedTags(j: number, k: number, derived?: PxpTag): PxpTag[] {
   if (!legal.includes(derived)) throw new RangeError(`${derived} is not allowed at message ${j} (k = ${k})`)
   return [derived, ...legal.filter((t) => t !== derived)]
 }
+
+export interface AgentTagAsyncInput<Y = string, E = string> extends Omit<AgentTagInput<Y, E>, 'match' | 'agree'> {
+  /** MATCH_λ; may be asynchronous (e.g. RDKit loading). */
+  match: (a: Y, b: Y) => boolean | Promise<boolean>
+  /** AGREE_λ; usually asynchronous (a checker LLM). */
+  agree: (a: E, b: E) => boolean | Promise<boolean>
+}
+
+/**
+ * {@link agentTag} for judges that answer asynchronously (an LLM checker for AGREE). Same rules,
+ * same laziness: AGREE is not asked when MATCH already decides Changed, and Changed is not
+ * evaluated when the tag does not depend on it, so no judge call is wasted.
+ */
+export async function agentTagAsync<Y, E>(input: AgentTagAsyncInput<Y, E>): Promise<AgentTagResult> {
+  const { j, k, own, match, agree } = input
+  checkMessageNumber(j, k)
+  if (j === 1) return { tag: 'INIT', category: null, changed: null }
+  const partner = input.partnerPrev
+  if (!partner) throw new RangeError(`the partner's message ${j - 1} is needed to tag message ${j}`)
+  let prev: Answer<Y, E>
+  if (j === 2) prev = own
+  else if (input.ownPrev) prev = input.ownPrev
+  else throw new RangeError(`the agent's own message ${j - 2} is needed to tag message ${j}`)
+
+  const cat = category(await match(partner.y, prev.y), await agree(partner.e, prev.e))
+  if (!needsChanged(j, k, cat)) return { tag: deriveTag({ j, k, category: cat }), category: cat, changed: null }
+  const chg = !(await match(own.y, prev.y)) || !(await agree(own.e, prev.e))
+  return { tag: deriveTag({ j, k, category: cat, changed: chg }), category: cat, changed: chg }
+}

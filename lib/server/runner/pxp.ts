@@ -1,0 +1,248 @@
+import { z } from 'zod'
+import type { Prisma } from '@/lib/generated/prisma/client'
+import { replay } from '@/lib/protocols/types'
+import { type Answer, agentTagAsync, pxp, type PxpMessage, type PxpSeat, otherSeat } from '@/lib/protocols/pxp'
+import { getRDKit, reactantsMatch } from '@/lib/tasks/chem'
+import {
+  assemblePrompt,
+  type ChatTurn,
+  contextTurn,
+  EXPLANATION_KEY,
+  type PxpTaskKind,
+  queryTurn,
+} from '@/lib/tasks/pxp-prompts'
+import { labelsMatch, parseReply } from '@/lib/tasks/reply'
+import { db } from '@/lib/server/db'
+import { isUniqueViolation } from '@/lib/server/errors'
+import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/runtime'
+
+/**
+ * One step of a PXP session (DESIGN.md "one runner"): replay M through the protocol, ask whose
+ * turn it is, and let that seat write exactly one message. A human seat writes nothing here (the
+ * session waits for them); an LLM seat asks its model; a proxy seat answers from the ground truth.
+ * MATCH is the task's; AGREE is a checker LLM at temperature 0. The append is one transaction of
+ * M and C rows; a concurrent step for the same message loses cleanly on the (session, seq) key.
+ */
+const LlmRef = z.object({ connectionId: z.string(), model: z.string().optional() })
+export const PxpSeats = z.object({
+  m: z.discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('llm'),
+      generator: LlmRef.extend({ temperature: z.number().optional() }),
+      checker: LlmRef,
+    }),
+    z.object({ kind: z.literal('human'), userId: z.string() }),
+  ]),
+  h: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('proxy'), checker: LlmRef }),
+    z.object({ kind: z.literal('human'), userId: z.string() }),
+    z.object({
+      kind: z.literal('llm'),
+      generator: LlmRef.extend({ temperature: z.number().optional() }),
+      checker: LlmRef,
+    }),
+  ]),
+})
+export type PxpSeats = z.infer<typeof PxpSeats>
+
+export const PxpInstance = z.object({
+  input: z.record(z.string(), z.unknown()),
+  prediction: z.string(),
+  explanation: z.string(),
+  /** For RAD: the image as a data: URL, resolved by whoever created the session. */
+  imageUrl: z.string().optional(),
+})
+export type PxpInstance = z.infer<typeof PxpInstance>
+
+export type StepResult =
+  | { kind: 'appended'; seq: number; tag: string }
+  | { kind: 'done'; reason: string }
+  | { kind: 'awaiting'; seat: PxpSeat }
+  | { kind: 'conflict'; seq: number }
+  | { kind: 'stalled'; error: string }
+
+async function connection(id: string): Promise<ConnectionRow> {
+  const row = await db.llmConnection.findUnique({ where: { id } })
+  if (!row) throw new LlmError('client', `Connection ${id} no longer exists.`, [])
+  return row
+}
+
+/** MATCH for a task's predictions. */
+async function matcher(task: PxpTaskKind) {
+  if (task === 'drug') {
+    const rd = await getRDKit()
+    return (a: string, b: string) => reactantsMatch(rd, a, b)
+  }
+  return labelsMatch
+}
+
+/** AGREE through a checker LLM (temperature 0): identical explanations agree without a call. */
+function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: { studyId: string; sessionId: string }) {
+  return async (a: string, b: string) => {
+    if (a.trim() === b.trim()) return true
+    const conn = await connection(ref.connectionId)
+    const subject = task === 'rad' ? 'explanations of an X-ray' : 'retrosynthesis pathways'
+    const r = await recordedChat(
+      conn,
+      {
+        model: ref.model ?? conn.defaultModel,
+        temperature: 0,
+        seed: 42,
+        messages: [
+          {
+            role: 'system',
+            content: `You are an expert. Judge whether two ${subject} are consistent. Respond only with Yes or No.`,
+          },
+          { role: 'user', content: `Given A: ${a}\nand B: ${b}\nare A and B consistent?` },
+        ],
+      },
+      { purpose: 'pxp-agree', studyId: ctx.studyId, sessionRef: ctx.sessionId },
+    )
+    return /\byes\b/i.test(r.text)
+  }
+}
+
+/** Ask the generator for (y, e); an unparsable reply is re-asked with the parse error (bounded). */
+async function generate(
+  task: PxpTaskKind,
+  gen: z.infer<typeof LlmRef> & { temperature?: number },
+  prompt: ChatTurn[],
+  ctx: { studyId: string; sessionId: string; seq: number },
+): Promise<{ answer: Answer; callId: string | null; raw: string }> {
+  const conn = await connection(gen.connectionId)
+  const messages = [...prompt] as Array<{ role: 'system' | 'user' | 'assistant'; content: unknown }>
+  for (let ask = 0; ask < 3; ask++) {
+    const r = await recordedChat(
+      conn,
+      {
+        model: gen.model ?? conn.defaultModel,
+        ...(gen.temperature !== undefined ? { temperature: gen.temperature } : {}),
+        messages: messages as never,
+      },
+      { purpose: 'pxp-generate', studyId: ctx.studyId, sessionRef: ctx.sessionId, messageRef: String(ctx.seq) },
+    )
+    const parsed = parseReply(r.text, { explanation: [EXPLANATION_KEY[task], 'Explanation'] })
+    if (parsed.ok)
+      return {
+        answer: { y: parsed.value.prediction, e: parsed.value.explanation },
+        callId: r.callIds.at(-1) ?? null,
+        raw: r.text,
+      }
+    messages.push(
+      { role: 'assistant', content: r.text },
+      { role: 'user', content: `${parsed.error} Answer again in the required format.` },
+    )
+  }
+  throw new LlmError('invalid_output', 'The model did not answer in the required format after 3 attempts.', [])
+}
+
+export async function stepPxpSession(sessionId: string): Promise<StepResult> {
+  const session = await db.protocolSession.findUniqueOrThrow({
+    where: { id: sessionId },
+    include: { messages: { orderBy: { seq: 'asc' } } },
+  })
+  const config = pxp.config.parse(session.config)
+  const seats = PxpSeats.parse(session.seats)
+  const instance = PxpInstance.parse(session.instance)
+  const task = session.task as PxpTaskKind
+  const log: PxpMessage[] = session.messages.map((m) => ({
+    seq: m.seq,
+    sender: m.sender as PxpSeat,
+    tag: m.tag as PxpMessage['tag'],
+    prediction: m.prediction ?? '',
+    explanation: m.explanation ?? '',
+  }))
+  const state = replay(pxp, config, instance, log)
+  const ask = pxp.next(state)
+  if (ask.done) {
+    await db.protocolSession.update({
+      where: { id: sessionId },
+      data: { status: 'done', stopReason: ask.reason, doneAt: session.doneAt ?? new Date(), stallError: null },
+    })
+    return { kind: 'done', reason: ask.reason }
+  }
+  const seat = seats[ask.seat]
+  if (seat.kind === 'human') {
+    await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'awaiting', stallError: null } })
+    return { kind: 'awaiting', seat: ask.seat }
+  }
+  const j = ask.j
+  const byJ = (n: number) => log.find((m) => m.seq === n)
+  const asAnswer = (m?: PxpMessage) => (m ? { y: m.prediction, e: m.explanation } : undefined)
+  const ctx = { studyId: session.studyId, sessionId, seq: j }
+  try {
+    let answer: Answer
+    let callId: string | null = null
+    let raw: string | null = null
+    let context: unknown = null
+    if (seat.kind === 'proxy') {
+      answer = { y: instance.prediction, e: instance.explanation }
+    } else {
+      const turns = log.map((m) =>
+        contextTurn(task, { sender: m.sender, tag: m.tag, y: m.prediction, e: m.explanation }),
+      )
+      const prompt = assemblePrompt(
+        task,
+        turns,
+        queryTurn(task, { imageUrl: instance.imageUrl, smiles: instance.input.smiles as string | undefined }),
+      )
+      context = prompt
+      const g = await generate(task, seat.generator, prompt, ctx)
+      answer = g.answer
+      callId = g.callId
+      raw = g.raw
+    }
+    const tagged = await agentTagAsync({
+      j,
+      k: config.k,
+      own: answer,
+      ownPrev: asAnswer(byJ(j - 2)),
+      partnerPrev: asAnswer(byJ(j - 1)),
+      match: await matcher(task),
+      agree: checker(task, seat.checker, ctx),
+    })
+    await db.$transaction(async (tx) => {
+      await tx.protocolMessage.create({
+        data: {
+          sessionId,
+          seq: j,
+          sender: ask.seat,
+          receiver: otherSeat(ask.seat),
+          tag: tagged.tag,
+          prediction: answer.y,
+          explanation: answer.e,
+          payload: {
+            category: tagged.category,
+            changed: tagged.changed,
+            ...(raw !== null ? { raw } : {}),
+          } as Prisma.InputJsonValue,
+          llmCallId: callId,
+        },
+      })
+      await tx.contextSnapshot.create({
+        data: { sessionId, seq: j, context: (context ?? { proxy: 'ground truth' }) as Prisma.InputJsonValue },
+      })
+      await tx.protocolSession.update({ where: { id: sessionId }, data: { status: 'running', stallError: null } })
+    })
+    return { kind: 'appended', seq: j, tag: tagged.tag }
+  } catch (err) {
+    if (isUniqueViolation(err)) return { kind: 'conflict', seq: j }
+    if (err instanceof LlmError) {
+      // Nothing was appended: the session stays resumable from this message.
+      const error = `${err.kind}: ${err.message}`
+      await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'stalled', stallError: error } })
+      return { kind: 'stalled', error }
+    }
+    throw err
+  }
+}
+
+/** Step until the session needs a person, stalls, or ends. */
+export async function runPxpSession(sessionId: string, maxSteps = 100): Promise<StepResult> {
+  let last: StepResult = { kind: 'awaiting', seat: 'h' }
+  for (let i = 0; i < maxSteps; i++) {
+    last = await stepPxpSession(sessionId)
+    if (last.kind !== 'appended' && last.kind !== 'conflict') return last
+  }
+  return last
+}

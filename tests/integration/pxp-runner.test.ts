@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
+import { db } from '@/lib/server/db'
+import { runPxpSession, stepPxpSession } from '@/lib/server/runner/pxp'
+import { makeStudy, makeUser } from '../support/fixtures'
+
+let server: FakeLlmServer
+beforeAll(async () => {
+  server = await startFakeLlmServer({ models: ['gen', 'judge'] })
+})
+afterAll(async () => {
+  await server.close()
+  await db.$disconnect()
+})
+
+const TRUTH = { y: 'Atelectasis', e: 'Volume loss of the left lower lobe with shift of the fissure.' }
+
+async function session(
+  studyId: string,
+  connectionId: string,
+  h: object = { kind: 'proxy', checker: { connectionId, model: 'judge' } },
+) {
+  return db.protocolSession.create({
+    data: {
+      studyId,
+      protocol: 'pxp',
+      protocolVersion: '1',
+      config: { n: 10, k: 3 },
+      task: 'rad',
+      instance: { input: { image: 'x.png' }, prediction: TRUTH.y, explanation: TRUTH.e },
+      seats: {
+        m: { kind: 'llm', generator: { connectionId, model: 'gen' }, checker: { connectionId, model: 'judge' } },
+        h,
+      },
+    },
+  })
+}
+
+async function setup() {
+  const researcher = await makeUser('researcher')
+  const study = await makeStudy(researcher)
+  const conn = await db.llmConnection.create({
+    data: {
+      studyId: study.id,
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: server.url,
+      defaultModel: 'gen',
+      timeoutMs: 2000,
+    },
+  })
+  return { study, conn }
+}
+
+describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AGREE)', () => {
+  it('runs INIT, REFUTE, REVISE, RATIFY, RATIFY and stops on mutual ratification', async () => {
+    const { study, conn } = await setup()
+    server.setScript([
+      // The generator: a wrong first read, then the right one.
+      {
+        match: { model: 'gen' },
+        replies: [
+          { text: 'Prediction: Pneumonia\nExplanation: Patchy consolidation.' },
+          { text: `Prediction: Atelectasis\nExplanation: Volume loss on the left.` },
+        ],
+      },
+      // The checker: the first explanation disagrees with the truth, the revised one agrees.
+      { match: { model: 'judge', contains: 'Patchy consolidation' }, replies: [{ text: 'No' }] },
+      { match: { model: 'judge', contains: 'Volume loss on the left' }, replies: [{ text: 'Yes' }] },
+    ])
+    const s = await session(study.id, conn.id)
+    const end = await runPxpSession(s.id)
+    expect(end).toEqual({ kind: 'done', reason: 'mutual-ratify' })
+    const messages = await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })
+    expect(messages.map((m) => [m.seq, m.sender, m.tag])).toEqual([
+      [1, 'm', 'INIT'],
+      [2, 'h', 'REFUTE'],
+      [3, 'm', 'REVISE'],
+      [4, 'h', 'RATIFY'],
+      [5, 'm', 'RATIFY'],
+    ])
+    expect(messages[2]?.payload).toMatchObject({ category: 'D', changed: true })
+    expect(await db.contextSnapshot.count({ where: { sessionId: s.id } })).toBe(5)
+    // The machine's third prompt carried the tester's refutation as a user turn.
+    const c3 = await db.contextSnapshot.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 3 } } })
+    expect(JSON.stringify(c3.context)).toContain('I think you made a mistake. I refute your diagnosis.')
+    expect(await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })).toMatchObject({
+      status: 'done',
+      stopReason: 'mutual-ratify',
+    })
+    // Every LLM call of the session is in the call log, pointing at it.
+    expect(await db.llmCall.count({ where: { sessionRef: s.id } })).toBeGreaterThanOrEqual(4)
+  })
+
+  it('waits for a human seat, and two racing steps append one message', async () => {
+    const { study, conn } = await setup()
+    server.setScript([
+      { match: { model: 'gen' }, replies: [{ text: 'Prediction: Pneumonia\nExplanation: x', latencyMs: 50 }] },
+    ])
+    const s = await session(study.id, conn.id, { kind: 'human', userId: 'someone' })
+    const [a, b] = await Promise.all([stepPxpSession(s.id), stepPxpSession(s.id)])
+    expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
+    expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(1)
+    expect(await stepPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'h' })
+  })
+
+  it('a failing model stalls the session with the error; after the fault it resumes where it stopped', async () => {
+    const { study, conn } = await setup()
+    server.setScript([{ match: { model: 'gen' }, replies: [{ fault: '500' }] }])
+    const s = await session(study.id, conn.id)
+    const r = await stepPxpSession(s.id)
+    expect(r).toMatchObject({ kind: 'stalled', error: expect.stringContaining('server') })
+    expect(await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })).toMatchObject({ status: 'stalled' })
+    expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(0)
+    server.setScript([
+      { match: { model: 'gen' }, replies: [{ text: `Prediction: Atelectasis\nExplanation: ${TRUTH.e}` }] },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
+    ])
+    expect(await runPxpSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
+    const tags = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
+      (m) => m.tag,
+    )
+    expect(tags).toEqual(['INIT', 'RATIFY', 'RATIFY'])
+  })
+})

@@ -131,7 +131,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         out(`${r.data.email} is now ${r.data.role}.`)
       })
     })
-  const pxpCmd = program.command('pxp').description('PXP (INTERACT) tools that work on files; no database needed')
+  const pxpCmd = program
+    .command('pxp')
+    .description('PXP (INTERACT): statistics from files (no database), and running and exporting experiments')
   pxpCmd
     .command('stats')
     .description(
@@ -172,6 +174,44 @@ count is {"median", "min", "max"} over the repetitions, "sessions" the median pe
       }
       if (lines.length === 0) throw new CliError(`No sessions in ${file}.`)
       out(lines.join('\n'))
+    })
+  pxpCmd
+    .command('run')
+    .description("Run an experiment's sessions headless until each is done, stalled or waiting for a person")
+    .requiredOption('--experiment <id>', 'the experiment id')
+    .option('--concurrency <n>', 'sessions (or carried-over chains) at once', repetitionNumber, 4)
+    .action(async (opts: { experiment: string; concurrency: number }) => {
+      await ensureDatabaseUrl(async () => {
+        const { db } = await import('@/lib/server/db')
+        const { runExperiment } = await import('@/lib/server/services/experiments')
+        if (!(await db.experiment.findUnique({ where: { id: opts.experiment } }))) {
+          throw new CliError(`No experiment has the id ${opts.experiment}.`)
+        }
+        const tty = process.stderr.isTTY
+        const p = await runExperiment(opts.experiment, {
+          concurrency: opts.concurrency,
+          onProgress: (x) => {
+            const width = 30
+            const filled = Math.round((x.done / Math.max(1, x.total)) * width)
+            const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${x.done}/${x.total} done, ${x.stalled} stalled, ${x.awaiting} awaiting`
+            process.stderr.write(tty ? `\r${line}` : `${line}\n`)
+          },
+        })
+        if (tty) process.stderr.write('\n')
+        out(JSON.stringify(p))
+        if (p.stalled)
+          throw new CliError(`${p.stalled} session(s) stalled; fix the cause and run again to resume them.`)
+      })
+    })
+  pxpCmd
+    .command('export')
+    .description("An experiment's messages (M) as JSON Lines, the format `parley pxp stats` reads")
+    .requiredOption('--experiment <id>', 'the experiment id')
+    .action(async (opts: { experiment: string }) => {
+      await ensureDatabaseUrl(async () => {
+        const { exportExperimentMessages } = await import('@/lib/server/services/experiments')
+        for await (const line of exportExperimentMessages(opts.experiment)) out(line)
+      })
     })
   return program
 }

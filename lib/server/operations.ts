@@ -2,6 +2,7 @@ import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
+import { createPxpExperiment } from '@/lib/server/services/experiments'
 import {
   createConnection,
   deleteConnection,
@@ -81,4 +82,5 @@ export const OPERATIONS: Operation<any, any>[] = [
   importDataset,
   listDatasets,
   getDataset,
+  createPxpExperiment,
 ]

@@ -148,6 +148,34 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       mapping: JSON.stringify({ inputColumns: ['q'], predictionColumn: 'a', explanationColumn: 'why' }),
     }),
   },
+  'experiments.create-pxp': {
+    allowed: STAFF,
+    input: async (c) => {
+      const ds = await db.dataset.create({
+        data: {
+          studyId: c.studyId,
+          name: 'drug',
+          kind: 'drug',
+          source: 'x.csv',
+          instances: {
+            create: {
+              index: 0,
+              input: { smiles: 'CCOC(C)=O' },
+              prediction: 'CCO.CC(=O)O',
+              explanation: 'esterification',
+            },
+          },
+        },
+      })
+      return {
+        studyId: c.studyId,
+        name: 'pilot',
+        datasetId: ds.id,
+        generator: { connectionId: c.connectionId },
+        checker: { connectionId: c.connectionId },
+      }
+    },
+  },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
 }

@@ -122,4 +122,49 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     )
     expect(tags).toEqual(['INIT', 'RATIFY', 'RATIFY'])
   })
+
+  it('sends the X-ray from the dataset to a vision generator, and not to a text-only one', async () => {
+    const { study, conn } = await setup()
+    const ds = await db.dataset.create({
+      data: {
+        studyId: study.id,
+        name: 'rad',
+        kind: 'rad',
+        source: 'x.csv',
+        assets: { create: { name: 'x.png', mime: 'image/png', bytes: Buffer.from([137, 80, 78, 71]) } },
+      },
+    })
+    server.setScript([
+      { match: { model: 'gen' }, replies: [{ text: `Prediction: Atelectasis\nExplanation: ${TRUTH.e}` }] },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
+    ])
+    const parts = async (vision: boolean) => {
+      const s = await db.protocolSession.create({
+        data: {
+          studyId: study.id,
+          protocol: 'pxp',
+          protocolVersion: '1',
+          config: { n: 10, k: 3 },
+          task: 'rad',
+          instance: { input: { image: 'x.png' }, prediction: TRUTH.y, explanation: TRUTH.e, datasetId: ds.id },
+          seats: {
+            m: {
+              kind: 'llm',
+              generator: { connectionId: conn.id, model: 'gen', vision },
+              checker: { connectionId: conn.id, model: 'judge' },
+            },
+            h: { kind: 'proxy', checker: { connectionId: conn.id, model: 'judge' } },
+          },
+        },
+      })
+      const before = server.requests.length
+      expect(await stepPxpSession(s.id)).toMatchObject({ kind: 'appended', tag: 'INIT' })
+      const body = server.requests.slice(before).find((r) => r.model === 'gen')?.body as {
+        messages: Array<{ content: unknown }>
+      }
+      return JSON.stringify(body.messages.at(-1)?.content)
+    }
+    expect(await parts(true)).toContain('data:image/png;base64,iVBORw==')
+    expect(await parts(false)).not.toContain('image_url')
+  })
 })

@@ -24,11 +24,13 @@ import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/run
  * M and C rows; a concurrent step for the same message loses cleanly on the (session, seq) key.
  */
 const LlmRef = z.object({ connectionId: z.string(), model: z.string().optional() })
+/** An LLM seat's generator; the X-ray goes only to models that accept images (`vision`). */
+const Generator = LlmRef.extend({ temperature: z.number().optional(), vision: z.boolean().default(true) })
 export const PxpSeats = z.object({
   m: z.discriminatedUnion('kind', [
     z.object({
       kind: z.literal('llm'),
-      generator: LlmRef.extend({ temperature: z.number().optional() }),
+      generator: Generator,
       checker: LlmRef,
     }),
     z.object({ kind: z.literal('human'), userId: z.string() }),
@@ -38,7 +40,7 @@ export const PxpSeats = z.object({
     z.object({ kind: z.literal('human'), userId: z.string() }),
     z.object({
       kind: z.literal('llm'),
-      generator: LlmRef.extend({ temperature: z.number().optional() }),
+      generator: Generator,
       checker: LlmRef,
     }),
   ]),
@@ -49,8 +51,9 @@ export const PxpInstance = z.object({
   input: z.record(z.string(), z.unknown()),
   prediction: z.string(),
   explanation: z.string(),
-  /** For RAD: the image as a data: URL, resolved by whoever created the session. */
+  /** For RAD: the image as a data: URL, or looked up in the dataset's assets by `input.image`. */
   imageUrl: z.string().optional(),
+  datasetId: z.string().optional(),
 })
 export type PxpInstance = z.infer<typeof PxpInstance>
 
@@ -105,7 +108,7 @@ function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: { studyId:
 /** Ask the generator for (y, e); an unparsable reply is re-asked with the parse error (bounded). */
 async function generate(
   task: PxpTaskKind,
-  gen: z.infer<typeof LlmRef> & { temperature?: number },
+  gen: z.infer<typeof Generator>,
   prompt: ChatTurn[],
   ctx: { studyId: string; sessionId: string; seq: number },
 ): Promise<{ answer: Answer; callId: string | null; raw: string }> {
@@ -136,10 +139,48 @@ async function generate(
   throw new LlmError('invalid_output', 'The model did not answer in the required format after 3 attempts.', [])
 }
 
+/**
+ * The paper does not reset the generator between sessions: with carry-over, the machine's context
+ * starts with the dialogues of the earlier sessions of its repetition, in their recorded order.
+ */
+async function carriedOver(session: {
+  experimentId: string | null
+  repetition: number
+  position: number
+  experiment: { carryOver: boolean } | null
+}): Promise<PxpMessage[]> {
+  if (!session.experimentId || !session.experiment?.carryOver) return []
+  const earlier = await db.protocolMessage.findMany({
+    where: {
+      session: {
+        experimentId: session.experimentId,
+        repetition: session.repetition,
+        position: { lt: session.position },
+      },
+    },
+    orderBy: [{ session: { position: 'asc' } }, { seq: 'asc' }],
+  })
+  return earlier.map((m) => ({
+    seq: m.seq,
+    sender: m.sender as PxpSeat,
+    tag: m.tag as PxpMessage['tag'],
+    prediction: m.prediction ?? '',
+    explanation: m.explanation ?? '',
+  }))
+}
+
+/** The instance's image as a data: URL, from the dataset's stored assets. */
+async function imageOf(instance: PxpInstance): Promise<string | undefined> {
+  const name = instance.input.image
+  if (typeof name !== 'string' || !instance.datasetId) return undefined
+  const asset = await db.asset.findUnique({ where: { datasetId_name: { datasetId: instance.datasetId, name } } })
+  return asset ? `data:${asset.mime};base64,${Buffer.from(asset.bytes).toString('base64')}` : undefined
+}
+
 export async function stepPxpSession(sessionId: string): Promise<StepResult> {
   const session = await db.protocolSession.findUniqueOrThrow({
     where: { id: sessionId },
-    include: { messages: { orderBy: { seq: 'asc' } } },
+    include: { messages: { orderBy: { seq: 'asc' } }, experiment: { select: { carryOver: true } } },
   })
   const config = pxp.config.parse(session.config)
   const seats = PxpSeats.parse(session.seats)
@@ -178,13 +219,14 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
     if (seat.kind === 'proxy') {
       answer = { y: instance.prediction, e: instance.explanation }
     } else {
-      const turns = log.map((m) =>
+      const turns = [...(await carriedOver(session)), ...log].map((m) =>
         contextTurn(task, { sender: m.sender, tag: m.tag, y: m.prediction, e: m.explanation }),
       )
+      const imageUrl = seat.generator.vision ? (instance.imageUrl ?? (await imageOf(instance))) : undefined
       const prompt = assemblePrompt(
         task,
         turns,
-        queryTurn(task, { imageUrl: instance.imageUrl, smiles: instance.input.smiles as string | undefined }),
+        queryTurn(task, { imageUrl, smiles: instance.input.smiles as string | undefined }),
       )
       context = prompt
       const g = await generate(task, seat.generator, prompt, ctx)

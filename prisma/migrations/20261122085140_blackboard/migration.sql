@@ -2,6 +2,7 @@
 CREATE TABLE "ProtocolSession" (
     "id" TEXT NOT NULL,
     "studyId" TEXT NOT NULL,
+    "experimentId" TEXT,
     "protocol" TEXT NOT NULL,
     "protocolVersion" TEXT NOT NULL,
     "config" JSONB NOT NULL,
@@ -19,6 +20,26 @@ CREATE TABLE "ProtocolSession" (
     "doneAt" TIMESTAMP(3),
 
     CONSTRAINT "ProtocolSession_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "Experiment" (
+    "id" TEXT NOT NULL,
+    "studyId" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "protocol" TEXT NOT NULL,
+    "task" TEXT NOT NULL,
+    "datasetId" TEXT NOT NULL,
+    "config" JSONB NOT NULL,
+    "seats" JSONB NOT NULL,
+    "repetitions" INTEGER NOT NULL,
+    "carryOver" BOOLEAN NOT NULL DEFAULT true,
+    "status" TEXT NOT NULL DEFAULT 'draft',
+    "createdById" TEXT,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "Experiment_pkey" PRIMARY KEY ("id")
 );
 
 -- CreateTable
@@ -53,10 +74,22 @@ CREATE TABLE "ContextSnapshot" (
 CREATE INDEX "ProtocolSession_studyId_status_idx" ON "ProtocolSession"("studyId", "status");
 
 -- CreateIndex
+CREATE INDEX "ProtocolSession_experimentId_repetition_position_idx" ON "ProtocolSession"("experimentId", "repetition", "position");
+
+-- CreateIndex
+CREATE INDEX "Experiment_studyId_idx" ON "Experiment"("studyId");
+
+-- CreateIndex
 CREATE UNIQUE INDEX "ProtocolMessage_sessionId_seq_key" ON "ProtocolMessage"("sessionId", "seq");
 
 -- AddForeignKey
 ALTER TABLE "ProtocolSession" ADD CONSTRAINT "ProtocolSession_studyId_fkey" FOREIGN KEY ("studyId") REFERENCES "Study"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- AddForeignKey
+ALTER TABLE "ProtocolSession" ADD CONSTRAINT "ProtocolSession_experimentId_fkey" FOREIGN KEY ("experimentId") REFERENCES "Experiment"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- AddForeignKey
+ALTER TABLE "Experiment" ADD CONSTRAINT "Experiment_studyId_fkey" FOREIGN KEY ("studyId") REFERENCES "Study"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "ProtocolMessage" ADD CONSTRAINT "ProtocolMessage_sessionId_fkey" FOREIGN KEY ("sessionId") REFERENCES "ProtocolSession"("id") ON DELETE CASCADE ON UPDATE CASCADE;

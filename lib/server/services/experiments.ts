@@ -1,0 +1,222 @@
+import { z } from 'zod'
+import type { Prisma } from '@/lib/generated/prisma/client'
+import { PXP_PROTOCOL_VERSION, pxpConfig } from '@/lib/protocols/pxp'
+import { db } from '@/lib/server/db'
+import { badRequest, notFound } from '@/lib/server/errors'
+import { defineOperation } from '@/lib/server/operation'
+import { runPxpSession, type StepResult } from '@/lib/server/runner/pxp'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { visibleConnections } from '@/lib/server/services/connections'
+import { findVisibleStudy, id } from '@/lib/server/services/studies'
+import { boolParam } from '@/lib/server/pagination'
+
+const llmRef = z.object({ connectionId: id, model: z.string().trim().max(200).optional() })
+
+/** A deterministic shuffle (mulberry32) so every repetition's instance order is reproducible. */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  let a = seed >>> 0
+  const rand = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const out = [...items]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1))
+    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
+  }
+  return out
+}
+
+export const createPxpExperiment = defineOperation({
+  name: 'experiments.create-pxp',
+  scope: 'studies:update',
+  input: z.object({
+    studyId: id,
+    name: z.string({ error: 'Name the experiment.' }).trim().min(1, 'Name the experiment.').max(120),
+    datasetId: id,
+    /** Use the first `sample` instances of the dataset (all when absent). */
+    sample: z.coerce.number().int().min(1).max(100_000).optional(),
+    repetitions: z.coerce.number().int().min(1).max(50).default(1),
+    n: z.coerce.number().int().min(1).max(100).default(10),
+    k: z.coerce.number().int().min(1).max(100).default(3),
+    generator: llmRef.extend({
+      temperature: z.coerce.number().min(0).max(2).optional(),
+      vision: z.boolean().default(true),
+    }),
+    checker: llmRef,
+    carryOver: boolParam.default(true),
+    /** Shuffle the instance order of each repetition (seeded by the repetition number). */
+    shuffle: boolParam.default(false),
+  }),
+  async run(actor, input) {
+    await findVisibleStudy(db, actor, input.studyId)
+    const dataset = await db.dataset.findFirst({ where: { id: input.datasetId, studyId: input.studyId } })
+    if (!dataset) throw notFound('Dataset')
+    if (dataset.kind !== 'rad' && dataset.kind !== 'drug')
+      throw badRequest('PXP experiments run on RAD or DRUG datasets for now.')
+    for (const ref of [input.generator, input.checker]) {
+      const ok = await db.llmConnection.findFirst({ where: { id: ref.connectionId, ...visibleConnections(actor) } })
+      if (!ok) throw notFound('Connection')
+    }
+    const config = pxpConfig.parse({ n: input.n, k: input.k })
+    const instances = await db.instance.findMany({
+      where: { datasetId: dataset.id },
+      orderBy: { index: 'asc' },
+      ...(input.sample ? { take: input.sample } : {}),
+    })
+    const seats = {
+      m: { kind: 'llm', generator: input.generator, checker: input.checker },
+      h: { kind: 'proxy', checker: input.checker },
+    }
+    return db.$transaction(
+      async (tx) => {
+        const experiment = await tx.experiment.create({
+          data: {
+            studyId: input.studyId,
+            name: input.name,
+            protocol: 'pxp',
+            task: dataset.kind,
+            datasetId: dataset.id,
+            config,
+            seats,
+            repetitions: input.repetitions,
+            carryOver: input.carryOver,
+            createdById: actor.userId || null,
+          },
+        })
+        const rows: Prisma.ProtocolSessionCreateManyInput[] = []
+        for (let r = 1; r <= input.repetitions; r++) {
+          const order = input.shuffle ? shuffled(instances, r) : instances
+          order.forEach((inst, position) => {
+            rows.push({
+              studyId: input.studyId,
+              experimentId: experiment.id,
+              protocol: 'pxp',
+              protocolVersion: PXP_PROTOCOL_VERSION,
+              config,
+              task: dataset.kind,
+              instanceId: inst.id,
+              instance: {
+                input: inst.input,
+                prediction: inst.prediction,
+                explanation: inst.explanation,
+                datasetId: dataset.id,
+              } as Prisma.InputJsonValue,
+              seats,
+              repetition: r,
+              position,
+            })
+          })
+        }
+        await tx.protocolSession.createMany({ data: rows })
+        await writeAudit(tx, {
+          actor: actorRef(actor),
+          action: 'experiment.create',
+          resourceType: 'experiment',
+          resourceId: experiment.id,
+          studyId: input.studyId,
+          after: {
+            name: input.name,
+            datasetId: dataset.id,
+            repetitions: input.repetitions,
+            sessions: rows.length,
+            config,
+          },
+        })
+        return { id: experiment.id, sessions: rows.length }
+      },
+      { timeout: 60_000 },
+    )
+  },
+})
+
+export interface RunProgress {
+  total: number
+  done: number
+  stalled: number
+  awaiting: number
+}
+
+/**
+ * Run an experiment's sessions in this process until each is done, stalled or awaiting a person.
+ * With carry-over, a repetition's sessions run one after another in their recorded order (the
+ * context of each depends on the ones before); repetitions run side by side, up to `concurrency`.
+ * Without carry-over every session is independent. Safe to re-run: finished sessions are skipped,
+ * stalled ones are tried again from where they stopped.
+ */
+export async function runExperiment(
+  experimentId: string,
+  opts: { concurrency?: number; onProgress?: (p: RunProgress) => void } = {},
+): Promise<RunProgress> {
+  const experiment = await db.experiment.findUniqueOrThrow({ where: { id: experimentId } })
+  const sessions = await db.protocolSession.findMany({
+    where: { experimentId, status: { not: 'done' } },
+    orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
+    select: { id: true, repetition: true },
+  })
+  const total = await db.protocolSession.count({ where: { experimentId } })
+  const progress: RunProgress = { total, done: total - sessions.length, stalled: 0, awaiting: 0 }
+  await db.experiment.update({ where: { id: experimentId }, data: { status: 'running' } })
+  const chains: string[][] = experiment.carryOver
+    ? [...new Set(sessions.map((s) => s.repetition))].map((r) =>
+        sessions.filter((s) => s.repetition === r).map((s) => s.id),
+      )
+    : sessions.map((s) => [s.id])
+  const count = (r: StepResult) => {
+    if (r.kind === 'done') progress.done++
+    else if (r.kind === 'stalled') progress.stalled++
+    else if (r.kind === 'awaiting') progress.awaiting++
+    opts.onProgress?.({ ...progress })
+  }
+  let next = 0
+  const worker = async () => {
+    while (next < chains.length) {
+      const chain = chains[next++] as string[]
+      for (const sessionId of chain) {
+        const r = await runPxpSession(sessionId)
+        count(r)
+        // A carried-over chain cannot skip a session: the next one's context depends on it.
+        if (experiment.carryOver && r.kind !== 'done') break
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker))
+  const remaining = await db.protocolSession.count({ where: { experimentId, status: { not: 'done' } } })
+  await db.experiment.update({ where: { id: experimentId }, data: { status: remaining ? 'running' : 'done' } })
+  return progress
+}
+
+/** M rows of an experiment as the JSONL `parley pxp stats` reads, in a stable order. */
+export async function* exportExperimentMessages(experimentId: string): AsyncGenerator<string> {
+  const pageSize = 1000
+  let cursor: string | undefined
+  for (;;) {
+    const sessions = await db.protocolSession.findMany({
+      where: { experimentId },
+      orderBy: { id: 'asc' },
+      take: pageSize,
+      ...(cursor ? { skip: 1, cursor: { id: cursor } } : {}),
+      select: { id: true, repetition: true, position: true, messages: { orderBy: { seq: 'asc' } } },
+    })
+    if (!sessions.length) return
+    for (const s of sessions) {
+      for (const m of s.messages) {
+        yield JSON.stringify({
+          repetition: s.repetition,
+          session: s.id,
+          position: s.position,
+          j: m.seq,
+          sender: m.sender,
+          receiver: m.receiver,
+          tag: m.tag,
+          prediction: m.prediction,
+          explanation: m.explanation,
+        })
+      }
+    }
+    cursor = sessions.at(-1)?.id
+  }
+}

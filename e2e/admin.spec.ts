@@ -27,7 +27,7 @@ test('an admin creates a user who then signs in; the audit log records it', asyn
   await signOut(page)
 
   await signIn(page, email, 'a fine password')
-  await expect(mainNav(page)).toHaveText(['My work', 'Settings'])
+  await expect(mainNav(page)).toHaveText(['My work', 'Sessions', 'Settings'])
   await expect(page.getByRole('heading', { name: 'My work' })).toBeVisible()
   await expect(page.getByText('Nothing assigned to you right now.')).toBeVisible()
 })

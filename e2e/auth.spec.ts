@@ -3,10 +3,20 @@ import { mainNav, signIn, signOut, sql } from './helpers'
 
 // What each role sees in the main navigation, written out by hand.
 const NAV: Record<string, string[]> = {
-  'admin@parley.local': ['My work', 'Studies', 'Models', 'Calls', 'Users', 'Prices', 'Audit log', 'Settings'],
-  'researcher@parley.local': ['My work', 'Studies', 'Models', 'Calls', 'Settings'],
-  'expert@parley.local': ['My work', 'Settings'],
-  'annotator@parley.local': ['My work', 'Settings'],
+  'admin@parley.local': [
+    'My work',
+    'Sessions',
+    'Studies',
+    'Models',
+    'Calls',
+    'Users',
+    'Prices',
+    'Audit log',
+    'Settings',
+  ],
+  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Models', 'Calls', 'Settings'],
+  'expert@parley.local': ['My work', 'Sessions', 'Settings'],
+  'annotator@parley.local': ['My work', 'Sessions', 'Settings'],
   'viewer@parley.local': ['Studies', 'Settings'],
 }
 

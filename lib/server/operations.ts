@@ -3,6 +3,7 @@ import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
+import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
   createConnection,
   deleteConnection,
@@ -83,4 +84,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   listDatasets,
   getDataset,
   createPxpExperiment,
+  listMySessions,
+  getPxpSession,
+  submitHumanMessage,
 ]

@@ -176,8 +176,54 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       }
     },
   },
+  'pxp-sessions.list-mine': { allowed: WORKERS, input: () => ({}) },
+  'pxp-sessions.get': { allowed: WORKERS, input: async (c) => ({ sessionId: (await humanSession(c)).id }) },
+  'pxp-sessions.submit': {
+    allowed: WORKERS,
+    input: async (c) => {
+      const s = await humanSession(c)
+      await db.protocolMessage.create({
+        data: {
+          sessionId: s.id,
+          seq: 1,
+          sender: 'm',
+          receiver: 'h',
+          tag: 'INIT',
+          prediction: 'CCO',
+          explanation: 'a guess',
+        },
+      })
+      return {
+        sessionId: s.id,
+        seq: 2,
+        matchPrev: 'false',
+        agreePrev: 'false',
+        prediction: 'CCO.CC(=O)O',
+        explanation: 'esterification',
+      }
+    },
+  },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
+}
+
+/** A PXP session in the world's study whose human seat is the actor. */
+async function humanSession(c: Ctx) {
+  return db.protocolSession.create({
+    data: {
+      studyId: c.studyId,
+      assigneeId: c.actor.userId,
+      protocol: 'pxp',
+      protocolVersion: '1',
+      config: { n: 10, k: 3 },
+      task: 'drug',
+      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+      seats: {
+        m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
+        h: { kind: 'human', userId: c.actor.userId },
+      },
+    },
+  })
 }
 
 async function makeConnection(studyId: string) {

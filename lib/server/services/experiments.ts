@@ -50,6 +50,9 @@ export const createPxpExperiment = defineOperation({
     carryOver: boolParam.default(true),
     /** Shuffle the instance order of each repetition (seeded by the repetition number). */
     shuffle: boolParam.default(false),
+    /** Who answers as the human: the dataset's ground truth (proxy) or assigned experts, round robin. */
+    tester: z.enum(['proxy', 'expert']).default('proxy'),
+    expertIds: z.array(id).max(100).default([]),
   }),
   async run(actor, input) {
     await findVisibleStudy(db, actor, input.studyId)
@@ -67,10 +70,18 @@ export const createPxpExperiment = defineOperation({
       orderBy: { index: 'asc' },
       ...(input.sample ? { take: input.sample } : {}),
     })
-    const seats = {
-      m: { kind: 'llm', generator: input.generator, checker: input.checker },
-      h: { kind: 'proxy', checker: input.checker },
+    if (input.tester === 'expert') {
+      if (!input.expertIds.length) throw badRequest('Assign at least one expert to answer as the human.')
+      const members = await db.studyMember.count({ where: { studyId: input.studyId, userId: { in: input.expertIds } } })
+      if (members !== new Set(input.expertIds).size)
+        throw badRequest('Every assigned expert must be a member of the study.')
     }
+    const machine = { kind: 'llm', generator: input.generator, checker: input.checker }
+    const seatsFor = (i: number) =>
+      input.tester === 'expert'
+        ? { m: machine, h: { kind: 'human', userId: input.expertIds[i % input.expertIds.length] as string } }
+        : { m: machine, h: { kind: 'proxy', checker: input.checker } }
+    const seats = seatsFor(0)
     return db.$transaction(
       async (tx) => {
         const experiment = await tx.experiment.create({
@@ -91,6 +102,7 @@ export const createPxpExperiment = defineOperation({
         for (let r = 1; r <= input.repetitions; r++) {
           const order = input.shuffle ? shuffled(instances, r) : instances
           order.forEach((inst, position) => {
+            const sessionSeats = seatsFor(rows.length)
             rows.push({
               studyId: input.studyId,
               experimentId: experiment.id,
@@ -105,7 +117,8 @@ export const createPxpExperiment = defineOperation({
                 explanation: inst.explanation,
                 datasetId: dataset.id,
               } as Prisma.InputJsonValue,
-              seats,
+              seats: sessionSeats,
+              assigneeId: sessionSeats.h.kind === 'human' ? (sessionSeats.h as { userId: string }).userId : null,
               repetition: r,
               position,
             })

@@ -3,6 +3,7 @@ CREATE TABLE "ProtocolSession" (
     "id" TEXT NOT NULL,
     "studyId" TEXT NOT NULL,
     "experimentId" TEXT,
+    "assigneeId" TEXT,
     "protocol" TEXT NOT NULL,
     "protocolVersion" TEXT NOT NULL,
     "config" JSONB NOT NULL,
@@ -75,6 +76,9 @@ CREATE INDEX "ProtocolSession_studyId_status_idx" ON "ProtocolSession"("studyId"
 
 -- CreateIndex
 CREATE INDEX "ProtocolSession_experimentId_repetition_position_idx" ON "ProtocolSession"("experimentId", "repetition", "position");
+
+-- CreateIndex
+CREATE INDEX "ProtocolSession_assigneeId_status_idx" ON "ProtocolSession"("assigneeId", "status");
 
 -- CreateIndex
 CREATE INDEX "Experiment_studyId_idx" ON "Experiment"("studyId");

@@ -16,6 +16,7 @@ test('with no admin, sign-in leads to the one-time setup page, which then disapp
     await page.getByRole('button', { name: 'Create admin account' }).click()
     await expect(mainNav(page)).toHaveText([
       'My work',
+      'Sessions',
       'Studies',
       'Models',
       'Calls',

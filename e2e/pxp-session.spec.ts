@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto'
+import { expect, test } from '@playwright/test'
+import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
+import { signIn, sql } from './helpers'
+
+let fake: FakeLlmServer
+const TRUTH = { y: 'CCO.CC(=O)O', e: 'Fischer esterification of acetic acid with ethanol.' }
+
+test.beforeAll(async () => {
+  fake = await startFakeLlmServer({
+    models: ['gen', 'judge'],
+    script: [
+      { match: { model: 'gen' }, replies: [{ text: `Prediction: ${TRUTH.y}\nPathway: ${TRUTH.e}` }] },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
+    ],
+  })
+})
+test.afterAll(async () => {
+  await fake.close()
+})
+
+test('an expert refutes, the machine revises, the expert ratifies and the session ends on mutual RATIFY', async ({
+  page,
+}) => {
+  const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
+  const connectionId = `e2e-${randomUUID()}`
+  await sql(
+    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
+     VALUES ($1, 'demo-study', 'fake for e2e', 'openai-compatible', $2, 'gen', 5000, now())`,
+    [connectionId, fake.url],
+  )
+  const sessionId = `e2e-${randomUUID()}`
+  const seats = {
+    m: { kind: 'llm', generator: { connectionId, model: 'gen' }, checker: { connectionId, model: 'judge' } },
+    h: { kind: 'human', userId: expert?.id },
+  }
+  await sql(
+    `INSERT INTO "ProtocolSession" (id, "studyId", "assigneeId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
+     VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', now())`,
+    [
+      sessionId,
+      expert?.id,
+      JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e }),
+      JSON.stringify(seats),
+    ],
+  )
+  // The machine's first message (a wrong guess), as the runner would have written it.
+  await sql(
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation)
+     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.')`,
+    [randomUUID(), sessionId],
+  )
+
+  await signIn(page, 'expert@parley.local')
+  await page.getByRole('link', { name: 'Sessions' }).click()
+  await expect(page.getByText('awaiting you').first()).toBeVisible()
+  await page.goto(`/sessions/${sessionId}`)
+  await expect(page.getByText('Product:')).toContainText('CCOC(C)=O')
+  await expect(page.getByText('A reduction of the ester.')).toBeVisible()
+
+  // Disagree: no match, no agreement, the expert's own answer → REFUTE (j = 2 ≤ k, answer not changed).
+  await page.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('No').check()
+  await page.getByRole('group', { name: 'Does the explanation agree with yours?' }).getByLabel('No').check()
+  await page.getByLabel('Your prediction').fill(TRUTH.y)
+  await page.getByLabel('Your explanation').fill(TRUTH.e)
+  await expect(page.getByTestId('derived-tag')).toContainText('Tag: REFUTE')
+  await expect(page.getByTestId('derived-tag')).toContainText('REJECT becomes available after message 3')
+  await page.getByRole('button', { name: 'Send' }).click()
+
+  // The machine revises to the expert's answer.
+  const thread = page.getByRole('list', { name: 'Messages' })
+  await expect(thread.getByRole('listitem')).toHaveCount(3)
+  await expect(thread.getByRole('listitem').nth(1)).toContainText('REFUTE')
+  await expect(thread.getByRole('listitem').nth(2)).toContainText('REVISE')
+
+  await page.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('Yes').check()
+  await page.getByRole('group', { name: 'Does the explanation agree with yours?' }).getByLabel('Yes').check()
+  await expect(page.getByTestId('derived-tag')).toContainText('Tag: RATIFY')
+  await page.getByRole('button', { name: 'Send' }).click()
+  await expect(page.getByText('Both agents ratified')).toBeVisible()
+  const tags = await sql<{ tag: string }>(`SELECT tag FROM "ProtocolMessage" WHERE "sessionId" = $1 ORDER BY seq`, [
+    sessionId,
+  ])
+  expect(tags.map((t) => t.tag)).toEqual(['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'])
+
+  // Another expert cannot open it by URL.
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await signIn(page, 'expert2@parley.local')
+  expect((await page.goto(`/sessions/${sessionId}`))?.status()).toBe(404)
+})

@@ -1,8 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
+import { describe, expect, it } from 'vitest'
 import { pxpStats } from '@/lib/metrics/pxp-stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
@@ -14,16 +13,10 @@ import {
   shuffled,
 } from '@/lib/server/services/experiments'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
 import { PXP_DATA } from '../support/shared'
 
-let server: FakeLlmServer
-beforeAll(async () => {
-  server = await startFakeLlmServer({ models: ['gen', 'judge'] })
-})
-afterAll(async () => {
-  await server.close()
-  await db.$disconnect()
-})
+const fake = useFakeLlm()
 
 describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-truth proxy)', () => {
   it('creates R × instances sessions, runs them with carry-over, and exports messages that pxp stats reads', async () => {
@@ -36,23 +29,14 @@ describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-tru
       file: new File([readFileSync(path.join(PXP_DATA, 'retro.csv'))], 'retro.csv'),
     })
     if (!imported.ok) throw new Error(imported.error)
-    const conn = await db.llmConnection.create({
-      data: {
-        studyId: study.id,
-        name: 'fake',
-        provider: 'openai-compatible',
-        baseUrl: server.url,
-        defaultModel: 'gen',
-        timeoutMs: 3000,
-      },
-    })
+    const conn = await fakeConnection(study.id, fake())
     const first = await db.instance.findMany({
       where: { datasetId: imported.data.id },
       orderBy: { index: 'asc' },
       take: 3,
     })
     // The generator answers each product with its true reactants; the checker agrees.
-    server.setScript([
+    fake().setScript([
       ...first.map((i) => ({
         match: { model: 'gen', contains: `pathway for ${(i.input as { smiles: string }).smiles}.` },
         replies: [{ text: `Prediction: ${i.prediction}\nPathway: A plausible single step.` }],

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
+import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { runPxpSession } from '@/lib/server/runner/pxp'
 import { derivedHumanTag, getPxpSession, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
 
-let server: FakeLlmServer
-beforeAll(async () => {
-  server = await startFakeLlmServer({ models: ['gen', 'judge'] })
-})
-afterAll(async () => {
-  await server.close()
-  await db.$disconnect()
-})
+const fake = useFakeLlm()
 
 const TRUTH = { y: 'CCO.CC(=O)O', e: 'Fischer esterification of acetic acid with ethanol.' }
 
@@ -22,17 +15,8 @@ describe('an expert as the human agent', () => {
     const researcher = await makeUser('researcher')
     const expert = await makeUser('expert')
     const study = await makeStudy(researcher, [expert])
-    const conn = await db.llmConnection.create({
-      data: {
-        studyId: study.id,
-        name: 'fake',
-        provider: 'openai-compatible',
-        baseUrl: server.url,
-        defaultModel: 'gen',
-        timeoutMs: 3000,
-      },
-    })
-    server.setScript([
+    const conn = await fakeConnection(study.id, fake())
+    fake().setScript([
       {
         match: { model: 'gen' },
         replies: [

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
+import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { runPxpSession, stepPxpSession } from '@/lib/server/runner/pxp'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
 
-let server: FakeLlmServer
-beforeAll(async () => {
-  server = await startFakeLlmServer({ models: ['gen', 'judge'] })
-})
-afterAll(async () => {
-  await server.close()
-  await db.$disconnect()
-})
+const fake = useFakeLlm()
 
 const TRUTH = { y: 'Atelectasis', e: 'Volume loss of the left lower lobe with shift of the fissure.' }
 
@@ -39,23 +32,14 @@ async function session(
 async function setup() {
   const researcher = await makeUser('researcher')
   const study = await makeStudy(researcher)
-  const conn = await db.llmConnection.create({
-    data: {
-      studyId: study.id,
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: server.url,
-      defaultModel: 'gen',
-      timeoutMs: 2000,
-    },
-  })
+  const conn = await fakeConnection(study.id, fake())
   return { study, conn }
 }
 
 describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AGREE)', () => {
   it('runs INIT, REFUTE, REVISE, RATIFY, RATIFY and stops on mutual ratification', async () => {
     const { study, conn } = await setup()
-    server.setScript([
+    fake().setScript([
       // The generator: a wrong first read, then the right one.
       {
         match: { model: 'gen' },
@@ -94,7 +78,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
 
   it('waits for a human seat, and two racing steps append one message', async () => {
     const { study, conn } = await setup()
-    server.setScript([
+    fake().setScript([
       { match: { model: 'gen' }, replies: [{ text: 'Prediction: Pneumonia\nExplanation: x', latencyMs: 50 }] },
     ])
     const s = await session(study.id, conn.id, { kind: 'human', userId: 'someone' })
@@ -106,13 +90,13 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
 
   it('a failing model stalls the session with the error; after the fault it resumes where it stopped', async () => {
     const { study, conn } = await setup()
-    server.setScript([{ match: { model: 'gen' }, replies: [{ fault: '500' }] }])
+    fake().setScript([{ match: { model: 'gen' }, replies: [{ fault: '500' }] }])
     const s = await session(study.id, conn.id)
     const r = await stepPxpSession(s.id)
     expect(r).toMatchObject({ kind: 'stalled', error: expect.stringContaining('server') })
     expect(await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })).toMatchObject({ status: 'stalled' })
     expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(0)
-    server.setScript([
+    fake().setScript([
       { match: { model: 'gen' }, replies: [{ text: `Prediction: Atelectasis\nExplanation: ${TRUTH.e}` }] },
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
@@ -134,7 +118,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
         assets: { create: { name: 'x.png', mime: 'image/png', bytes: Buffer.from([137, 80, 78, 71]) } },
       },
     })
-    server.setScript([
+    fake().setScript([
       { match: { model: 'gen' }, replies: [{ text: `Prediction: Atelectasis\nExplanation: ${TRUTH.e}` }] },
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
@@ -157,9 +141,11 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
           },
         },
       })
-      const before = server.requests.length
+      const before = fake().requests.length
       expect(await stepPxpSession(s.id)).toMatchObject({ kind: 'appended', tag: 'INIT' })
-      const body = server.requests.slice(before).find((r) => r.model === 'gen')?.body as {
+      const body = fake()
+        .requests.slice(before)
+        .find((r) => r.model === 'gen')?.body as {
         messages: Array<{ content: unknown }>
       }
       return JSON.stringify(body.messages.at(-1)?.content)

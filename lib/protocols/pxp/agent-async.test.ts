@@ -2,6 +2,12 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { agentTag, agentTagAsync } from './agent'
 
+/** Record that a judge was asked, and answer. */
+function noted(log: string[], question: string, answer: boolean): boolean {
+  log.push(question)
+  return answer
+}
+
 describe('agentTagAsync', () => {
   it('gives exactly the tag, category and Changed of agentTag, and asks the judges the same questions', async () => {
     const answer = fc.record({ y: fc.constantFrom('a', 'b', 'c'), e: fc.constantFrom('x', 'y', 'z') })
@@ -21,8 +27,8 @@ describe('agentTagAsync', () => {
             own,
             ownPrev,
             partnerPrev,
-            match: (a, b) => (syncCalls.push(`m:${a}${b}`), a === b),
-            agree: (a, b) => (syncCalls.push(`a:${a}${b}`), a === b),
+            match: (a, b) => noted(syncCalls, `m:${a}${b}`, a === b),
+            agree: (a, b) => noted(syncCalls, `a:${a}${b}`, a === b),
           })
           const viaAsync = await agentTagAsync({
             j,
@@ -30,8 +36,8 @@ describe('agentTagAsync', () => {
             own,
             ownPrev,
             partnerPrev,
-            match: async (a, b) => (asyncCalls.push(`m:${a}${b}`), a === b),
-            agree: async (a, b) => (asyncCalls.push(`a:${a}${b}`), a === b),
+            match: async (a, b) => noted(asyncCalls, `m:${a}${b}`, a === b),
+            agree: async (a, b) => noted(asyncCalls, `a:${a}${b}`, a === b),
           })
           expect(viaAsync).toEqual(sync)
           expect(asyncCalls).toEqual(syncCalls)

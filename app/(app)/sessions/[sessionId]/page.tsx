@@ -41,7 +41,6 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
       <div className="grid gap-6 lg:grid-cols-[2fr_3fr]">
         <Card title="The instance">
           {typeof input.image === 'string' && datasetId ? (
-            // biome-ignore lint/performance/noImgElement: private image served by our authenticated route
             <img
               src={`/api/assets/${datasetId}/${encodeURIComponent(input.image)}`}
               alt="The X-ray of this case"

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test'
-import { mainNav, signIn, signOut, sql } from './helpers'
+import { mainNav, NAV, signIn, signOut, sql } from './helpers'
 
 test('an admin creates a user who then signs in; the audit log records it', async ({ page }) => {
   const email = `new-annotator-${Date.now()}@parley.local`
@@ -27,7 +27,7 @@ test('an admin creates a user who then signs in; the audit log records it', asyn
   await signOut(page)
 
   await signIn(page, email, 'a fine password')
-  await expect(mainNav(page)).toHaveText(['My work', 'Sessions', 'Settings'])
+  await expect(mainNav(page)).toHaveText(NAV['annotator@parley.local'] as string[])
   await expect(page.getByRole('heading', { name: 'My work' })).toBeVisible()
   await expect(page.getByText('Nothing assigned to you right now.')).toBeVisible()
 })

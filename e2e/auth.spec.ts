@@ -1,24 +1,5 @@
 import { expect, test } from '@playwright/test'
-import { mainNav, signIn, signOut, sql } from './helpers'
-
-// What each role sees in the main navigation, written out by hand.
-const NAV: Record<string, string[]> = {
-  'admin@parley.local': [
-    'My work',
-    'Sessions',
-    'Studies',
-    'Models',
-    'Calls',
-    'Users',
-    'Prices',
-    'Audit log',
-    'Settings',
-  ],
-  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Models', 'Calls', 'Settings'],
-  'expert@parley.local': ['My work', 'Sessions', 'Settings'],
-  'annotator@parley.local': ['My work', 'Sessions', 'Settings'],
-  'viewer@parley.local': ['Studies', 'Settings'],
-}
+import { mainNav, NAV, signIn, signOut, sql } from './helpers'
 
 for (const [email, links] of Object.entries(NAV)) {
   test(`${email.split('@')[0]} signs in and sees the right navigation`, async ({ page }) => {

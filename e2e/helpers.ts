@@ -30,3 +30,22 @@ export async function sql<T = Record<string, unknown>>(text: string, params: unk
 export function mainNav(page: Page) {
   return page.getByRole('navigation', { name: 'Main' }).getByRole('link')
 }
+
+/** What each demo role sees in the main navigation, written out by hand. */
+export const NAV: Record<string, string[]> = {
+  'admin@parley.local': [
+    'My work',
+    'Sessions',
+    'Studies',
+    'Models',
+    'Calls',
+    'Users',
+    'Prices',
+    'Audit log',
+    'Settings',
+  ],
+  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Models', 'Calls', 'Settings'],
+  'expert@parley.local': ['My work', 'Sessions', 'Settings'],
+  'annotator@parley.local': ['My work', 'Sessions', 'Settings'],
+  'viewer@parley.local': ['Studies', 'Settings'],
+}

@@ -105,7 +105,27 @@ export interface AgentTagResult {
  * expensive judge (an LLM) is not called for nothing.
  */
 export function agentTag<Y, E>(input: AgentTagInput<Y, E>): AgentTagResult {
-  const { j, k, own, match, agree } = input
+  const steps = tagSteps(input)
+  let step = steps.next()
+  while (!step.done) {
+    const q = step.value
+    step = steps.next(q.judge === 'match' ? input.match(q.a, q.b) : input.agree(q.a, q.b))
+  }
+  return step.value
+}
+
+/** A question Procedure 2 puts to a judge: MATCH on predictions or AGREE on explanations. */
+type JudgeQuestion<Y, E> = { judge: 'match'; a: Y; b: Y } | { judge: 'agree'; a: E; b: E }
+
+/**
+ * Procedure 2 written once, as a generator that yields each judge question and receives the answer;
+ * {@link agentTag} answers synchronously, {@link agentTagAsync} awaits. The order and laziness of
+ * the questions are therefore the same for both.
+ */
+function* tagSteps<Y, E>(
+  input: Omit<AgentTagInput<Y, E>, 'match' | 'agree'>,
+): Generator<JudgeQuestion<Y, E>, AgentTagResult, boolean> {
+  const { j, k, own } = input
   checkMessageNumber(j, k)
   if (j === 1) return { tag: 'INIT', category: null, changed: null }
   const partner = input.partnerPrev
@@ -115,9 +135,11 @@ export function agentTag<Y, E>(input: AgentTagInput<Y, E>): AgentTagResult {
   else if (input.ownPrev) prev = input.ownPrev
   else throw new RangeError(`the agent's own message ${j - 2} is needed to tag message ${j}`)
 
-  const cat = category(match(partner.y, prev.y), agree(partner.e, prev.e))
+  const matchPrev = yield { judge: 'match', a: partner.y, b: prev.y }
+  const agreePrev = yield { judge: 'agree', a: partner.e, b: prev.e }
+  const cat = category(matchPrev, agreePrev)
   if (!needsChanged(j, k, cat)) return { tag: deriveTag({ j, k, category: cat }), category: cat, changed: null }
-  const chg = !match(own.y, prev.y) || !agree(own.e, prev.e)
+  const chg = !(yield { judge: 'match', a: own.y, b: prev.y }) || !(yield { judge: 'agree', a: own.e, b: prev.e })
   return { tag: deriveTag({ j, k, category: cat, changed: chg }), category: cat, changed: chg }
 }
 
@@ -159,18 +181,11 @@ export interface AgentTagAsyncInput<Y = string, E = string> extends Omit<AgentTa
  * evaluated when the tag does not depend on it, so no judge call is wasted.
  */
 export async function agentTagAsync<Y, E>(input: AgentTagAsyncInput<Y, E>): Promise<AgentTagResult> {
-  const { j, k, own, match, agree } = input
-  checkMessageNumber(j, k)
-  if (j === 1) return { tag: 'INIT', category: null, changed: null }
-  const partner = input.partnerPrev
-  if (!partner) throw new RangeError(`the partner's message ${j - 1} is needed to tag message ${j}`)
-  let prev: Answer<Y, E>
-  if (j === 2) prev = own
-  else if (input.ownPrev) prev = input.ownPrev
-  else throw new RangeError(`the agent's own message ${j - 2} is needed to tag message ${j}`)
-
-  const cat = category(await match(partner.y, prev.y), await agree(partner.e, prev.e))
-  if (!needsChanged(j, k, cat)) return { tag: deriveTag({ j, k, category: cat }), category: cat, changed: null }
-  const chg = !(await match(own.y, prev.y)) || !(await agree(own.e, prev.e))
-  return { tag: deriveTag({ j, k, category: cat, changed: chg }), category: cat, changed: chg }
+  const steps = tagSteps(input)
+  let step = steps.next()
+  while (!step.done) {
+    const q = step.value
+    step = steps.next(await (q.judge === 'match' ? input.match(q.a, q.b) : input.agree(q.a, q.b)))
+  }
+  return step.value
 }

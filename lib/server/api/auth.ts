@@ -1,6 +1,6 @@
 import type { Actor } from '@/lib/server/actor'
 import { getAuth } from '@/lib/server/auth/auth'
-import { actorFromUser } from '@/lib/server/auth/session-user'
+import { actorFromUser, type SessionUser } from '@/lib/server/auth/session-user'
 import { db } from '@/lib/server/db'
 import { API_KEY_PATTERN, hashApiKey } from '@/lib/server/services/api-keys'
 
@@ -29,6 +29,11 @@ export async function apiActor(req: Request): Promise<Actor | null> {
     }
     return actor
   }
-  const session = await getAuth().api.getSession({ headers: req.headers })
-  return session ? actorFromUser(session.user as Parameters<typeof actorFromUser>[0], 'session') : null
+  return sessionActor(req.headers)
+}
+
+/** The person signed in through the session cookie in these headers, or null. */
+export async function sessionActor(headers: Headers): Promise<Actor | null> {
+  const session = await getAuth().api.getSession({ headers })
+  return session ? actorFromUser(session.user as SessionUser, 'session') : null
 }

@@ -160,7 +160,20 @@ async function carriedOver(session: {
     },
     orderBy: [{ session: { position: 'asc' } }, { seq: 'asc' }],
   })
-  return earlier.map((m) => ({
+  return messageLog(earlier)
+}
+
+/** M rows as the protocol's messages (the fold `replay` runs over). */
+export function messageLog(
+  rows: ReadonlyArray<{
+    seq: number
+    sender: string
+    tag: string | null
+    prediction: string | null
+    explanation: string | null
+  }>,
+): PxpMessage[] {
+  return rows.map((m) => ({
     seq: m.seq,
     sender: m.sender as PxpSeat,
     tag: m.tag as PxpMessage['tag'],
@@ -186,13 +199,7 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
   const seats = PxpSeats.parse(session.seats)
   const instance = PxpInstance.parse(session.instance)
   const task = session.task as PxpTaskKind
-  const log: PxpMessage[] = session.messages.map((m) => ({
-    seq: m.seq,
-    sender: m.sender as PxpSeat,
-    tag: m.tag as PxpMessage['tag'],
-    prediction: m.prediction ?? '',
-    explanation: m.explanation ?? '',
-  }))
+  const log = messageLog(session.messages)
   const state = replay(pxp, config, instance, log)
   const ask = pxp.next(state)
   if (ask.done) {

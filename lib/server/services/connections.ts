@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { jsonText } from '@/lib/server/input'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { maskSecret, seal } from '@/lib/server/crypto'
@@ -22,16 +23,7 @@ export const DEFAULT_BASE_URLS: Partial<Record<(typeof PROVIDERS)[number], strin
 const FORBIDDEN_HEADERS = /^(authorization|api-key|host|content-length|content-type|connection|cookie)$/i
 
 /** Extra headers arrive as a JSON object (REST) or its text (a form field). */
-const headersInput = z.preprocess(
-  (v) => {
-    if (typeof v !== 'string') return v
-    if (!v.trim()) return {}
-    try {
-      return JSON.parse(v)
-    } catch {
-      return Symbol.for('invalid-json')
-    }
-  },
+const headersInput = jsonText(
   z
     .record(
       z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'Header names use letters, digits and dashes.'),
@@ -42,6 +34,7 @@ const headersInput = z.preprocess(
     .refine((h) => !Object.keys(h).some((k) => FORBIDDEN_HEADERS.test(k)), {
       message: 'Authorization, api-key, host, cookie and content headers are set by Parley; remove them.',
     }),
+  { value: {} },
 )
 
 const optionalInt = (min: number, max: number) =>

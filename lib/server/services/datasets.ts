@@ -1,5 +1,6 @@
 import { unzipSync } from 'fflate'
 import { z } from 'zod'
+import { jsonText } from '@/lib/server/input'
 import { DATASET_KINDS, GenericMapping, baseName, mimeOf, parseDataset } from '@/lib/tasks/datasets'
 import { db } from '@/lib/server/db'
 import { AppError, badRequest, notFound } from '@/lib/server/errors'
@@ -52,16 +53,7 @@ export const importDataset = defineOperation({
     kind: z.enum(DATASET_KINDS, { message: 'Choose RAD, DRUG or generic.' }),
     file: fileInput.refine((f) => f.size <= MAX_FILE, `Use a file under ${MAX_FILE / 1024 / 1024} MB.`),
     images: filesInput.optional(),
-    mapping: z
-      .preprocess((v) => {
-        if (typeof v !== 'string') return v
-        try {
-          return JSON.parse(v)
-        } catch {
-          return Symbol.for('invalid-json')
-        }
-      }, GenericMapping)
-      .optional(),
+    mapping: jsonText(GenericMapping).optional(),
   }),
   async run(actor, input) {
     await findVisibleStudy(db, actor, input.studyId)

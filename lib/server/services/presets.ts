@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { jsonText } from '@/lib/server/input'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db, type Tx } from '@/lib/server/db'
@@ -24,15 +25,10 @@ export const PresetSettings = z.object({
   seed: optionalNumber(-2_147_483_648, 2_147_483_647, true),
   systemPrompt: z.string().max(100_000).default(''),
   responseFormat: z.enum(['text', 'json_object', 'json_schema']).default('text'),
-  jsonSchema: z.preprocess((v) => {
-    if (typeof v !== 'string') return v
-    if (!v.trim()) return undefined
-    try {
-      return JSON.parse(v)
-    } catch {
-      return Symbol.for('invalid-json')
-    }
-  }, z.record(z.string(), z.unknown(), { error: 'The JSON schema must be a JSON object.' }).optional()),
+  jsonSchema: jsonText(
+    z.record(z.string(), z.unknown(), { error: 'The JSON schema must be a JSON object.' }).optional(),
+    { value: undefined },
+  ),
   vision: z
     .union([z.boolean(), z.literal('on')])
     .optional()

@@ -1,14 +1,5 @@
 import { z } from 'zod'
-import {
-  allowedTags,
-  category,
-  deriveTag,
-  isTagAllowed,
-  type PxpMessage,
-  type PxpSeat,
-  pxp,
-  pxpTag,
-} from '@/lib/protocols/pxp'
+import { allowedTags, category, deriveTag, isTagAllowed, pxp, pxpTag } from '@/lib/protocols/pxp'
 import { replay } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
@@ -16,7 +7,7 @@ import { db } from '@/lib/server/db'
 import { badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { PxpInstance } from '@/lib/server/runner/pxp'
+import { messageLog, PxpInstance } from '@/lib/server/runner/pxp'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { id, visibleStudies } from '@/lib/server/services/studies'
 
@@ -25,25 +16,6 @@ function visibleSessions(actor: Actor) {
   const own = { assigneeId: actor.userId }
   return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: visibleStudies(actor) }] } : own
 }
-
-const toLog = (
-  rows: Array<{
-    seq: number
-    sender: string
-    tag: string | null
-    prediction: string | null
-    explanation: string | null
-  }>,
-) =>
-  rows.map(
-    (m): PxpMessage => ({
-      seq: m.seq,
-      sender: m.sender as PxpSeat,
-      tag: m.tag as PxpMessage['tag'],
-      prediction: m.prediction ?? '',
-      explanation: m.explanation ?? '',
-    }),
-  )
 
 export const listMySessions = defineOperation({
   name: 'pxp-sessions.list-mine',
@@ -91,7 +63,7 @@ export const getPxpSession = defineOperation({
     if (!s) throw notFound('Session')
     const config = pxp.config.parse(s.config)
     const instance = PxpInstance.parse(s.instance)
-    const state = replay(pxp, config, instance, toLog(s.messages))
+    const state = replay(pxp, config, instance, messageLog(s.messages))
     const ask = pxp.next(state)
     const mine = s.assigneeId === actor.userId
     // The ground truth is never shown to the person answering (it is what they are compared with).
@@ -165,7 +137,7 @@ export const submitHumanMessage = defineOperation({
     })
     if (!s) throw notFound('Session')
     const config = pxp.config.parse(s.config)
-    const log = toLog(s.messages)
+    const log = messageLog(s.messages)
     const state = replay(pxp, config, PxpInstance.parse(s.instance), log)
     const ask = pxp.next(state)
     if (ask.done) throw conflict('This session is over; nothing more can be added.')

@@ -1,7 +1,6 @@
 import { z } from 'zod'
-import { getAuth } from '@/lib/server/auth/auth'
+import { sessionActor } from '@/lib/server/api/auth'
 import { hasScope } from '@/lib/server/auth/roles'
-import { actorFromUser, type SessionUser } from '@/lib/server/auth/session-user'
 import { db } from '@/lib/server/db'
 import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
@@ -25,8 +24,7 @@ const fail = (status: number, error: string) => Response.json({ error }, { statu
  * (the person navigates away or presses Stop) aborts the model call.
  */
 export async function POST(req: Request) {
-  const session = await getAuth().api.getSession({ headers: req.headers })
-  const actor = session ? actorFromUser(session.user as SessionUser, 'session') : null
+  const actor = await sessionActor(req.headers)
   if (!actor) return fail(401, 'Sign in to continue.')
   if (!hasScope(actor.role, 'connections:manage')) return fail(403, 'You do not have permission to do that.')
   const text = await req.text()

@@ -1,5 +1,4 @@
-import { getAuth } from '@/lib/server/auth/auth'
-import { actorFromUser, type SessionUser } from '@/lib/server/auth/session-user'
+import { sessionActor } from '@/lib/server/api/auth'
 import { AppError } from '@/lib/server/errors'
 import { readAsset } from '@/lib/server/services/datasets'
 
@@ -7,8 +6,7 @@ export const dynamic = 'force-dynamic'
 
 /** A dataset image, for people who may see its study. */
 export async function GET(req: Request, ctx: { params: Promise<{ datasetId: string; name: string }> }) {
-  const session = await getAuth().api.getSession({ headers: req.headers })
-  const actor = session ? actorFromUser(session.user as SessionUser, 'session') : null
+  const actor = await sessionActor(req.headers)
   if (!actor) return Response.json({ error: 'Sign in to continue.' }, { status: 401 })
   const { datasetId, name } = await ctx.params
   try {

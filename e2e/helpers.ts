@@ -37,6 +37,7 @@ export const NAV: Record<string, string[]> = {
     'My work',
     'Sessions',
     'Studies',
+    'Experiments',
     'Models',
     'Calls',
     'Users',
@@ -44,8 +45,8 @@ export const NAV: Record<string, string[]> = {
     'Audit log',
     'Settings',
   ],
-  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Models', 'Calls', 'Settings'],
+  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Experiments', 'Models', 'Calls', 'Settings'],
   'expert@parley.local': ['My work', 'Sessions', 'Settings'],
   'annotator@parley.local': ['My work', 'Sessions', 'Settings'],
-  'viewer@parley.local': ['Studies', 'Settings'],
+  'viewer@parley.local': ['Studies', 'Experiments', 'Settings'],
 }

@@ -2,6 +2,7 @@ import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
+import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
@@ -84,6 +85,9 @@ export const OPERATIONS: Operation<any, any>[] = [
   listDatasets,
   getDataset,
   createPxpExperiment,
+  listExperiments,
+  getExperiment,
+  inspectSession,
   listMySessions,
   getPxpSession,
   submitHumanMessage,

@@ -176,6 +176,15 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       }
     },
   },
+  'experiments.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'experiments.get': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
+  },
+  'experiments.inspect-session': {
+    allowed: STAFF,
+    input: async (c) => ({ sessionId: (await experimentWithSession(c)).id }),
+  },
   'pxp-sessions.list-mine': { allowed: WORKERS, input: () => ({}) },
   'pxp-sessions.get': { allowed: WORKERS, input: async (c) => ({ sessionId: (await humanSession(c)).id }) },
   'pxp-sessions.submit': {
@@ -222,6 +231,38 @@ async function humanSession(c: Ctx) {
         m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
         h: { kind: 'human', userId: c.actor.userId },
       },
+    },
+  })
+}
+
+/** An experiment of the actor's study with one proxy session. */
+async function experimentWithSession(c: Ctx) {
+  const seats = {
+    m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
+    h: { kind: 'proxy', checker: { connectionId: c.connectionId } },
+  }
+  const experiment = await db.experiment.create({
+    data: {
+      studyId: c.studyId,
+      name: 'probe',
+      protocol: 'pxp',
+      task: 'drug',
+      datasetId: c.datasetId,
+      config: { n: 10, k: 3 },
+      seats,
+      repetitions: 1,
+    },
+  })
+  return db.protocolSession.create({
+    data: {
+      studyId: c.studyId,
+      experimentId: experiment.id,
+      protocol: 'pxp',
+      protocolVersion: '1',
+      config: { n: 10, k: 3 },
+      task: 'drug',
+      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+      seats,
     },
   })
 }

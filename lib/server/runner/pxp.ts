@@ -80,7 +80,11 @@ async function matcher(task: PxpTaskKind) {
 }
 
 /** AGREE through a checker LLM (temperature 0): identical explanations agree without a call. */
-function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: { studyId: string; sessionId: string }) {
+function checker(
+  task: PxpTaskKind,
+  ref: z.infer<typeof LlmRef>,
+  ctx: { studyId: string; sessionId: string; seq: number },
+) {
   return async (a: string, b: string) => {
     if (a.trim() === b.trim()) return true
     const conn = await connection(ref.connectionId)
@@ -99,7 +103,7 @@ function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: { studyId:
           { role: 'user', content: `Given A: ${a}\nand B: ${b}\nare A and B consistent?` },
         ],
       },
-      { purpose: 'pxp-agree', studyId: ctx.studyId, sessionRef: ctx.sessionId },
+      { purpose: 'pxp-agree', studyId: ctx.studyId, sessionRef: ctx.sessionId, messageRef: String(ctx.seq) },
     )
     return /\byes\b/i.test(r.text)
   }

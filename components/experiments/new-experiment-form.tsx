@@ -1,0 +1,114 @@
+'use client'
+
+import { useState } from 'react'
+import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
+import { createExperimentAction } from '@/app/actions/experiments'
+
+export interface ModelChoice {
+  /** JSON of {connectionId, model?, temperature?, vision?}; the server checks the connection is yours to use. */
+  value: string
+  label: string
+}
+
+export function NewExperimentForm({
+  studyId,
+  datasets,
+  models,
+  experts,
+}: {
+  studyId: string
+  datasets: Array<{ value: string; label: string }>
+  models: ModelChoice[]
+  experts: Array<{ value: string; label: string }>
+}) {
+  const [tester, setTester] = useState<'proxy' | 'expert'>('proxy')
+  return (
+    <ActionForm action={createExperimentAction} className="max-w-3xl space-y-5">
+      <input type="hidden" name="studyId" value={studyId} />
+      <Field name="name" label="Name" required maxLength={120} placeholder="e.g. RAD proxy pilot, R = 5" />
+      <fieldset className="grid gap-4 sm:grid-cols-2">
+        <legend className="mb-1 text-sm font-semibold text-stone-900">Data</legend>
+        <SelectField name="datasetId" label="Dataset" options={datasets} />
+        <Field
+          name="sample"
+          label="Sample (first N instances)"
+          type="number"
+          hint="Leave empty to use every instance."
+        />
+      </fieldset>
+      <fieldset className="grid gap-4 sm:grid-cols-2">
+        <legend className="mb-1 text-sm font-semibold text-stone-900">Machine (the LLM agent)</legend>
+        <SelectField
+          name="machine"
+          label="Generator"
+          options={models}
+          hint="A preset (its latest version) or a connection with its default model."
+        />
+        <Field name="machineModel" label="Model override" hint="Optional; the preset's or connection's otherwise." />
+        <Field name="temperature" label="Temperature override" type="number" hint="0–2; optional." />
+        <SelectField
+          name="checker"
+          label="Checker (AGREE, temperature 0)"
+          options={models}
+          hint="Judges whether two explanations are consistent."
+        />
+        <Field name="checkerModel" label="Checker model override" />
+      </fieldset>
+      <fieldset className="space-y-3">
+        <legend className="mb-1 text-sm font-semibold text-stone-900">Tester (the human seat)</legend>
+        <div className="flex flex-wrap gap-4 text-sm">
+          <label className="flex items-center gap-2">
+            <input
+              type="radio"
+              name="tester"
+              value="proxy"
+              checked={tester === 'proxy'}
+              onChange={() => setTester('proxy')}
+            />
+            Proxy over the dataset's ground truth (never revises; as in the paper's RAD runs)
+          </label>
+          <label className="flex items-center gap-2">
+            <input
+              type="radio"
+              name="tester"
+              value="expert"
+              checked={tester === 'expert'}
+              onChange={() => setTester('expert')}
+            />
+            Experts in the browser (sessions shared round robin)
+          </label>
+        </div>
+        {tester === 'expert' &&
+          (experts.length === 0 ? (
+            <p className="text-sm text-amber-800">Add experts to the study first.</p>
+          ) : (
+            <div>
+              <p className="text-sm font-medium text-stone-800">Assigned experts</p>
+              <div className="mt-1 grid gap-1 sm:grid-cols-2">
+                {experts.map((e) => (
+                  <label key={e.value} className="flex items-center gap-2 text-sm">
+                    <input type="checkbox" name="expertIds" value={e.value} /> {e.label}
+                  </label>
+                ))}
+              </div>
+            </div>
+          ))}
+      </fieldset>
+      <fieldset className="grid gap-4 sm:grid-cols-3">
+        <legend className="mb-1 text-sm font-semibold text-stone-900">Protocol</legend>
+        <Field name="n" label="Message bound n" type="number" defaultValue="10" />
+        <Field name="k" label="REJECT allowed after k" type="number" defaultValue="3" />
+        <Field name="repetitions" label="Repetitions R" type="number" defaultValue="1" />
+        <label className="flex items-center gap-2 text-sm sm:col-span-3">
+          <input type="checkbox" name="carryOver" defaultChecked /> Carry the machine's context over from the earlier
+          sessions of a repetition (the paper's set-up; sessions of a repetition then run in order)
+        </label>
+        <label className="flex items-center gap-2 text-sm sm:col-span-3">
+          <input type="checkbox" name="shuffle" /> Shuffle the instance order of each repetition (seeded by the
+          repetition number, recorded)
+        </label>
+      </fieldset>
+      <SubmitButton pendingText="Creating…">Create experiment</SubmitButton>
+    </ActionForm>
+  )
+}

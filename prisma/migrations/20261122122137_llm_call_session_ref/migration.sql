@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "LlmCall_sessionRef_idx" ON "LlmCall"("sessionRef");

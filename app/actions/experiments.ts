@@ -34,12 +34,14 @@ export async function createExperimentAction(_prev: ActionState, fd: FormData): 
     repetitions: text(fd, 'repetitions'),
     n: text(fd, 'n'),
     k: text(fd, 'k'),
-    generator: modelRef(fd, 'machine', {
+    generator: modelRef(fd, 'generator', {
       model: text(fd, 'machineModel'),
       temperature: text(fd, 'temperature') === undefined ? undefined : Number(text(fd, 'temperature')),
     }),
     checker: modelRef(fd, 'checker', { model: text(fd, 'checkerModel') }),
     tester: text(fd, 'tester'),
+    machine: text(fd, 'machine'),
+    testerGenerator: text(fd, 'tester') === 'llm' ? modelRef(fd, 'testerModel', {}) : undefined,
     expertIds: fd.getAll('expertIds').filter((v): v is string => typeof v === 'string' && v !== ''),
     carryOver: fd.get('carryOver') === 'on' ? 'true' : 'false',
     shuffle: fd.get('shuffle') === 'on' ? 'true' : 'false',

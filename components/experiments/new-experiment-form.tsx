@@ -21,7 +21,9 @@ export function NewExperimentForm({
   models: ModelChoice[]
   experts: Array<{ value: string; label: string }>
 }) {
-  const [tester, setTester] = useState<'proxy' | 'expert'>('proxy')
+  const [tester, setTester] = useState<'proxy' | 'expert' | 'llm'>('proxy')
+  const [machine, setMachine] = useState<'llm' | 'expert'>('llm')
+  const needExperts = tester === 'expert' || machine === 'expert'
   return (
     <ActionForm action={createExperimentAction} className="max-w-3xl space-y-5">
       <input type="hidden" name="studyId" value={studyId} />
@@ -37,9 +39,34 @@ export function NewExperimentForm({
         />
       </fieldset>
       <fieldset className="grid gap-4 sm:grid-cols-2">
-        <legend className="mb-1 text-sm font-semibold text-stone-900">Machine (the LLM agent)</legend>
+        <legend className="mb-1 text-sm font-semibold text-stone-900">Machine seat (m)</legend>
+        <div className="flex flex-wrap gap-4 text-sm sm:col-span-2">
+          <label className="flex items-center gap-2">
+            <input
+              type="radio"
+              name="machine"
+              value="llm"
+              checked={machine === 'llm'}
+              onChange={() => setMachine('llm')}
+            />
+            The LLM generator below
+          </label>
+          <label className="flex items-center gap-2">
+            <input
+              type="radio"
+              name="machine"
+              value="expert"
+              checked={machine === 'expert'}
+              onChange={() => {
+                setMachine('expert')
+                if (tester === 'expert') setTester('llm')
+              }}
+            />
+            Experts play the machine (against an LLM or proxy tester)
+          </label>
+        </div>
         <SelectField
-          name="machine"
+          name="generator"
           label="Generator"
           options={models}
           hint="A preset (its latest version) or a connection with its default model."
@@ -77,8 +104,26 @@ export function NewExperimentForm({
             />
             Experts in the browser (sessions shared round robin)
           </label>
+          <label className="flex items-center gap-2">
+            <input
+              type="radio"
+              name="tester"
+              value="llm"
+              checked={tester === 'llm'}
+              onChange={() => setTester('llm')}
+            />
+            Another LLM
+          </label>
         </div>
-        {tester === 'expert' &&
+        {tester === 'llm' && (
+          <SelectField
+            name="testerModel"
+            label="Tester LLM"
+            options={models}
+            hint="Uses the checker above for AGREE."
+          />
+        )}
+        {needExperts &&
           (experts.length === 0 ? (
             <p className="text-sm text-amber-800">Add experts to the study first.</p>
           ) : (

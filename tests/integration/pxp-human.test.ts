@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { runPxpSession } from '@/lib/server/runner/pxp'
+import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { derivedHumanTag, getPxpSession, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -103,5 +104,104 @@ describe('an expert as the human agent', () => {
     ).toBe('REVISE')
     expect(derivedHumanTag({ j: 4, k: 3, matchPrev: false, agreePrev: false, own, ownPrev: own })).toBe('REJECT')
     expect(derivedHumanTag({ j: 2, k: 3, matchPrev: false, agreePrev: false, own })).toBe('REFUTE')
+  })
+})
+
+describe('an expert in the machine seat against an LLM tester (the protocol is symmetric)', () => {
+  it('the expert opens with INIT, the LLM tester answers from its own side, and the expert ratifies', async () => {
+    const researcher = await makeUser('researcher')
+    const expert = await makeUser('expert')
+    const study = await makeStudy(researcher, [expert])
+    const conn = await fakeConnection(study.id, fake())
+    const ds = await db.dataset.create({
+      data: {
+        studyId: study.id,
+        name: 'one ester',
+        kind: 'drug',
+        source: 'inline',
+        instances: { create: { index: 0, input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e } },
+      },
+    })
+    fake().setScript([
+      { match: { model: 'tester' }, replies: [{ text: `Prediction: ${TRUTH.y}\nPathway: ${TRUTH.e}` }] },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
+    ])
+    const created = await execute(createPxpExperiment, researcher, {
+      studyId: study.id,
+      name: 'expert as machine',
+      datasetId: ds.id,
+      machine: 'expert',
+      tester: 'llm',
+      expertIds: [expert.userId],
+      generator: { connectionId: conn.id, model: 'gen' },
+      testerGenerator: { connectionId: conn.id, model: 'tester' },
+      checker: { connectionId: conn.id, model: 'judge' },
+    })
+    if (!created.ok) throw new Error(created.error)
+    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
+    expect(s.assigneeId).toBe(expert.userId)
+    expect(await runPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'm' })
+    const view = await execute(getPxpSession, expert, { sessionId: s.id })
+    expect(view).toMatchObject({ ok: true, data: { seat: 'm', yourTurn: true, ask: { j: 1 } } })
+
+    // At j = 1 there is nothing to judge yet: the first message is INIT without the two questions.
+    const first = await execute(submitHumanMessage, expert, {
+      sessionId: s.id,
+      seq: 1,
+      prediction: TRUTH.y,
+      explanation: TRUTH.e,
+    })
+    expect(first).toMatchObject({ ok: true, data: { tag: 'INIT' } })
+    const m1 = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 1 } } })
+    expect(m1).toMatchObject({ sender: 'm', receiver: 'h', authorUserId: expert.userId })
+
+    // The LLM tester answers at j = 2; its prompt shows the expert's message as the partner's (user) turn.
+    expect(await runPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'm' })
+    const m2 = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } })
+    expect(m2).toMatchObject({ sender: 'h', tag: 'RATIFY' })
+    const ctx = (await db.contextSnapshot.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } }))
+      .context as Array<{ role: string; content: unknown }>
+    expect(ctx.filter((t) => t.role === 'assistant')).toHaveLength(0)
+    expect(ctx.filter((t) => t.role === 'user').length).toBeGreaterThanOrEqual(2)
+
+    // From j = 2 on both judgements are required.
+    const missing = await execute(submitHumanMessage, expert, {
+      sessionId: s.id,
+      seq: 3,
+      prediction: TRUTH.y,
+      explanation: TRUTH.e,
+    })
+    expect(missing).toMatchObject({ ok: false, status: 400, fieldErrors: { matchPrev: expect.any(Array) } })
+    const third = await execute(submitHumanMessage, expert, {
+      sessionId: s.id,
+      seq: 3,
+      matchPrev: true,
+      agreePrev: true,
+      prediction: TRUTH.y,
+      explanation: TRUTH.e,
+    })
+    expect(third).toMatchObject({ ok: true, data: { tag: 'RATIFY' } })
+    expect(await runPxpSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
+  })
+
+  it('refuses experts on both sides', async () => {
+    const researcher = await makeUser('researcher')
+    const expert = await makeUser('expert')
+    const study = await makeStudy(researcher, [expert])
+    const conn = await fakeConnection(study.id, fake())
+    const ds = await db.dataset.create({
+      data: { studyId: study.id, name: 'x', kind: 'drug', source: 'inline' },
+    })
+    const r = await execute(createPxpExperiment, researcher, {
+      studyId: study.id,
+      name: 'both',
+      datasetId: ds.id,
+      machine: 'expert',
+      tester: 'expert',
+      expertIds: [expert.userId],
+      generator: { connectionId: conn.id },
+      checker: { connectionId: conn.id },
+    })
+    expect(r).toMatchObject({ ok: false, status: 400, fieldErrors: { tester: expect.any(Array) } })
   })
 })

@@ -230,8 +230,15 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
     if (seat.kind === 'proxy') {
       answer = { y: instance.prediction, e: instance.explanation }
     } else {
+      // The prompt is written from the speaking seat's side: its own earlier messages are the
+      // assistant's turns, the partner's are the user's (an LLM tester sees the dialogue mirrored).
       const turns = [...(await carriedOver(session)), ...log].map((m) =>
-        contextTurn(task, { sender: m.sender, tag: m.tag, y: m.prediction, e: m.explanation }),
+        contextTurn(task, {
+          sender: m.sender === ask.seat ? 'm' : 'h',
+          tag: m.tag,
+          y: m.prediction,
+          e: m.explanation,
+        }),
       )
       const imageUrl = seat.generator.vision ? (instance.imageUrl ?? (await imageOf(instance))) : undefined
       const prompt = assemblePrompt(

@@ -50,8 +50,16 @@ export const createPxpExperiment = defineOperation({
     carryOver: boolParam.default(true),
     /** Shuffle the instance order of each repetition (seeded by the repetition number). */
     shuffle: boolParam.default(false),
-    /** Who answers as the human: the dataset's ground truth (proxy) or assigned experts, round robin. */
-    tester: z.enum(['proxy', 'expert']).default('proxy'),
+    /**
+     * Who fills the tester seat h: the dataset's ground truth (proxy), assigned experts (round robin)
+     * or another LLM (`testerGenerator`, the machine's generator when absent).
+     */
+    tester: z.enum(['proxy', 'expert', 'llm']).default('proxy'),
+    /** Who fills the machine seat m: the LLM generator, or assigned experts (the protocol is symmetric). */
+    machine: z.enum(['llm', 'expert']).default('llm'),
+    testerGenerator: llmRef
+      .extend({ temperature: z.coerce.number().min(0).max(2).optional(), vision: z.boolean().default(true) })
+      .optional(),
     expertIds: z.array(id).max(100).default([]),
   }),
   async run(actor, input) {
@@ -60,7 +68,11 @@ export const createPxpExperiment = defineOperation({
     if (!dataset) throw notFound('Dataset')
     if (dataset.kind !== 'rad' && dataset.kind !== 'drug')
       throw badRequest('PXP experiments run on RAD or DRUG datasets for now.')
-    for (const ref of [input.generator, input.checker]) {
+    if (input.machine === 'expert' && input.tester === 'expert')
+      throw badRequest('One seat must be filled by an LLM or the proxy: experts cannot sit on both sides.', {
+        tester: ['Choose the proxy or an LLM tester when experts play the machine.'],
+      })
+    for (const ref of [input.generator, input.checker, ...(input.testerGenerator ? [input.testerGenerator] : [])]) {
       const ok = await db.llmConnection.findFirst({ where: { id: ref.connectionId, ...visibleConnections(actor) } })
       if (!ok) throw notFound('Connection')
     }
@@ -70,17 +82,24 @@ export const createPxpExperiment = defineOperation({
       orderBy: { index: 'asc' },
       ...(input.sample ? { take: input.sample } : {}),
     })
-    if (input.tester === 'expert') {
-      if (!input.expertIds.length) throw badRequest('Assign at least one expert to answer as the human.')
+    const withExperts = input.tester === 'expert' || input.machine === 'expert'
+    if (withExperts) {
+      if (!input.expertIds.length)
+        throw badRequest('Assign at least one expert to fill the seat.', { expertIds: ['Choose at least one expert.'] })
       const members = await db.studyMember.count({ where: { studyId: input.studyId, userId: { in: input.expertIds } } })
       if (members !== new Set(input.expertIds).size)
         throw badRequest('Every assigned expert must be a member of the study.')
     }
-    const machine = { kind: 'llm', generator: input.generator, checker: input.checker }
-    const seatsFor = (i: number) =>
-      input.tester === 'expert'
-        ? { m: machine, h: { kind: 'human', userId: input.expertIds[i % input.expertIds.length] as string } }
-        : { m: machine, h: { kind: 'proxy', checker: input.checker } }
+    const expert = (i: number) => ({ kind: 'human', userId: input.expertIds[i % input.expertIds.length] as string })
+    const seatsFor = (i: number) => ({
+      m: input.machine === 'expert' ? expert(i) : { kind: 'llm', generator: input.generator, checker: input.checker },
+      h:
+        input.tester === 'expert'
+          ? expert(i)
+          : input.tester === 'llm'
+            ? { kind: 'llm', generator: input.testerGenerator ?? input.generator, checker: input.checker }
+            : { kind: 'proxy', checker: input.checker },
+    })
     const seats = seatsFor(0)
     return db.$transaction(
       async (tx) => {
@@ -118,7 +137,8 @@ export const createPxpExperiment = defineOperation({
                 datasetId: dataset.id,
               } as Prisma.InputJsonValue,
               seats: sessionSeats,
-              assigneeId: sessionSeats.h.kind === 'human' ? (sessionSeats.h as { userId: string }).userId : null,
+              assigneeId:
+                [sessionSeats.m, sessionSeats.h].map((x) => (x as { userId?: string }).userId).find(Boolean) ?? null,
               repetition: r,
               position,
             })

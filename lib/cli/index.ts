@@ -213,6 +213,26 @@ count is {"median", "min", "max"} over the repetitions, "sessions" the median pe
         for await (const line of exportExperimentMessages(opts.experiment)) out(line)
       })
     })
+  program
+    .command('worker')
+    .description('Work the job queue (experiment steps) until stopped with Ctrl+C or SIGTERM; run several anywhere')
+    .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
+    .action(async (opts: { concurrency?: number }) => {
+      await ensureDatabaseUrl(async () => {
+        const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
+        const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
+        const count = opts.concurrency ?? jobSettings().workers
+        const workers = await startPxpWorkers(count)
+        process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve)
+          process.once('SIGTERM', resolve)
+        })
+        process.stderr.write('parley worker: finishing the steps in flight…\n')
+        await workers.stop()
+        await stopBoss()
+      })
+    })
   return program
 }
 

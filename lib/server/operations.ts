@@ -2,6 +2,13 @@ import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
+import {
+  cancelExperiment,
+  pauseExperiment,
+  resumeExperiment,
+  retrySession,
+  startExperiment,
+} from '@/lib/server/services/experiment-runs'
 import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
@@ -88,6 +95,11 @@ export const OPERATIONS: Operation<any, any>[] = [
   listExperiments,
   getExperiment,
   inspectSession,
+  startExperiment,
+  pauseExperiment,
+  resumeExperiment,
+  cancelExperiment,
+  retrySession,
   listMySessions,
   getPxpSession,
   submitHumanMessage,

@@ -3,12 +3,16 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES, type Role } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
+import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
 import { OPERATIONS } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { makeStudy, makeUser, makeWork } from '../support/fixtures'
 
-afterAll(() => db.$disconnect())
+afterAll(async () => {
+  await stopBoss()
+  await db.$disconnect()
+})
 
 interface Ctx {
   actor: Actor
@@ -185,6 +189,30 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({ sessionId: (await experimentWithSession(c)).id }),
   },
+  'experiments.start': {
+    allowed: STAFF,
+    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
+  },
+  'experiments.pause': {
+    allowed: STAFF,
+    input: async (c) => ({ experimentId: (await experimentWithSession(c, 'running')).experimentId }),
+  },
+  'experiments.resume': {
+    allowed: STAFF,
+    input: async (c) => ({ experimentId: (await experimentWithSession(c, 'paused')).experimentId }),
+  },
+  'experiments.cancel': {
+    allowed: STAFF,
+    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
+  },
+  'experiments.retry-session': {
+    allowed: STAFF,
+    input: async (c) => {
+      const s = await experimentWithSession(c, 'paused')
+      await db.protocolSession.update({ where: { id: s.id }, data: { status: 'stalled', stallError: 'boom' } })
+      return { sessionId: s.id }
+    },
+  },
   'pxp-sessions.list-mine': { allowed: WORKERS, input: () => ({}) },
   'pxp-sessions.get': { allowed: WORKERS, input: async (c) => ({ sessionId: (await humanSession(c)).id }) },
   'pxp-sessions.submit': {
@@ -236,7 +264,7 @@ async function humanSession(c: Ctx) {
 }
 
 /** An experiment of the actor's study with one proxy session. */
-async function experimentWithSession(c: Ctx) {
+async function experimentWithSession(c: Ctx, status = 'draft') {
   const seats = {
     m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
     h: { kind: 'proxy', checker: { connectionId: c.connectionId } },
@@ -251,6 +279,7 @@ async function experimentWithSession(c: Ctx) {
       config: { n: 10, k: 3 },
       seats,
       repetitions: 1,
+      status,
     },
   })
   return db.protocolSession.create({

@@ -1,0 +1,140 @@
+import type PgBoss from 'pg-boss'
+import { db } from '@/lib/server/db'
+import { jobSettings, queue } from '@/lib/server/jobs/queue'
+import { type StepResult, stepPxpSession } from '@/lib/server/runner/pxp'
+
+/**
+ * PXP experiments on the job queue. A job is "advance this session by one message": it replays the
+ * log, lets the seat whose turn it is write one message, and enqueues the session's next step (or,
+ * with carry-over, the next session of the repetition once this one is done). Short jobs make a
+ * crash cost at most one message's work; the (session, seq) key makes a re-run harmless: two jobs
+ * racing for one message yield one message, and the loser (`conflict`) ends its chain, so
+ * duplicates left by a crash die out instead of multiplying.
+ */
+export const PXP_QUEUE = 'pxp-step'
+
+export interface PxpStepJob {
+  sessionId: string
+  experimentId: string | null
+}
+
+export async function enqueueSteps(sessionIds: readonly string[], experimentId: string | null): Promise<void> {
+  if (!sessionIds.length) return
+  const b = await queue(PXP_QUEUE)
+  const { expireInSeconds } = jobSettings()
+  await b.insert(
+    sessionIds.map((sessionId) => ({
+      name: PXP_QUEUE,
+      data: { sessionId, experimentId } satisfies PxpStepJob,
+      expireInSeconds,
+      retryLimit: 5,
+      retryDelay: 1,
+    })),
+  )
+}
+
+/**
+ * The sessions an experiment's run (re)starts from: with carry-over, the first unfinished session of
+ * each repetition (the rest follow in order); otherwise every unfinished one. Sessions waiting for
+ * a person or stalled are not enqueued: a submission or a Retry moves them.
+ */
+export async function runnableHeads(experimentId: string): Promise<string[]> {
+  const experiment = await db.experiment.findUniqueOrThrow({ where: { id: experimentId } })
+  const open = await db.protocolSession.findMany({
+    where: { experimentId, status: { not: 'done' } },
+    orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
+    select: { id: true, repetition: true, status: true },
+  })
+  const heads = experiment.carryOver ? open.filter((s, i) => i === 0 || open[i - 1]?.repetition !== s.repetition) : open
+  return heads.filter((s) => s.status === 'running').map((s) => s.id)
+}
+
+/** After a session ends: continue its carry-over chain, and close the experiment when all are done. */
+export async function afterSessionDone(sessionId: string): Promise<void> {
+  const s = await db.protocolSession.findUnique({
+    where: { id: sessionId },
+    select: {
+      experimentId: true,
+      repetition: true,
+      position: true,
+      experiment: { select: { status: true, carryOver: true } },
+    },
+  })
+  if (!s?.experimentId || !s.experiment) return
+  if (s.experiment.carryOver && s.experiment.status === 'running') {
+    const next = await db.protocolSession.findFirst({
+      where: {
+        experimentId: s.experimentId,
+        repetition: s.repetition,
+        position: { gt: s.position },
+        status: { not: 'done' },
+      },
+      orderBy: { position: 'asc' },
+      select: { id: true, status: true },
+    })
+    if (next && next.status === 'running') await enqueueSteps([next.id], s.experimentId)
+  }
+  await closeIfFinished(s.experimentId)
+}
+
+export async function closeIfFinished(experimentId: string): Promise<boolean> {
+  const open = await db.protocolSession.count({ where: { experimentId, status: { not: 'done' } } })
+  if (open) return false
+  await db.experiment.updateMany({ where: { id: experimentId, status: 'running' }, data: { status: 'done' } })
+  return true
+}
+
+const isRunning = async (experimentId: string | null) =>
+  !experimentId ||
+  (await db.experiment.findUnique({ where: { id: experimentId }, select: { status: true } }))?.status === 'running'
+
+/** One job: one step of one session, then what comes next. Never throws for a session's own failure. */
+export async function handlePxpStep(job: PxpStepJob, hooks: { onStep?: (r: StepResult) => void } = {}) {
+  if (!(await isRunning(job.experimentId))) return
+  let r: StepResult
+  try {
+    r = await stepPxpSession(job.sessionId)
+  } catch (err) {
+    // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
+    const error = `internal: ${(err as Error).message}`.slice(0, 2000)
+    await db.protocolSession.updateMany({
+      where: { id: job.sessionId },
+      data: { status: 'stalled', stallError: error },
+    })
+    console.error(`[parley] step of session ${job.sessionId} failed:`, err)
+    return
+  }
+  hooks.onStep?.(r)
+  if (r.kind === 'appended') {
+    if (await isRunning(job.experimentId)) await enqueueSteps([job.sessionId], job.experimentId)
+  } else if (r.kind === 'done') {
+    await afterSessionDone(job.sessionId)
+  }
+}
+
+export interface Workers {
+  stop(): Promise<void>
+}
+
+/** Work the PXP queue in this process with `count` concurrent steps. */
+export async function startPxpWorkers(count = jobSettings().workers): Promise<Workers> {
+  const b: PgBoss = await queue(PXP_QUEUE)
+  const ids: string[] = []
+  for (let i = 0; i < count; i++) {
+    const id = await b.work<PxpStepJob>(PXP_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
+      try {
+        for (const job of jobs) await handlePxpStep(job.data)
+      } finally {
+        // pg-boss 10 sleeps a polling interval after every fetch unless told there is more work.
+        const me = ids[i]
+        if (me) b.notifyWorker(me)
+      }
+    })
+    ids.push(id)
+  }
+  return {
+    async stop() {
+      for (const id of ids) await b.offWork({ id })
+    },
+  }
+}

@@ -1,0 +1,62 @@
+import PgBoss from 'pg-boss'
+
+/**
+ * The PostgreSQL job queue (pg-boss 10, schema `pgboss` in Parley's database). One instance per
+ * process, started lazily: web processes use it to enqueue, worker processes also to work.
+ *
+ * Recovery: pg-boss has no heartbeat. A job whose process died stays `active` until maintenance
+ * (every PARLEY_JOB_MAINTENANCE_SECONDS, in any process) sees it older than its expiry
+ * (PARLEY_JOB_EXPIRE_SECONDS) and puts it back for a retry. Jobs are therefore at-least-once, and
+ * every handler must be idempotent (a PXP step is: its append is keyed by (session, seq)).
+ */
+const g = globalThis as unknown as { parleyBoss?: Promise<PgBoss> }
+
+export const jobSettings = () => ({
+  /** A step (one message, with its LLM calls and their retries) must finish within this. */
+  expireInSeconds: Number(process.env.PARLEY_JOB_EXPIRE_SECONDS ?? 600),
+  maintenanceIntervalSeconds: Number(process.env.PARLEY_JOB_MAINTENANCE_SECONDS ?? 5),
+  /** Concurrent steps per worker process. */
+  workers: Number(process.env.PARLEY_WORKERS ?? 4),
+})
+
+export function boss(): Promise<PgBoss> {
+  g.parleyBoss ??= (async () => {
+    const url = process.env.DATABASE_URL
+    if (!url) throw new Error('DATABASE_URL is not set.')
+    const b = new PgBoss({
+      connectionString: url,
+      max: 4,
+      schedule: false,
+      supervise: true,
+      maintenanceIntervalSeconds: jobSettings().maintenanceIntervalSeconds,
+      application_name: 'parley-jobs',
+    })
+    b.on('error', (err) => console.error('[parley] job queue:', err.message))
+    await b.start()
+    return b
+  })().catch((err) => {
+    g.parleyBoss = undefined
+    throw err
+  })
+  return g.parleyBoss
+}
+
+const created = new Set<string>()
+
+/** Create a queue once per process (createQueue is idempotent in the database). */
+export async function queue(name: string): Promise<PgBoss> {
+  const b = await boss()
+  if (!created.has(name)) {
+    await b.createQueue(name)
+    created.add(name)
+  }
+  return b
+}
+
+/** Stop this process's queue instance (graceful: in-flight handlers finish first). */
+export async function stopBoss(): Promise<void> {
+  const p = g.parleyBoss
+  g.parleyBoss = undefined
+  created.clear()
+  if (p) await (await p).stop({ graceful: true, wait: true, timeout: 10_000 })
+}

@@ -1,0 +1,169 @@
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { db } from '@/lib/server/db'
+import { conflict, notFound } from '@/lib/server/errors'
+import { closeIfFinished, enqueueSteps, runnableHeads } from '@/lib/server/jobs/pxp'
+import { defineOperation } from '@/lib/server/operation'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { id, visibleStudies } from '@/lib/server/services/studies'
+
+/**
+ * Running an experiment on the job queue: start, pause, resume, cancel, and Retry of a stalled
+ * session. Status moves are conditional updates (`where status in …`), so two researchers pressing
+ * buttons at once cannot both win; the queue work happens after the status row is written, and
+ * workers re-read the status before every step, so a paused or cancelled run stops within one step.
+ */
+
+async function findExperiment(actor: Actor, experimentId: string) {
+  const e = await db.experiment.findFirst({ where: { id: experimentId, study: visibleStudies(actor) } })
+  if (!e) throw notFound('Experiment')
+  return e
+}
+
+async function move(
+  actor: Actor,
+  experimentId: string,
+  from: string[],
+  to: string,
+  action: string,
+  refusal: (status: string) => string,
+) {
+  const e = await findExperiment(actor, experimentId)
+  const moved = await db.$transaction(async (tx) => {
+    const r = await tx.experiment.updateMany({ where: { id: e.id, status: { in: from } }, data: { status: to } })
+    if (r.count !== 1) return false
+    await writeAudit(tx, {
+      actor: actorRef(actor),
+      action,
+      resourceType: 'experiment',
+      resourceId: e.id,
+      studyId: e.studyId,
+      before: { status: e.status },
+      after: { status: to },
+    })
+    return true
+  })
+  if (!moved) {
+    const now = await db.experiment.findUniqueOrThrow({ where: { id: e.id }, select: { status: true } })
+    throw conflict(refusal(now.status))
+  }
+  return e
+}
+
+const ExperimentRef = z.object({ experimentId: id })
+
+export const startExperiment = defineOperation({
+  name: 'experiments.start',
+  scope: 'studies:update',
+  input: ExperimentRef,
+  async run(actor, { experimentId }) {
+    await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
+      s === 'paused' ? 'The experiment is paused: resume it instead.' : `The experiment is already ${s}.`,
+    )
+    const heads = await runnableHeads(experimentId)
+    await enqueueSteps(heads, experimentId)
+    await closeIfFinished(experimentId)
+    return { experimentId, enqueued: heads.length }
+  },
+})
+
+export const pauseExperiment = defineOperation({
+  name: 'experiments.pause',
+  scope: 'studies:update',
+  input: ExperimentRef,
+  async run(actor, { experimentId }) {
+    await move(
+      actor,
+      experimentId,
+      ['running'],
+      'paused',
+      'experiment.pause',
+      (s) => `Only a running experiment can be paused; this one is ${s}.`,
+    )
+    return { experimentId, status: 'paused' as const }
+  },
+})
+
+export const resumeExperiment = defineOperation({
+  name: 'experiments.resume',
+  scope: 'studies:update',
+  input: ExperimentRef,
+  async run(actor, { experimentId }) {
+    await move(
+      actor,
+      experimentId,
+      ['paused'],
+      'running',
+      'experiment.resume',
+      (s) => `Only a paused experiment can be resumed; this one is ${s}.`,
+    )
+    const heads = await runnableHeads(experimentId)
+    await enqueueSteps(heads, experimentId)
+    await closeIfFinished(experimentId)
+    return { experimentId, enqueued: heads.length }
+  },
+})
+
+export const cancelExperiment = defineOperation({
+  name: 'experiments.cancel',
+  scope: 'studies:update',
+  input: ExperimentRef,
+  async run(actor, { experimentId }) {
+    await move(
+      actor,
+      experimentId,
+      ['draft', 'running', 'paused'],
+      'cancelled',
+      'experiment.cancel',
+      (s) => `The experiment is already ${s}.`,
+    )
+    // Drop its queued steps (a step already running finishes its one message, then sees the status).
+    const dropped = await db.$executeRaw`
+      DELETE FROM pgboss.job
+      WHERE name = 'pxp-step' AND state IN ('created', 'retry') AND data->>'experimentId' = ${experimentId}`.catch(
+      () => 0, // the queue schema does not exist yet: nothing was ever queued
+    )
+    return { experimentId, status: 'cancelled' as const, droppedJobs: dropped }
+  },
+})
+
+export const retrySession = defineOperation({
+  name: 'experiments.retry-session',
+  scope: 'studies:update',
+  input: z.object({ sessionId: id }),
+  async run(actor, { sessionId }) {
+    const s = await db.protocolSession.findFirst({
+      where: { id: sessionId, study: visibleStudies(actor) },
+      select: {
+        id: true,
+        studyId: true,
+        experimentId: true,
+        stallError: true,
+        experiment: { select: { status: true } },
+      },
+    })
+    if (!s) throw notFound('Session')
+    const moved = await db.$transaction(async (tx) => {
+      const r = await tx.protocolSession.updateMany({
+        where: { id: s.id, status: 'stalled' },
+        data: { status: 'running', stallError: null },
+      })
+      if (r.count !== 1) return false
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'session.retry',
+        resourceType: 'session',
+        resourceId: s.id,
+        studyId: s.studyId,
+        before: { status: 'stalled', error: s.stallError },
+        after: { status: 'running' },
+      })
+      return true
+    })
+    if (!moved) throw conflict('Only a stalled session can be retried; this one has moved on.')
+    // A paused run picks the session up on resume; a finished or cancelled one is not restarted.
+    const run = !s.experimentId || s.experiment?.status === 'running'
+    if (run) await enqueueSteps([s.id], s.experimentId)
+    return { sessionId: s.id, enqueued: run }
+  },
+})

@@ -3,7 +3,15 @@
 import { revalidatePath } from 'next/cache'
 import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
+import type { Operation } from '@/lib/server/operation'
 import { runFormAction } from '@/lib/server/form-action'
+import {
+  cancelExperiment,
+  pauseExperiment,
+  resumeExperiment,
+  retrySession,
+  startExperiment,
+} from '@/lib/server/services/experiment-runs'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 
 /** A model choice from the form: a preset's latest settings or a connection, as JSON. */
@@ -50,4 +58,37 @@ export async function createExperimentAction(_prev: ActionState, fd: FormData): 
   if (!data) return state
   revalidatePath('/experiments')
   redirect(`/experiments/${data.id}`)
+}
+
+const RUN_OPS: Record<
+  'start' | 'pause' | 'resume' | 'cancel',
+  Operation<{ experimentId: string }, { experimentId: string }>
+> = {
+  start: startExperiment,
+  pause: pauseExperiment,
+  resume: resumeExperiment,
+  cancel: cancelExperiment,
+} as const
+const RUN_MESSAGES: Record<keyof typeof RUN_OPS, string> = {
+  start: 'Started.',
+  pause: 'Paused: steps in flight finish, nothing new starts.',
+  resume: 'Resumed.',
+  cancel: 'Cancelled.',
+}
+
+/** Start, pause, resume or cancel (the button's `intent`). */
+export async function experimentRunAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const intent = fd.get('intent')
+  if (typeof intent !== 'string' || !(intent in RUN_OPS)) return { ok: false, error: 'Unknown action.' }
+  const key = intent as keyof typeof RUN_OPS
+  const { state, data } = await runFormAction(RUN_OPS[key], { experimentId: fd.get('experimentId') }, RUN_MESSAGES[key])
+  if (data) revalidatePath(`/experiments/${data.experimentId}`)
+  return state
+}
+
+export async function retrySessionAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(retrySession, { sessionId: fd.get('sessionId') }, 'Retrying.')
+  const experimentId = fd.get('experimentId')
+  if (typeof experimentId === 'string') revalidatePath(`/experiments/${experimentId}`)
+  return state
 }

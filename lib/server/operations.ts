@@ -10,6 +10,7 @@ import {
   startExperiment,
 } from '@/lib/server/services/experiment-runs'
 import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
+import { experimentDashboard } from '@/lib/server/services/pxp-dashboard'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
@@ -95,6 +96,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   listExperiments,
   getExperiment,
   inspectSession,
+  experimentDashboard,
   startExperiment,
   pauseExperiment,
   resumeExperiment,

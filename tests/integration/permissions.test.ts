@@ -189,6 +189,10 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({ sessionId: (await experimentWithSession(c)).id }),
   },
+  'experiments.dashboard': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
+  },
   'experiments.start': {
     allowed: STAFF,
     input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),

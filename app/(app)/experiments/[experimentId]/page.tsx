@@ -1,6 +1,7 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { AutoRefresh } from '@/components/experiments/auto-refresh'
+import { RetryButton, RunControls } from '@/components/experiments/run-controls'
 import { StatusBadge } from '@/components/experiments/status'
 import { Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
@@ -39,6 +40,7 @@ export default async function ExperimentPage({
     repetition: sp.repetition || undefined,
   })
   const canInspect = hasScope(actor.role, 'work:read-study')
+  const canRun = hasScope(actor.role, 'studies:update')
   const config = experiment.config as { n?: number; k?: number }
   const seats = experiment.seats as { m?: unknown; h?: unknown }
   const pct = counts.total ? Math.round((100 * counts.done) / counts.total) : 0
@@ -69,12 +71,15 @@ export default async function ExperimentPage({
           </>
         }
         actions={
-          <Link
-            href={`/experiments/${experiment.id}/dashboard`}
-            className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
-          >
-            Intelligibility dashboard
-          </Link>
+          <>
+            {canRun && <RunControls experimentId={experiment.id} status={experiment.status} />}
+            <Link
+              href={`/experiments/${experiment.id}/dashboard`}
+              className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
+            >
+              Intelligibility dashboard
+            </Link>
+          </>
         }
       />
       <AutoRefresh active={live} />
@@ -206,7 +211,10 @@ export default async function ExperimentPage({
                   <Td>{s.messages}</Td>
                   <Td className="max-w-md">
                     {s.status === 'stalled' ? (
-                      <span className="text-red-700">{s.stallError}</span>
+                      <span className="flex flex-col items-start gap-1">
+                        <span className="text-red-700">{s.stallError}</span>
+                        {canRun && <RetryButton sessionId={s.id} experimentId={experiment.id} />}
+                      </span>
                     ) : (
                       <span className="text-stone-600">{s.stopReason ?? '—'}</span>
                     )}

@@ -1,0 +1,131 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { pxpStats } from '@/lib/metrics/pxp-stats'
+import { db } from '@/lib/server/db'
+import { execute } from '@/lib/server/operation'
+import { experimentDashboard, experimentIntelligibility, tagSequences } from '@/lib/server/services/pxp-dashboard'
+import { makeStudy, makeUser } from '../support/fixtures'
+
+const TAGS = ['RATIFY', 'REFUTE', 'REVISE', 'REJECT'] as const
+
+/** An experiment whose sessions hold exactly the given tag sequences (message j from m when odd). */
+async function experimentWith(studyId: string, reps: string[][][]) {
+  const e = await db.experiment.create({
+    data: {
+      studyId,
+      name: 'dash',
+      protocol: 'pxp',
+      task: 'drug',
+      datasetId: 'none',
+      config: { n: 10, k: 3 },
+      seats: {},
+      repetitions: reps.length,
+      status: 'done',
+    },
+  })
+  const lines: string[] = []
+  for (const [r, sessions] of reps.entries()) {
+    for (const [position, tags] of sessions.entries()) {
+      const s = await db.protocolSession.create({
+        data: {
+          studyId,
+          experimentId: e.id,
+          protocol: 'pxp',
+          protocolVersion: '1',
+          config: { n: 10, k: 3 },
+          task: 'drug',
+          instance: {},
+          seats: {},
+          repetition: r + 1,
+          position,
+          status: 'done',
+        },
+      })
+      await db.protocolMessage.createMany({
+        data: tags.map((tag, i) => ({
+          sessionId: s.id,
+          seq: i + 1,
+          sender: i % 2 === 0 ? 'm' : 'h',
+          receiver: i % 2 === 0 ? 'h' : 'm',
+          tag,
+        })),
+      })
+      for (const [i, tag] of tags.entries())
+        lines.push(JSON.stringify({ repetition: r + 1, session: s.id, j: i + 1, sender: i % 2 === 0 ? 'm' : 'h', tag }))
+    }
+  }
+  return { experimentId: e.id, lines }
+}
+
+describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the same messages', () => {
+  it('hand-built sessions: every definition case, two repetitions', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const { experimentId, lines } = await experimentWith(study.id, [
+      [
+        ['INIT', 'RATIFY', 'RATIFY'], // strong for both (the paper's footnote), not ultra
+        ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'], // h: REFUTE then RATIFY → one-way h, not strong; m ultra-strong
+        ['INIT', 'REFUTE', 'REFUTE', 'REJECT'], // h REJECTs at 4: not one-way h; m never ratified
+        ['INIT'], // nothing but INIT: intelligible for nobody
+      ],
+      [
+        ['INIT', 'REVISE', 'RATIFY', 'RATIFY'], // h ultra-strong, m strong
+        ['INIT', 'RATIFY', 'REFUTE', 'REJECT', 'REVISE'], // m: REFUTE, REVISE → one-way m; h RATIFY then REJECT → not
+      ],
+    ])
+    const sql = await experimentIntelligibility(experimentId)
+    const cli = await pxpStats(lines)
+    expect(sql).toEqual(cli)
+    // And the numbers themselves, worked out by hand from the definitions:
+    expect(sql?.oneWay.human).toEqual({ median: 1.5, min: 1, max: 2 }) // rep 1: sessions 1,2 → 2; rep 2: session 1 → 1
+    expect(sql?.ultraStrong.machine).toEqual({ median: 0.5, min: 0, max: 1 })
+    expect(sql?.strong.human).toEqual({ median: 1, min: 1, max: 1 })
+    expect(sql?.byBound.map((b) => b.oneWayHuman.max)).toEqual([0, 2, 2, 2, 2])
+    expect(sql?.byBound[3]?.oneWayHuman).toEqual({ median: 1.5, min: 1, max: 2 }) // rep 2's REJECT at 4 removes one
+    const seqs = await tagSequences(experimentId)
+    expect(seqs).toContainEqual({ sequence: 'INIT_m RATIFY_h RATIFY_m', sessions: 1 })
+    expect(seqs.reduce((a, s) => a + s.sessions, 0)).toBe(6)
+  })
+
+  it('random logs (fast-check): SQL and the streaming CLI computation agree', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const session = fc.array(fc.constantFrom(...TAGS), { minLength: 0, maxLength: 9 }).map((rest) => ['INIT', ...rest])
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(session, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }),
+        async (reps) => {
+          const { experimentId, lines } = await experimentWith(study.id, reps)
+          expect(await experimentIntelligibility(experimentId)).toEqual(await pxpStats(lines))
+        },
+      ),
+      { numRuns: 25 },
+    )
+  })
+
+  it('the operation: drill-down by class, paging, visibility', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const { experimentId } = await experimentWith(study.id, [
+      [
+        ['INIT', 'RATIFY', 'RATIFY'],
+        ['INIT', 'REFUTE', 'REFUTE', 'REJECT'],
+        ['INIT', 'REVISE', 'REVISE', 'RATIFY'],
+      ],
+    ])
+    const all = await execute(experimentDashboard, researcher, { experimentId })
+    if (!all.ok) throw new Error(all.error)
+    expect(all.data.sessions.total).toBe(3)
+    expect(all.data.proportions?.twoWay).toBeCloseTo(2 / 3)
+    const ultra = await execute(experimentDashboard, researcher, { experimentId, class: 'ultra-strong-h' })
+    expect(ultra.ok && ultra.data.sessions.items.map((s) => s.sequence)).toEqual(['INIT_m REVISE_h REVISE_m RATIFY_h'])
+    const none = await execute(experimentDashboard, researcher, { experimentId, class: 'not-intelligible' })
+    expect(none.ok && none.data.sessions.items.map((s) => s.position)).toEqual([1])
+    const page2 = await execute(experimentDashboard, researcher, { experimentId, pageSize: 2, page: 2 })
+    expect(page2.ok && page2.data.sessions.items.map((s) => s.position)).toEqual([2])
+    const outsider = await makeUser('researcher')
+    expect(await execute(experimentDashboard, outsider, { experimentId })).toMatchObject({ status: 404 })
+    const empty = await experimentWith(study.id, [])
+    expect(await experimentIntelligibility(empty.experimentId)).toBeNull()
+  })
+})

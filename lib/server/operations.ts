@@ -11,6 +11,7 @@ import {
 } from '@/lib/server/services/experiment-runs'
 import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
 import { experimentDashboard } from '@/lib/server/services/pxp-dashboard'
+import { exportExperiment } from '@/lib/server/services/pxp-export'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
@@ -97,6 +98,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   getExperiment,
   inspectSession,
   experimentDashboard,
+  exportExperiment,
   startExperiment,
   pauseExperiment,
   resumeExperiment,

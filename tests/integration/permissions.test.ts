@@ -193,6 +193,10 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: ['admin', 'researcher', 'viewer'],
     input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
   },
+  'experiments.export': {
+    allowed: STAFF,
+    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId, table: 'd' }),
+  },
   'experiments.start': {
     allowed: STAFF,
     input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),

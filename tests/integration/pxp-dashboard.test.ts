@@ -1,9 +1,11 @@
+import { parse } from 'csv-parse/sync'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { pxpStats } from '@/lib/metrics/pxp-stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { experimentDashboard, experimentIntelligibility, tagSequences } from '@/lib/server/services/pxp-dashboard'
+import { exportLines } from '@/lib/server/services/pxp-export'
 import { makeStudy, makeUser } from '../support/fixtures'
 
 const TAGS = ['RATIFY', 'REFUTE', 'REVISE', 'REJECT'] as const
@@ -128,4 +130,91 @@ describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the 
     const empty = await experimentWith(study.id, [])
     expect(await experimentIntelligibility(empty.experimentId)).toBeNull()
   })
+})
+
+describe('exports of D, M, C and the statistics', () => {
+  const collect = async (it: AsyncIterable<string>) => {
+    const out: string[] = []
+    for await (const l of it) out.push(l)
+    return out
+  }
+
+  it('M as JSONL is what `parley pxp stats` reads; CSV quotes commas, quotes and newlines', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const { experimentId } = await experimentWith(study.id, [
+      [
+        ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'],
+        ['INIT', 'RATIFY', 'RATIFY'],
+      ],
+      [['INIT', 'REFUTE', 'REJECT']],
+    ])
+    const tricky = 'He said "no", then:\nnew line, and a comma'
+    await db.protocolMessage.updateMany({ where: { session: { experimentId }, seq: 1 }, data: { explanation: tricky } })
+    const m = await collect(exportLines(experimentId, 'm', 'jsonl'))
+    expect(m).toHaveLength(11)
+    expect(await pxpStats(m)).toEqual(await experimentIntelligibility(experimentId))
+
+    const csv = (await collect(exportLines(experimentId, 'm', 'csv'))).join('\n')
+    const records = parse(csv, { columns: true }) as Array<Record<string, string>>
+    expect(records).toHaveLength(11)
+    expect(records.filter((r) => r.j === '1').map((r) => r.explanation)).toEqual([tricky, tricky, tricky])
+    expect(records[0]).toHaveProperty('tag')
+
+    const d = (await collect(exportLines(experimentId, 'd', 'jsonl'))).map((l) => JSON.parse(l))
+    expect(d.map((s) => s.messages).sort()).toEqual([3, 3, 5])
+    const stats = parse((await collect(exportLines(experimentId, 'stats', 'csv'))).join('\n'), {
+      columns: true,
+    }) as Array<Record<string, string>>
+    expect(stats.find((r) => r.measure === 'twoWay')).toMatchObject({ median: '1', min: '0', max: '2' }) // reps: 2 and 0
+    expect(stats.filter((r) => r.measure === 'oneWayAtBound')).toHaveLength(2 * 5)
+  })
+
+  it('streams a run larger than one page of sessions (1,100 sessions, 5,500 messages) in order', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const e = await db.experiment.create({
+      data: {
+        studyId: study.id,
+        name: 'big',
+        protocol: 'pxp',
+        task: 'drug',
+        datasetId: 'none',
+        config: {},
+        seats: {},
+        repetitions: 1,
+      },
+    })
+    const ids = Array.from({ length: 1100 }, (_, i) => `big-${e.id}-${String(i).padStart(4, '0')}`)
+    await db.protocolSession.createMany({
+      data: ids.map((id, position) => ({
+        id,
+        studyId: study.id,
+        experimentId: e.id,
+        protocol: 'pxp',
+        protocolVersion: '1',
+        config: {},
+        task: 'drug',
+        instance: {},
+        seats: {},
+        position,
+      })),
+    })
+    const tags = ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY']
+    await db.protocolMessage.createMany({
+      data: ids.flatMap((sessionId) =>
+        tags.map((tag, i) => ({ sessionId, seq: i + 1, sender: i % 2 ? 'h' : 'm', receiver: i % 2 ? 'm' : 'h', tag })),
+      ),
+    })
+    let n = 0
+    let last = ''
+    for await (const line of exportLines(e.id, 'm', 'jsonl')) {
+      const row = JSON.parse(line) as { session: string; j: number }
+      const key = `${row.session}:${row.j}`
+      expect(key > last).toBe(true) // sessions by id, messages by j, never repeated
+      last = key
+      n++
+    }
+    expect(n).toBe(5500)
+  }, 60_000)
 })

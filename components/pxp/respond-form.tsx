@@ -58,8 +58,17 @@ export function RespondForm({
     <ActionForm action={submitHumanMessageAction}>
       <input type="hidden" name="sessionId" value={sessionId} />
       <input type="hidden" name="seq" value={j} />
-      {yesNo('matchPrev', match, setMatch, 'Does the prediction match yours?')}
-      {yesNo('agreePrev', agree, setAgree, 'Does the explanation agree with yours?')}
+      {j === 1 ? (
+        <p className="text-sm text-stone-600" data-testid="derived-tag">
+          Tag: <strong>INIT</strong>. You open the session: give your prediction and explanation; your partner judges
+          them next.
+        </p>
+      ) : (
+        <>
+          {yesNo('matchPrev', match, setMatch, 'Does the prediction match yours?')}
+          {yesNo('agreePrev', agree, setAgree, 'Does the explanation agree with yours?')}
+        </>
+      )}
       <div>
         <label htmlFor="pxp-y" className="block text-sm font-medium text-stone-800">
           Your prediction
@@ -85,7 +94,7 @@ export function RespondForm({
           className="mt-1 block w-full rounded-md border border-stone-300 px-3 py-1.5 text-sm"
         />
       </div>
-      {derived && (
+      {derived && j > 1 && (
         <div className="rounded-md border border-stone-200 bg-stone-50 p-3 text-sm" data-testid="derived-tag">
           <p>
             Tag: <strong>{derived.tag}</strong>. {REASONS[derived.cat]}
@@ -116,7 +125,7 @@ export function RespondForm({
           )}
         </div>
       )}
-      <SubmitButton pendingText="Sending; the machine is answering…">Send</SubmitButton>
+      <SubmitButton pendingText="Sending; your partner is answering…">Send</SubmitButton>
     </ActionForm>
   )
 }

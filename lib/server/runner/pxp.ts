@@ -14,6 +14,7 @@ import {
 import { labelsMatch, parseReply } from '@/lib/tasks/reply'
 import { db } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
+import { publish, publishSession } from '@/lib/server/live'
 import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
 /**
@@ -115,6 +116,7 @@ async function generate(
   gen: z.infer<typeof Generator>,
   prompt: ChatTurn[],
   ctx: { studyId: string; sessionId: string; seq: number },
+  onToken?: (delta: string, info: { attempt: number; text: string }) => void,
 ): Promise<{ answer: Answer; callId: string | null; raw: string }> {
   const conn = await connection(gen.connectionId)
   const messages = [...prompt] as Array<{ role: 'system' | 'user' | 'assistant'; content: unknown }>
@@ -126,7 +128,13 @@ async function generate(
         ...(gen.temperature !== undefined ? { temperature: gen.temperature } : {}),
         messages: messages as never,
       },
-      { purpose: 'pxp-generate', studyId: ctx.studyId, sessionRef: ctx.sessionId, messageRef: String(ctx.seq) },
+      {
+        purpose: 'pxp-generate',
+        studyId: ctx.studyId,
+        sessionRef: ctx.sessionId,
+        messageRef: String(ctx.seq),
+        ...(onToken ? { onToken } : {}),
+      },
     )
     const parsed = parseReply(r.text, { explanation: [EXPLANATION_KEY[task], 'Explanation'] })
     if (parsed.ok)
@@ -186,6 +194,24 @@ export function messageLog(
   }))
 }
 
+/** Publishes the text streamed so far at most every 80 ms (the final message replaces it). */
+function streamTo(sessionId: string, seq: number) {
+  let last = 0
+  let pending: ReturnType<typeof setTimeout> | undefined
+  let text = ''
+  const send = () => {
+    pending = undefined
+    last = Date.now()
+    void publish(`session:${sessionId}`, { type: 'delta', seq, text })
+  }
+  return (_delta: string, info: { text: string }) => {
+    text = info.text
+    if (pending) return
+    const wait = Math.max(0, 80 - (Date.now() - last))
+    pending = setTimeout(send, wait)
+  }
+}
+
 /** The instance's image as a data: URL, from the dataset's stored assets. */
 async function imageOf(instance: PxpInstance): Promise<string | undefined> {
   const name = instance.input.image
@@ -211,11 +237,15 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
       where: { id: sessionId },
       data: { status: 'done', stopReason: ask.reason, doneAt: session.doneAt ?? new Date(), stallError: null },
     })
+    if (session.status !== 'done')
+      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'done' })
     return { kind: 'done', reason: ask.reason }
   }
   const seat = seats[ask.seat]
   if (seat.kind === 'human') {
     await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'awaiting', stallError: null } })
+    if (session.status !== 'awaiting')
+      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'awaiting' })
     return { kind: 'awaiting', seat: ask.seat }
   }
   const j = ask.j
@@ -247,7 +277,9 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
         queryTurn(task, { imageUrl, smiles: instance.input.smiles as string | undefined }),
       )
       context = prompt
-      const g = await generate(task, seat.generator, prompt, ctx)
+      // A person on the other seat watches the answer arrive token by token.
+      const watched = seats[otherSeat(ask.seat)].kind === 'human'
+      const g = await generate(task, seat.generator, prompt, ctx, watched ? streamTo(sessionId, j) : undefined)
       answer = g.answer
       callId = g.callId
       raw = g.raw
@@ -284,6 +316,7 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
       })
       await tx.protocolSession.update({ where: { id: sessionId }, data: { status: 'running', stallError: null } })
     })
+    await publishSession(sessionId, session.experimentId, { type: 'message', seq: j })
     return { kind: 'appended', seq: j, tag: tagged.tag }
   } catch (err) {
     if (isUniqueViolation(err)) return { kind: 'conflict', seq: j }
@@ -291,6 +324,7 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
       // Nothing was appended: the session stays resumable from this message.
       const error = `${err.kind}: ${err.message}`
       await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'stalled', stallError: error } })
+      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'stalled' })
       return { kind: 'stalled', error }
     }
     throw err

@@ -3,6 +3,7 @@ import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { conflict, notFound } from '@/lib/server/errors'
 import { closeIfFinished, enqueueSteps, runnableHeads } from '@/lib/server/jobs/pxp'
+import { publish } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { id, visibleStudies } from '@/lib/server/services/studies'
@@ -43,6 +44,7 @@ async function move(
     })
     return true
   })
+  if (moved) await publish(`experiment:${e.id}`, { type: 'progress' })
   if (!moved) {
     const now = await db.experiment.findUniqueOrThrow({ where: { id: e.id }, select: { status: true } })
     throw conflict(refusal(now.status))

@@ -5,6 +5,7 @@ import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
+import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { messageLog, PxpInstance } from '@/lib/server/runner/pxp'
@@ -12,7 +13,7 @@ import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { id, visibleStudies } from '@/lib/server/services/studies'
 
 /** Sessions an actor may open: those assigned to them; with work:read-study, those of their studies. */
-function visibleSessions(actor: Actor) {
+export function visibleSessions(actor: Actor) {
   const own = { assigneeId: actor.userId }
   return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: visibleStudies(actor) }] } : own
 }
@@ -215,6 +216,7 @@ export const submitHumanMessage = defineOperation({
       if (isUniqueViolation(err)) throw conflict('This message was already answered (in another tab?).')
       throw err
     }
+    await publishSession(s.id, s.experimentId, { type: 'message', seq: ask.j })
     return { sessionId: s.id, seq: ask.j, tag, derived }
   },
 })

@@ -1,6 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
-import { AutoRefresh } from '@/components/experiments/auto-refresh'
+import { LiveRefresh } from '@/components/live/live-refresh'
 import { RetryButton, RunControls } from '@/components/experiments/run-controls'
 import { StatusBadge } from '@/components/experiments/status'
 import { Card, EmptyState, PageHeader } from '@/components/ui/card'
@@ -82,7 +82,9 @@ export default async function ExperimentPage({
           </>
         }
       />
-      <AutoRefresh active={live} />
+      <div className="mb-3">
+        <LiveRefresh topic={`experiment:${experiment.id}`} />
+      </div>
       <div className="grid gap-6 xl:grid-cols-2">
         <Card title="Progress" description={live ? 'Updates live while the experiment runs.' : undefined}>
           <div

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { MachineTyping } from '@/components/pxp/machine-typing'
 import { RespondForm } from '@/components/pxp/respond-form'
 import { TagChip } from '@/components/pxp/tag-chip'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
@@ -20,7 +21,8 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
   const s = await loadForPage(getPxpSession, { sessionId })
   const input = s.instance.input as Record<string, unknown>
   const datasetId = (s.instance as { datasetId?: string }).datasetId
-  const own = [...s.messages].reverse().find((m) => m.sender === 'h')
+  const own = [...s.messages].reverse().find((m) => m.sender === s.seat)
+  const partner = s.seat === 'h' ? 'Machine' : 'Tester'
   return (
     <div className="max-w-5xl space-y-6">
       <PageHeader
@@ -64,11 +66,11 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
               {s.messages.map((m) => (
                 <li
                   key={m.seq}
-                  className={`rounded-md border p-3 text-sm ${m.sender === 'm' ? 'border-stone-200 bg-white' : 'border-brand-100 bg-brand-50'}`}
+                  className={`rounded-md border p-3 text-sm ${m.sender !== s.seat ? 'border-stone-200 bg-white' : 'border-brand-100 bg-brand-50'}`}
                 >
                   <p className="mb-1 flex items-center gap-2 text-xs text-stone-500">
                     <span>
-                      #{m.seq} {m.sender === 'm' ? 'Machine' : 'You'}
+                      #{m.seq} {m.sender === s.seat ? 'You' : partner}
                     </span>
                     <TagChip tag={m.tag} />
                   </p>
@@ -82,7 +84,10 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
                 </li>
               ))}
             </ol>
-            {s.messages.length === 0 && <p className="text-sm text-stone-500">The machine has not answered yet.</p>}
+            {s.messages.length === 0 && !s.yourTurn && (
+              <p className="text-sm text-stone-500">The {partner.toLowerCase()} has not answered yet.</p>
+            )}
+            <MachineTyping sessionId={s.id} lastSeq={s.messages.at(-1)?.seq ?? 0} />
           </Card>
           {s.done && <Alert tone="success">{STOP[s.done] ?? s.done}</Alert>}
           {s.status === 'stalled' && (
@@ -99,7 +104,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
             </Card>
           )}
           {!s.done && !s.yourTurn && s.status !== 'stalled' && (
-            <Alert tone="info">The machine is thinking; reload in a moment.</Alert>
+            <Alert tone="info">The {partner.toLowerCase()} is thinking; this page updates by itself.</Alert>
           )}
         </div>
       </div>

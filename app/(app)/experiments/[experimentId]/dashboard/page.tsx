@@ -1,6 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
-import { AutoRefresh } from '@/components/experiments/auto-refresh'
+import { LiveRefresh } from '@/components/live/live-refresh'
 import { StatusBadge } from '@/components/experiments/status'
 import { BoundChart, SequenceChart } from '@/components/pxp/dashboard-charts'
 import { Alert, Card, EmptyState, PageHeader } from '@/components/ui/card'
@@ -122,7 +122,9 @@ export default async function DashboardPage({
           </>
         }
       />
-      <AutoRefresh active={d.experiment.status === 'running'} ms={3000} />
+      <div className="mb-3">
+        <LiveRefresh topic={`experiment:${experimentId}`} />
+      </div>
       {d.unfinished > 0 && report && (
         <div className="mb-4">
           <Alert tone="info">

@@ -1,0 +1,74 @@
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { sessionActor } from '@/lib/server/api/auth'
+import { hasScope } from '@/lib/server/auth/roles'
+import { db } from '@/lib/server/db'
+import { type LiveEvent, subscribe } from '@/lib/server/live'
+import { visibleSessions } from '@/lib/server/services/pxp-sessions'
+import { visibleStudies } from '@/lib/server/services/studies'
+
+export const dynamic = 'force-dynamic'
+
+const Topic = z.string().regex(/^(session|experiment):[\w-]{1,100}$/)
+
+/** May this person watch the topic? The same rules as the pages that show it (404 otherwise). */
+async function mayWatch(actor: Actor, topic: string): Promise<boolean> {
+  const [kind, id] = topic.split(':') as [string, string]
+  if (kind === 'experiment') {
+    if (!hasScope(actor.role, 'studies:read')) return false
+    return !!(await db.experiment.findFirst({ where: { id, study: visibleStudies(actor) }, select: { id: true } }))
+  }
+  return !!(await db.protocolSession.findFirst({ where: { id, ...visibleSessions(actor) }, select: { id: true } }))
+}
+
+/**
+ * GET /api/live?topic=session:<id>|experiment:<id> — server-sent events: `update` with the event
+ * (message, status, delta, progress) whenever the topic changes in any process, and a comment every
+ * 15 s to keep proxies from closing the stream. The page re-reads its data on `update`.
+ */
+export async function GET(req: Request) {
+  const actor = await sessionActor(req.headers)
+  if (!actor) return Response.json({ error: 'Sign in to continue.' }, { status: 401 })
+  const topic = Topic.safeParse(new URL(req.url).searchParams.get('topic'))
+  if (!topic.success) return Response.json({ error: 'Unknown topic.' }, { status: 400 })
+  if (!(await mayWatch(actor, topic.data))) return Response.json({ error: 'Not found.' }, { status: 404 })
+
+  const encoder = new TextEncoder()
+  let cleanup = () => {}
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => {
+        try {
+          controller.enqueue(encoder.encode(text))
+        } catch {
+          cleanup()
+        }
+      }
+      const unsubscribe = await subscribe(topic.data, (e: LiveEvent) =>
+        send(`event: update\ndata: ${JSON.stringify(e)}\n\n`),
+      )
+      const beat = setInterval(() => send(': keep-alive\n\n'), 15_000)
+      cleanup = () => {
+        clearInterval(beat)
+        unsubscribe()
+      }
+      req.signal.addEventListener('abort', () => {
+        cleanup()
+        try {
+          controller.close()
+        } catch {}
+      })
+      send(`event: ready\ndata: {}\n\n`)
+    },
+    cancel() {
+      cleanup()
+    },
+  })
+  return new Response(body, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store, no-transform',
+      connection: 'keep-alive',
+    },
+  })
+}

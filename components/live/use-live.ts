@@ -1,0 +1,49 @@
+'use client'
+
+import { useRouter } from 'next/navigation'
+import { useEffect, useRef, useState } from 'react'
+
+export type LiveEvent =
+  | { type: 'message'; seq: number }
+  | { type: 'status'; status: string }
+  | { type: 'delta'; seq: number; text: string }
+  | { type: 'progress' }
+
+/**
+ * Watch a topic over server-sent events (/api/live); on every change re-read the page's server
+ * data (throttled). Falls back to polling every `fallbackMs` while the stream is down.
+ */
+export function useLive(topic: string, opts: { onEvent?: (e: LiveEvent) => void; fallbackMs?: number } = {}) {
+  const router = useRouter()
+  const [connected, setConnected] = useState(false)
+  const onEvent = useRef(opts.onEvent)
+  onEvent.current = opts.onEvent
+  const fallbackMs = opts.fallbackMs ?? 5000
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const refresh = () => {
+      if (timer) return
+      timer = setTimeout(() => {
+        timer = undefined
+        router.refresh()
+      }, 250)
+    }
+    const es = new EventSource(`/api/live?topic=${encodeURIComponent(topic)}`)
+    es.addEventListener('ready', () => setConnected(true))
+    es.addEventListener('update', (m) => {
+      const e = JSON.parse((m as MessageEvent).data) as LiveEvent
+      onEvent.current?.(e)
+      if (e.type !== 'delta') refresh()
+    })
+    es.onerror = () => setConnected(false)
+    const poll = setInterval(() => {
+      if (es.readyState !== EventSource.OPEN) router.refresh()
+    }, fallbackMs)
+    return () => {
+      es.close()
+      clearInterval(poll)
+      if (timer) clearTimeout(timer)
+    }
+  }, [topic, router, fallbackMs])
+  return { connected }
+}

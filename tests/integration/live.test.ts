@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest'
+import { db } from '@/lib/server/db'
+import { type LiveEvent, publish, subscribe } from '@/lib/server/live'
+import { stepPxpSession } from '@/lib/server/runner/pxp'
+import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
+
+const fake = useFakeLlm()
+
+describe('live updates through LISTEN/NOTIFY', () => {
+  it('delivers a published event to subscribers of its topic only', async () => {
+    const got: LiveEvent[] = []
+    const other: LiveEvent[] = []
+    const off = await subscribe('session:a', (e) => got.push(e))
+    const off2 = await subscribe('session:b', (e) => other.push(e))
+    await publish('session:a', { type: 'message', seq: 3 })
+    await expect.poll(() => got).toEqual([expect.objectContaining({ type: 'message', seq: 3 })])
+    expect(other).toEqual([])
+    off()
+    await publish('session:a', { type: 'message', seq: 4 })
+    await new Promise((r) => setTimeout(r, 200))
+    expect(got).toHaveLength(1)
+    off2()
+  })
+
+  it('streams the machine’s answer to a watching expert before the message is stored', async () => {
+    const researcher = await makeUser('researcher')
+    const expert = await makeUser('expert')
+    const study = await makeStudy(researcher, [expert])
+    const conn = await fakeConnection(study.id, fake())
+    const reply =
+      'Prediction: CCO.CC(=O)O\nPathway: Fischer esterification of acetic acid with ethanol, acid catalysed.'
+    fake().setScript([{ match: { model: 'gen' }, replies: [{ text: reply, chunkDelayMs: 40 }] }])
+    const s = await db.protocolSession.create({
+      data: {
+        studyId: study.id,
+        assigneeId: expert.userId,
+        protocol: 'pxp',
+        protocolVersion: '1',
+        config: { n: 10, k: 3 },
+        task: 'drug',
+        instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'x', explanation: 'y' },
+        seats: {
+          m: {
+            kind: 'llm',
+            generator: { connectionId: conn.id, model: 'gen' },
+            checker: { connectionId: conn.id, model: 'judge' },
+          },
+          h: { kind: 'human', userId: expert.userId },
+        },
+      },
+    })
+    const events: LiveEvent[] = []
+    const off = await subscribe(`session:${s.id}`, (e) => events.push(e))
+    expect(await stepPxpSession(s.id)).toMatchObject({ kind: 'appended', seq: 1 })
+    await expect.poll(() => events.some((e) => e.type === 'message')).toBe(true)
+    off()
+    const firstMessage = events.findIndex((e) => e.type === 'message')
+    const deltas = events.filter((e): e is Extract<LiveEvent, { type: 'delta' }> => e.type === 'delta')
+    expect(events.slice(0, firstMessage).some((e) => e.type === 'delta')).toBe(true)
+    for (const d of deltas) {
+      expect(d.seq).toBe(1)
+      expect(reply.startsWith(d.text)).toBe(true)
+    }
+    const stored = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 1 } } })
+    expect((stored.payload as { raw: string }).raw).toBe(reply)
+  })
+})

@@ -6,15 +6,20 @@ export async function register() {
     await ensureAdminFromEnv()
     // The offline demo model is always available as a global connection, clearly labelled.
     await ensureDemoConnection()
-    // This server also works the job queue unless told not to (run `parley worker` elsewhere).
-    if (process.env.PARLEY_WORKERS !== '0') {
-      const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
-      await startPxpWorkers()
-    }
   } catch (err) {
     const code = (err as { code?: string }).code
     // P2021: the tables do not exist yet (the server started before `npm run db:migrate`).
     if (code === 'P2021') console.warn('[parley] the database is not migrated yet: run `npm run db:migrate`.')
     else console.error('[parley] start-up tasks failed:', err)
+  }
+  // This server also works the job queue unless told not to (run `parley worker` elsewhere). It does
+  // not depend on the start-up tasks above: pg-boss keeps its own schema.
+  if (process.env.PARLEY_WORKERS !== '0') {
+    try {
+      const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
+      await startPxpWorkers()
+    } catch (err) {
+      console.error('[parley] the job workers did not start:', err)
+    }
   }
 }

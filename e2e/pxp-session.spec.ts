@@ -29,19 +29,27 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
      VALUES ($1, 'demo-study', 'fake for e2e', 'openai-compatible', $2, 'gen', 5000, now())`,
     [connectionId, fake.url],
   )
+  // The session belongs to an experiment, so the dashboard can count it afterwards.
+  const experimentId = `e2e-${randomUUID()}`
+  await sql(
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+     VALUES ($1, 'demo-study', 'expert e2e', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', now())`,
+    [experimentId],
+  )
   const sessionId = `e2e-${randomUUID()}`
   const seats = {
     m: { kind: 'llm', generator: { connectionId, model: 'gen' }, checker: { connectionId, model: 'judge' } },
     h: { kind: 'human', userId: expert?.id },
   }
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "assigneeId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
-     VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', now())`,
+    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", "assigneeId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
+     VALUES ($1, 'demo-study', $5, $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', now())`,
     [
       sessionId,
       expert?.id,
       JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e }),
       JSON.stringify(seats),
+      experimentId,
     ],
   )
   // The machine's first message (a wrong guess), as the runner would have written it.
@@ -87,4 +95,21 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   await page.getByRole('button', { name: 'Sign out' }).click()
   await signIn(page, 'expert2@parley.local')
   expect((await page.goto(`/sessions/${sessionId}`))?.status()).toBe(404)
+
+  // The dashboard counts it: h sent REFUTE, RATIFY (one-way, not strong); m sent REVISE, RATIFY
+  // (one-way, strong and ultra-strong); so two-way. The finished session also closed its experiment.
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await signIn(page, 'researcher@parley.local')
+  await page.goto(`/experiments/${experimentId}/dashboard`)
+  const cell = (key: string) => page.getByTestId(`fig4-${key}`)
+  await expect(cell('oneWay-human')).toHaveAttribute('data-median', '1')
+  await expect(cell('oneWay-machine')).toHaveAttribute('data-median', '1')
+  await expect(cell('twoWay')).toHaveAttribute('data-median', '1')
+  await expect(cell('strong-human')).toHaveAttribute('data-median', '0')
+  await expect(cell('strong-machine')).toHaveAttribute('data-median', '1')
+  await expect(cell('ultraStrong-human')).toHaveAttribute('data-median', '0')
+  await expect(cell('ultraStrong-machine')).toHaveAttribute('data-median', '1')
+  await expect(page.getByText('INIT_m REFUTE_h REVISE_m RATIFY_h RATIFY_m').first()).toBeVisible()
+  const [exp] = await sql<{ status: string }>(`SELECT status FROM "Experiment" WHERE id = $1`, [experimentId])
+  expect(exp?.status).toBe('done')
 })

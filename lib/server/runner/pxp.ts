@@ -81,14 +81,11 @@ async function matcher(task: PxpTaskKind) {
 }
 
 /** AGREE through a checker LLM (temperature 0): identical explanations agree without a call. */
-function checker(
-  task: PxpTaskKind,
-  ref: z.infer<typeof LlmRef>,
-  ctx: { studyId: string; sessionId: string; seq: number },
-) {
+function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: StepCtx) {
   return async (a: string, b: string) => {
     if (a.trim() === b.trim()) return true
     const conn = await connection(ref.connectionId)
+    const t0 = performance.now()
     const subject = task === 'rad' ? 'explanations of an X-ray' : 'retrosynthesis pathways'
     const r = await recordedChat(
       conn,
@@ -105,7 +102,9 @@ function checker(
         ],
       },
       { purpose: 'pxp-agree', studyId: ctx.studyId, sessionRef: ctx.sessionId, messageRef: String(ctx.seq) },
-    )
+    ).finally(() => {
+      ctx.llmMs += performance.now() - t0
+    })
     return /\byes\b/i.test(r.text)
   }
 }
@@ -115,12 +114,13 @@ async function generate(
   task: PxpTaskKind,
   gen: z.infer<typeof Generator>,
   prompt: ChatTurn[],
-  ctx: { studyId: string; sessionId: string; seq: number },
+  ctx: StepCtx,
   onToken?: (delta: string, info: { attempt: number; text: string }) => void,
 ): Promise<{ answer: Answer; callId: string | null; raw: string }> {
   const conn = await connection(gen.connectionId)
   const messages = [...prompt] as Array<{ role: 'system' | 'user' | 'assistant'; content: unknown }>
   for (let ask = 0; ask < 3; ask++) {
+    const t0 = performance.now()
     const r = await recordedChat(
       conn,
       {
@@ -135,7 +135,9 @@ async function generate(
         messageRef: String(ctx.seq),
         ...(onToken ? { onToken } : {}),
       },
-    )
+    ).finally(() => {
+      ctx.llmMs += performance.now() - t0
+    })
     const parsed = parseReply(r.text, { explanation: [EXPLANATION_KEY[task], 'Explanation'] })
     if (parsed.ok)
       return {
@@ -220,7 +222,31 @@ async function imageOf(instance: PxpInstance): Promise<string | undefined> {
   return asset ? `data:${asset.mime};base64,${Buffer.from(asset.bytes).toString('base64')}` : undefined
 }
 
+/** Per-step context: where LLM calls are recorded, and the time spent waiting for them. */
+interface StepCtx {
+  studyId: string
+  sessionId: string
+  seq: number
+  llmMs: number
+}
+
+/** Timing of every step (the runner's own time is totalMs − llmMs); used by `npm run bench:pxp`. */
+export type StepTiming = { kind: StepResult['kind']; totalMs: number; llmMs: number }
+let stepObserver: ((t: StepTiming) => void) | undefined
+export function observeSteps(fn: ((t: StepTiming) => void) | undefined) {
+  stepObserver = fn
+}
+
 export async function stepPxpSession(sessionId: string): Promise<StepResult> {
+  if (!stepObserver) return step(sessionId, { llmMs: 0 })
+  const t0 = performance.now()
+  const clock = { llmMs: 0 }
+  const r = await step(sessionId, clock)
+  stepObserver({ kind: r.kind, totalMs: performance.now() - t0, llmMs: clock.llmMs })
+  return r
+}
+
+async function step(sessionId: string, clock: { llmMs: number }): Promise<StepResult> {
   const session = await db.protocolSession.findUniqueOrThrow({
     where: { id: sessionId },
     include: { messages: { orderBy: { seq: 'asc' } }, experiment: { select: { carryOver: true } } },
@@ -251,7 +277,17 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
   const j = ask.j
   const byJ = (n: number) => log.find((m) => m.seq === n)
   const asAnswer = (m?: PxpMessage) => (m ? { y: m.prediction, e: m.explanation } : undefined)
-  const ctx = { studyId: session.studyId, sessionId, seq: j }
+  const ctx: StepCtx = {
+    studyId: session.studyId,
+    sessionId,
+    seq: j,
+    get llmMs() {
+      return clock.llmMs
+    },
+    set llmMs(v: number) {
+      clock.llmMs = v
+    },
+  }
   try {
     let answer: Answer
     let callId: string | null = null

@@ -1,0 +1,266 @@
+/**
+ * `npm run bench:pxp`: PXP experiments on the job queue against the fake LLM.
+ *
+ *   - 100 proxy-tester sessions (message bound n = 10, carry-over off) at 100 ms model latency with
+ *     16 concurrent steps (one worker process): wall time vs the ideal, where the ideal is the lower
+ *     bound max(total LLM time / 16, the longest session's chain of sequential calls): each session
+ *     is a chain of calls that cannot overlap, sessions share the 16 slots. Target ratio ≤ 1.25.
+ *     Also the speed-up over running sessions one after another, as the authors' Python code does
+ *     (sequential time = the sum of every session's chain).
+ *   - Runner overhead per message: a step's time minus the time it waited for LLM calls (replay of
+ *     M, protocol, tag logic, the M+C append, status). Target p50 < 5 ms.
+ *   - The dashboard numbers for 10,000 sessions / 100,000 messages computed in SQL. Target < 1 s.
+ *
+ * Uses a throwaway database on the server in DATABASE_URL, or the embedded PostgreSQL. The fake
+ * server runs in a child process so it does not share the runner's event loop. Last line: JSON.
+ *
+ *   npx tsx scripts/bench-pxp.ts [--sessions 100] [--latency 100] [--concurrency 16] [--dashboard 10000]
+ */
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { startEmbedded } from './embedded-db.mjs'
+import { deploy } from './migrate.mjs'
+
+const { values } = parseArgs({
+  options: {
+    sessions: { type: 'string', default: '100' },
+    latency: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '16' },
+    dashboard: { type: 'string', default: '10000' },
+  },
+})
+const SESSIONS = Number(values.sessions)
+const LATENCY = Number(values.latency)
+const CONCURRENCY = Number(values.concurrency)
+const DASH_SESSIONS = Number(values.dashboard)
+const root = path.resolve(import.meta.dirname, '..')
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN
+}
+
+// A throwaway database.
+let embedded: { url: string; stop: () => Promise<void> } | undefined
+let adminUrl = process.env.DATABASE_URL
+if (!adminUrl) {
+  embedded = await startEmbedded({
+    dataDir: path.join(root, '.data', 'test-pg'),
+    port: Number(process.env.PARLEY_TEST_PG_PORT ?? 54330),
+    database: 'postgres',
+  })
+  adminUrl = embedded.url
+}
+const dbName = `parley_bench_${Date.now().toString(36)}`
+const admin = new pg.Client({ connectionString: adminUrl })
+await admin.connect()
+await admin.query(`CREATE DATABASE "${dbName}"`)
+const url = new URL(adminUrl)
+url.pathname = `/${dbName}`
+process.env.DATABASE_URL = url.toString()
+process.env.BETTER_AUTH_SECRET ??= 'bench-secret-bench-secret-bench-secret-0123'
+process.env.PARLEY_JOB_MAINTENANCE_SECONDS = '30'
+await deploy([], { quiet: true })
+
+// The fake LLM: the generator is always wrong and the checker never agrees, so sessions are long.
+const scriptFile = path.join(os.tmpdir(), `parley-bench-pxp-${process.pid}.json`)
+writeFileSync(
+  scriptFile,
+  JSON.stringify([
+    { match: { model: 'gen' }, replies: [{ text: 'Prediction: O\nPathway: Water.' }] },
+    { match: { model: 'judge' }, replies: [{ text: 'No' }] },
+  ]),
+)
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    path.join(root, 'lib/llm/fake-server-cli.ts'),
+    '--port',
+    '0',
+    '--latency',
+    String(LATENCY),
+    '--script',
+    scriptFile,
+    '--no-bodies',
+  ],
+  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+)
+
+const { db } = await import('../lib/server/db')
+const { execute } = await import('../lib/server/operation')
+const { createPxpExperiment } = await import('../lib/server/services/experiments')
+const { startExperiment } = await import('../lib/server/services/experiment-runs')
+const { startPxpWorkers } = await import('../lib/server/jobs/pxp')
+const { stopBoss } = await import('../lib/server/jobs/queue')
+const { observeSteps } = await import('../lib/server/runner/pxp')
+const { experimentIntelligibility } = await import('../lib/server/services/pxp-dashboard')
+
+try {
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url))
+    child.once('exit', (code) => reject(new Error(`fake server exited with ${code}`)))
+  })
+  const user = await db.user.create({
+    data: {
+      id: `bench-${Date.now()}`,
+      email: `bench-${Date.now()}@parley.local`,
+      name: 'Bench',
+      role: 'researcher',
+      emailVerified: true,
+    },
+  })
+  const actor = { userId: user.id, email: user.email, name: user.name, role: 'researcher' as const, via: 'cli' }
+  const study = await db.study.create({
+    data: { name: 'bench', createdById: user.id, members: { create: { userId: user.id, role: 'researcher' } } },
+  })
+  const conn = await db.llmConnection.create({
+    data: {
+      studyId: study.id,
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: baseURL,
+      defaultModel: 'gen',
+      timeoutMs: 30_000,
+      maxConcurrency: CONCURRENCY * 2,
+    },
+  })
+  const ds = await db.dataset.create({
+    data: {
+      studyId: study.id,
+      name: 'bench',
+      kind: 'drug',
+      source: 'generated',
+      instances: {
+        create: Array.from({ length: SESSIONS }, (_, i) => ({
+          index: i,
+          input: { smiles: `${'C'.repeat(1 + (i % 7))}C(=O)O${i}` },
+          prediction: `${'C'.repeat(1 + (i % 7))}O.OC`,
+          explanation: `Ester number ${i}.`,
+        })),
+      },
+    },
+  })
+  const run = async (name: string, n: number) => {
+    const created = await execute(createPxpExperiment, actor, {
+      studyId: study.id,
+      name,
+      datasetId: ds.id,
+      n,
+      k: 3,
+      carryOver: 'false',
+      generator: { connectionId: conn.id, model: 'gen' },
+      checker: { connectionId: conn.id, model: 'judge' },
+    })
+    if (!created.ok) throw new Error(created.error)
+    return created.data.id
+  }
+
+  // Warm-up: JIT, pools, RDKit, the queue schema.
+  const workers = await startPxpWorkers(CONCURRENCY)
+  const warm = await run('warm-up', 4)
+  await execute(startExperiment, actor, { experimentId: warm })
+  const waitDone = async (id: string) => {
+    for (;;) {
+      const e = await db.experiment.findUniqueOrThrow({ where: { id }, select: { status: true } })
+      if (e.status === 'done') return
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+  await waitDone(warm)
+
+  const steps: Array<{ kind: string; totalMs: number; llmMs: number }> = []
+  observeSteps((t) => steps.push(t))
+  const experimentId = await run('bench', 10)
+  const t0 = performance.now()
+  await execute(startExperiment, actor, { experimentId })
+  await waitDone(experimentId)
+  const wall = performance.now() - t0
+  observeSteps(undefined)
+  await workers.stop()
+
+  // Each session's chain: the sum of its calls' latencies (calls of a session never overlap).
+  const chains = await db.$queryRaw<Array<{ ms: number; calls: bigint }>>`
+    SELECT sum(c."latencyMs")::float AS ms, count(*) AS calls FROM "LlmCall" c
+    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."experimentId" = ${experimentId}
+    GROUP BY s.id`
+  const messages = await db.protocolMessage.count({ where: { session: { experimentId } } })
+  const sequential = chains.reduce((a, c) => a + c.ms, 0)
+  const longest = Math.max(...chains.map((c) => c.ms))
+  const ideal = Math.max(sequential / CONCURRENCY, longest)
+  const overhead = steps.filter((s) => s.kind === 'appended').map((s) => s.totalMs - s.llmMs)
+
+  // Dashboard at scale: 10,000 sessions, 100,000 messages, bulk-inserted with generate_series.
+  const big = await db.experiment.create({
+    data: {
+      studyId: study.id,
+      name: 'dashboard',
+      protocol: 'pxp',
+      task: 'drug',
+      datasetId: ds.id,
+      config: { n: 10, k: 3 },
+      seats: {},
+      repetitions: 5,
+      status: 'done',
+    },
+  })
+  await db.$executeRaw`
+    INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, repetition, position, status, "updatedAt")
+    SELECT ${big.id} || '-' || g, ${study.id}, ${big.id}, 'pxp', '1', '{}', 'drug', '{}', '{}', 1 + g % 5, g / 5, 'done', now()
+    FROM generate_series(0, ${DASH_SESSIONS - 1}) g`
+  const TAGS = ['RATIFY', 'REFUTE', 'REVISE', 'REJECT']
+  await db.$executeRaw`
+    INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag)
+    SELECT ${big.id} || '-' || g || '-' || j, ${big.id} || '-' || g, j,
+      CASE WHEN j % 2 = 1 THEN 'm' ELSE 'h' END, CASE WHEN j % 2 = 1 THEN 'h' ELSE 'm' END,
+      CASE WHEN j = 1 THEN 'INIT' ELSE (${TAGS})[1 + ((g * 7 + j * 13) % 4)] END
+    FROM generate_series(0, ${DASH_SESSIONS - 1}) g, generate_series(1, 10) j`
+  await db.$executeRaw`ANALYZE "ProtocolMessage"`
+  await db.$executeRaw`ANALYZE "ProtocolSession"`
+  const dash: number[] = []
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now()
+    const r = await experimentIntelligibility(big.id)
+    dash.push(performance.now() - t)
+    if (!r || r.repetitions !== 5) throw new Error('dashboard computed nothing')
+  }
+
+  const result = {
+    sessions: SESSIONS,
+    messages,
+    llm_calls: chains.reduce((a, c) => a + Number(c.calls), 0),
+    latency_ms: LATENCY,
+    concurrency: CONCURRENCY,
+    wall_ms: round(wall, 0),
+    ideal_ms: round(ideal, 0),
+    ratio: round(wall / ideal),
+    sequential_ms: round(sequential, 0),
+    speedup_vs_sequential: round(sequential / wall),
+    overhead_p50_ms: round(quantile(overhead, 0.5)),
+    overhead_p95_ms: round(quantile(overhead, 0.95)),
+    dashboard_sessions: DASH_SESSIONS,
+    dashboard_messages: DASH_SESSIONS * 10,
+    dashboard_p50_ms: round(quantile(dash, 0.5), 1),
+    dashboard_max_ms: round(Math.max(...dash), 1),
+    load_avg_1m: round(os.loadavg()[0] ?? 0),
+  }
+  console.log(
+    `PXP: ${SESSIONS} sessions, ${messages} messages in ${result.wall_ms} ms (ideal ${result.ideal_ms} ms, ratio ${result.ratio}); ` +
+      `${result.speedup_vs_sequential}× faster than one session after another; runner overhead p50 ${result.overhead_p50_ms} ms; ` +
+      `dashboard over ${DASH_SESSIONS} sessions p50 ${result.dashboard_p50_ms} ms`,
+  )
+  console.log(JSON.stringify(result))
+} finally {
+  child.kill()
+  await stopBoss().catch(() => {})
+  await db.$disconnect()
+  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
+  await admin.end()
+  await embedded?.stop()
+}

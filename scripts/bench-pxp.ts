@@ -214,12 +214,11 @@ try {
     INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, repetition, position, status, "updatedAt")
     SELECT ${big.id} || '-' || g, ${study.id}, ${big.id}, 'pxp', '1', '{}', 'drug', '{}', '{}', 1 + g % 5, g / 5, 'done', now()
     FROM generate_series(0, ${DASH_SESSIONS - 1}) g`
-  const TAGS = ['RATIFY', 'REFUTE', 'REVISE', 'REJECT']
   await db.$executeRaw`
     INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag)
     SELECT ${big.id} || '-' || g || '-' || j, ${big.id} || '-' || g, j,
       CASE WHEN j % 2 = 1 THEN 'm' ELSE 'h' END, CASE WHEN j % 2 = 1 THEN 'h' ELSE 'm' END,
-      CASE WHEN j = 1 THEN 'INIT' ELSE (${TAGS})[1 + ((g * 7 + j * 13) % 4)] END
+      CASE WHEN j = 1 THEN 'INIT' ELSE (ARRAY['RATIFY', 'REFUTE', 'REVISE', 'REJECT'])[1 + ((g * 7 + j * 13) % 4)] END
     FROM generate_series(0, ${DASH_SESSIONS - 1}) g, generate_series(1, 10) j`
   await db.$executeRaw`ANALYZE "ProtocolMessage"`
   await db.$executeRaw`ANALYZE "ProtocolSession"`

@@ -18,7 +18,7 @@ function isEmptyWhere(where: unknown): boolean {
 
 export function createPrisma(connectionString: string) {
   const base = new PrismaClient({
-    adapter: new PrismaPg({ connectionString, max: Number(process.env.PARLEY_DB_POOL_MAX ?? 10) }),
+    adapter: new PrismaPg({ connectionString, max: Number(process.env.PARLEY_DB_POOL_MAX ?? 20) }),
   })
   return base.$extends({
     name: 'bulk-write-guard',

@@ -19,5 +19,13 @@ export const conflict = (message: string) => new AppError(409, message)
 export const tooLarge = (message: string) => new AppError(413, message)
 
 export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && (err as { code: unknown }).code === 'P2002'
+  if (typeof err !== 'object' || err === null || !('code' in err)) return false
+  const e = err as {
+    code: unknown
+    meta?: { driverAdapterError?: { cause?: { originalCode?: string; code?: string } } }
+  }
+  if (e.code === 'P2002') return true
+  // A raw query (P2010) that PostgreSQL refused with unique_violation.
+  const cause = e.meta?.driverAdapterError?.cause
+  return e.code === 'P2010' && (cause?.originalCode === '23505' || cause?.code === '23505')
 }

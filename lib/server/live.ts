@@ -35,10 +35,18 @@ export async function publish(topic: string, event: LiveEvent): Promise<void> {
 
 /** The usual pair: a session changed, and so did its experiment's progress. */
 export async function publishSession(sessionId: string, experimentId: string | null, event: LiveEvent) {
-  await Promise.all([
-    publish(`session:${sessionId}`, event),
-    experimentId ? publish(`experiment:${experimentId}`, { type: 'progress' }) : undefined,
-  ])
+  const a = JSON.stringify({ topic: `session:${sessionId}`, ...event })
+  if (!experimentId || a.length > MAX_PAYLOAD) {
+    await publish(`session:${sessionId}`, event)
+    if (experimentId) await publish(`experiment:${experimentId}`, { type: 'progress' })
+    return
+  }
+  const b = JSON.stringify({ topic: `experiment:${experimentId}`, type: 'progress' })
+  try {
+    await db.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${a}), pg_notify(${LIVE_CHANNEL}, ${b})`
+  } catch (err) {
+    console.warn('[parley] live update not sent:', (err as Error).message)
+  }
 }
 
 const g = globalThis as unknown as { parleyLive?: { bus: EventEmitter; ready: Promise<void> } }

@@ -4,11 +4,12 @@ import { jobSettings, queue } from '@/lib/server/jobs/queue'
 import { type StepResult, stepPxpSession } from '@/lib/server/runner/pxp'
 
 /**
- * PXP experiments on the job queue. A job is "advance this session by one message": it replays the
- * log, lets the seat whose turn it is write one message, and enqueues the session's next step (or,
- * with carry-over, the next session of the repetition once this one is done). Short jobs make a
- * crash cost at most one message's work; the (session, seq) key makes a re-run harmless: two jobs
- * racing for one message yield one message, and the loser (`conflict`) ends its chain, so
+ * PXP experiments on the job queue. A job advances one session message by message (each step
+ * replays the log and lets the seat whose turn it is write exactly one message) until the session
+ * needs a person, stalls or ends, or the job has used half its expiry, and then enqueues what comes
+ * next: the same session, or with carry-over the next session of the repetition once this one is
+ * done. A crash costs at most the message in flight; the (session, seq) key makes a re-run
+ * harmless: two jobs racing for one message yield one message, and the loser (`conflict`) stops, so
  * duplicates left by a crash die out instead of multiplying.
  */
 export const PXP_QUEUE = 'pxp-step'
@@ -86,29 +87,40 @@ export async function closeIfFinished(experimentId: string): Promise<boolean> {
 
 const isRunning = async (experimentId: string | null) =>
   !experimentId ||
-  (await db.experiment.findUnique({ where: { id: experimentId }, select: { status: true } }))?.status === 'running'
+  (await db.$queryRaw<Array<{ status: string }>>`SELECT status FROM "Experiment" WHERE id = ${experimentId}`)[0]
+    ?.status === 'running'
 
-/** One job: one step of one session, then what comes next. Never throws for a session's own failure. */
+/**
+ * One job: advance one session step by step (each step one message) until it needs a person, stalls,
+ * ends, or the job has used half its expiry; then enqueue what comes next. The experiment's status
+ * is read before every step, so a pause holds within one message. A step that loses the race for
+ * its message (`conflict`: a duplicate job left by a crash) ends this job, so duplicates die out.
+ */
 export async function handlePxpStep(job: PxpStepJob, hooks: { onStep?: (r: StepResult) => void } = {}) {
-  if (!(await isRunning(job.experimentId))) return
-  let r: StepResult
-  try {
-    r = await stepPxpSession(job.sessionId)
-  } catch (err) {
-    // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
-    const error = `internal: ${(err as Error).message}`.slice(0, 2000)
-    await db.protocolSession.updateMany({
-      where: { id: job.sessionId },
-      data: { status: 'stalled', stallError: error },
-    })
-    console.error(`[parley] step of session ${job.sessionId} failed:`, err)
-    return
-  }
-  hooks.onStep?.(r)
-  if (r.kind === 'appended') {
-    if (await isRunning(job.experimentId)) await enqueueSteps([job.sessionId], job.experimentId)
-  } else if (r.kind === 'done') {
-    await afterSessionDone(job.sessionId)
+  const budgetMs = (jobSettings().expireInSeconds * 1000) / 2
+  const started = Date.now()
+  for (;;) {
+    if (!(await isRunning(job.experimentId))) return
+    let r: StepResult
+    try {
+      r = await stepPxpSession(job.sessionId)
+    } catch (err) {
+      // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
+      const error = `internal: ${(err as Error).message}`.slice(0, 2000)
+      await db.protocolSession.updateMany({
+        where: { id: job.sessionId },
+        data: { status: 'stalled', stallError: error },
+      })
+      console.error(`[parley] step of session ${job.sessionId} failed:`, err)
+      return
+    }
+    hooks.onStep?.(r)
+    if (r.kind === 'done') return afterSessionDone(job.sessionId)
+    if (r.kind !== 'appended') return
+    if (Date.now() - started > budgetMs) {
+      if (await isRunning(job.experimentId)) await enqueueSteps([job.sessionId], job.experimentId)
+      return
+    }
   }
 }
 

@@ -131,6 +131,26 @@ export function costOf(tokensIn: number, tokensOut: number, price: Price | undef
   return (tokensIn * price.inputPerMTok + tokensOut * price.outputPerMTok) / 1_000_000
 }
 
+/**
+ * The price table, cached for a few seconds per process (a call reads it for every attempt's cost).
+ * Edits in this process clear it at once; other processes see them within PRICE_TTL_MS.
+ */
+const PRICE_TTL_MS = 5000
+let priceCache: { at: number; prices: Promise<Price[]> } | undefined
+export function currentPrices(): Promise<Price[]> {
+  if (!priceCache || Date.now() - priceCache.at > PRICE_TTL_MS) {
+    const prices = db.modelPrice.findMany()
+    priceCache = { at: Date.now(), prices }
+    prices.catch(() => {
+      priceCache = undefined
+    })
+  }
+  return priceCache.prices
+}
+export function forgetPrices() {
+  priceCache = undefined
+}
+
 export interface CallContext {
   purpose: string
   userId?: string | null
@@ -214,7 +234,7 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
       }
     }
   }
-  const prices = await db.modelPrice.findMany()
+  const prices = await currentPrices()
   const callIds: string[] = []
   const onAttempt = async (a: AttemptRecord) => {
     const tokensIn = a.usage?.prompt_tokens ?? 0

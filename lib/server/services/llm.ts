@@ -4,7 +4,7 @@ import { hasScope } from '@/lib/server/auth/roles'
 import { SecretUnreadableError } from '@/lib/server/crypto'
 import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
-import { type ConnectionRow, LlmError, clientFor, recordedChat } from '@/lib/server/llm/runtime'
+import { type ConnectionRow, LlmError, clientFor, forgetPrices, recordedChat } from '@/lib/server/llm/runtime'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake, boolParam } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -237,6 +237,7 @@ export const upsertPrice = defineOperation({
     return db.$transaction(async (tx) => {
       const before = await tx.modelPrice.findUnique({ where: { model: input.model } })
       const row = await tx.modelPrice.upsert({ where: { model: input.model }, create: input, update: input })
+      forgetPrices()
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: before ? 'price.update' : 'price.create',
@@ -259,6 +260,7 @@ export const deletePrice = defineOperation({
       const before = await tx.modelPrice.findUnique({ where: { id: priceId } })
       if (!before) throw notFound('Price')
       await tx.modelPrice.delete({ where: { id: priceId } })
+      forgetPrices()
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'price.delete',

@@ -227,7 +227,7 @@ try {
     const t = performance.now()
     const r = await experimentIntelligibility(big.id)
     dash.push(performance.now() - t)
-    if (!r || r.repetitions !== 5) throw new Error('dashboard computed nothing')
+    if (r?.repetitions !== 5) throw new Error('dashboard computed nothing')
   }
 
   const result = {

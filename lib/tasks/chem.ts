@@ -58,3 +58,31 @@ export function reactantsMatch(rd: MainModule, a: string, b: string, mode: React
   if (mode === 'overlap') return [...x.set].some((s) => y.set.has(s))
   return x.set.size === y.set.size && [...x.set].every((s) => y.set.has(s))
 }
+
+/**
+ * A 2-D depiction of a molecule (or '.'-separated molecules) as SVG, or null when RDKit cannot parse
+ * it. RDKit draws only paths and atom labels; anything script-like is stripped anyway before the
+ * string reaches a page.
+ */
+export function depictSvg(rd: MainModule, smiles: string, width = 320, height = 220): string | null {
+  const s = smiles.trim()
+  if (!s) return null
+  const mol = rd.get_mol(s)
+  if (!mol) return null
+  try {
+    if (!mol.is_valid()) return null
+    return sanitizeSvg(mol.get_svg(width, height))
+  } finally {
+    mol.delete()
+  }
+}
+
+/** Keep an SVG inert: no scripts, no event handlers, no foreign objects, no external references. */
+export function sanitizeSvg(svg: string): string {
+  return svg
+    .replace(/<\?xml[^>]*>/gi, '')
+    .replace(/<(script|foreignObject)[\s\S]*?<\/\1\s*>/gi, '')
+    .replace(/<(script|foreignObject)[^>]*\/?>/gi, '')
+    .replace(/\son\w+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '')
+    .replace(/(href\s*=\s*)("|')\s*(javascript|data|https?):[^"']*\2/gi, '$1$2#$2')
+}

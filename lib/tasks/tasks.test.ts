@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { MainModule } from '@rdkit/rdkit'
-import { canonicalSet, canonicalSmiles, getRDKit, reactantsMatch } from './chem'
+import { canonicalSet, canonicalSmiles, depictSvg, getRDKit, reactantsMatch, sanitizeSvg } from './chem'
 import { parseDataset } from './datasets'
 import { labelsMatch, parseReply } from './reply'
 import { PXP_DATA } from '../../tests/support/shared'
@@ -81,5 +81,24 @@ describe('reply parsing and the RAD MATCH', () => {
     expect(labelsMatch('effusion', 'Pleural Effusion')).toBe(true)
     expect(labelsMatch('Pneumonia', 'Pneumothorax')).toBe(false)
     expect(labelsMatch('', 'Pneumonia')).toBe(false)
+  })
+})
+
+describe('molecule depictions', () => {
+  it('draws a valid SMILES as SVG with bonds, and refuses an unparsable one', async () => {
+    const rd = await getRDKit()
+    const svg = depictSvg(rd, 'CCOC(C)=O')
+    expect(svg).toMatch(/^\s*<svg[\s\S]*<\/svg>\s*$/)
+    expect(svg).toContain('<path')
+    expect(depictSvg(rd, 'C1CC(')).toBeNull()
+    expect(depictSvg(rd, '  ')).toBeNull()
+  })
+
+  it('strips scripts, event handlers and external references from an SVG', () => {
+    const bad =
+      '<?xml version="1.0"?><svg onload="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)"><path d="M0 0" onclick=\'x()\'/></a><foreignObject><div>x</div></foreignObject></svg>'
+    const clean = sanitizeSvg(bad)
+    expect(clean).not.toMatch(/script|onload|onclick|javascript|foreignObject|<\?xml/i)
+    expect(clean).toContain('<path d="M0 0"')
   })
 })

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
-import type { Prisma } from '@/lib/generated/prisma/client'
 import { replay } from '@/lib/protocols/types'
 import { type Answer, agentTagAsync, pxp, type PxpMessage, type PxpSeat, otherSeat } from '@/lib/protocols/pxp'
 import { getRDKit, reactantsMatch } from '@/lib/tasks/chem'

@@ -1,6 +1,9 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { GuidelinesButton } from '@/components/pxp/guidelines'
+import { ImageViewer } from '@/components/pxp/image-viewer'
 import { MachineTyping } from '@/components/pxp/machine-typing'
+import { Molecule } from '@/components/pxp/molecule'
 import { RespondForm } from '@/components/pxp/respond-form'
 import { TagChip } from '@/components/pxp/tag-chip'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
@@ -35,30 +38,26 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
           </>
         }
         actions={
-          <Link href="/sessions" className="text-sm text-brand-700 underline">
-            ← My sessions
-          </Link>
+          <span className="flex items-center gap-3">
+            <GuidelinesButton guidelines={s.study.guidelines} />
+            <Link href="/sessions" className="text-sm text-brand-700 underline">
+              ← My sessions
+            </Link>
+          </span>
         }
       />
       <div className="grid gap-6 lg:grid-cols-[2fr_3fr]">
         <Card title="The instance">
           {typeof input.image === 'string' && datasetId ? (
-            <img
+            <ImageViewer
               src={`/api/assets/${datasetId}/${encodeURIComponent(input.image)}`}
               alt="The X-ray of this case"
-              className="w-full rounded"
             />
           ) : typeof input.smiles === 'string' ? (
-            <p>
-              Product: <code className="break-all">{input.smiles}</code>
-            </p>
+            <Molecule smiles={input.smiles} label="Product" />
           ) : (
             <pre className="whitespace-pre-wrap text-sm">{JSON.stringify(input, null, 2)}</pre>
           )}
-          <details className="mt-4 text-sm">
-            <summary className="cursor-pointer font-medium">Study guidelines</summary>
-            <p className="mt-2 whitespace-pre-wrap">{s.study.guidelines || 'No guidelines yet.'}</p>
-          </details>
         </Card>
         <div className="space-y-4">
           <Card title="The dialogue">
@@ -78,6 +77,12 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
                   <p>
                     <span className="font-medium">Prediction:</span> <span className="break-all">{m.prediction}</span>
                   </p>
+                  {s.task === 'drug' && m.prediction && (
+                    <details className="mt-1">
+                      <summary className="cursor-pointer text-xs text-stone-500">Draw the reactants</summary>
+                      <Molecule smiles={m.prediction} label="Reactants" size="sm" />
+                    </details>
+                  )}
                   <p className="mt-1 whitespace-pre-wrap">
                     <span className="font-medium">Explanation:</span> {m.explanation}
                   </p>

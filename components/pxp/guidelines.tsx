@@ -1,0 +1,48 @@
+'use client'
+
+import { useEffect, useRef } from 'react'
+
+/** The study's guidelines in a dialog, one click (or the `g` key) away. Plain text, never HTML. */
+export function GuidelinesButton({ guidelines }: { guidelines: string | null }) {
+  const ref = useRef<HTMLDialogElement>(null)
+  const opener = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    const open = () => ref.current?.showModal()
+    window.addEventListener('parley:guidelines', open)
+    return () => window.removeEventListener('parley:guidelines', open)
+  }, [])
+  return (
+    <>
+      <button
+        ref={opener}
+        type="button"
+        onClick={() => ref.current?.showModal()}
+        className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
+      >
+        Guidelines (g)
+      </button>
+      <dialog
+        ref={ref}
+        aria-labelledby="guidelines-title"
+        onClose={() => opener.current?.focus()}
+        className="max-w-2xl rounded-lg p-0 shadow-xl backdrop:bg-black/30"
+      >
+        <div className="p-6">
+          <h2 id="guidelines-title" className="mb-3 text-lg font-semibold">
+            Study guidelines
+          </h2>
+          <p className="whitespace-pre-wrap text-sm">{guidelines || 'No guidelines yet.'}</p>
+          <div className="mt-5 text-right">
+            <button
+              type="button"
+              onClick={() => ref.current?.close()}
+              className="rounded-md border border-stone-300 px-3 py-1 text-sm"
+            >
+              Close
+            </button>
+          </div>
+        </div>
+      </dialog>
+    </>
+  )
+}

@@ -15,8 +15,10 @@ export function NewExperimentForm({
   datasets,
   models,
   experts,
+  templates = [],
 }: {
   studyId: string
+  templates?: Array<{ value: string; label: string }>
   datasets: Array<{ value: string; label: string }>
   models: ModelChoice[]
   experts: Array<{ value: string; label: string }>
@@ -31,6 +33,15 @@ export function NewExperimentForm({
       <fieldset className="grid gap-4 sm:grid-cols-2">
         <legend className="mb-1 text-sm font-semibold text-stone-900">Data</legend>
         <SelectField name="datasetId" label="Dataset" options={datasets} />
+        <SelectField
+          name="templateId"
+          label="Task template (generic datasets)"
+          options={[
+            { value: '', label: templates.length ? '— for RAD and DRUG, none —' : 'No templates in this study' },
+            ...templates,
+          ]}
+          hint="RAD and DRUG have built-in tasks; a generic dataset needs a template."
+        />
         <Field
           name="sample"
           label="Sample (first N instances)"

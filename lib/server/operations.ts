@@ -12,6 +12,7 @@ import {
 import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
 import { experimentDashboard } from '@/lib/server/services/pxp-dashboard'
 import { exportExperiment } from '@/lib/server/services/pxp-export'
+import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
@@ -99,6 +100,10 @@ export const OPERATIONS: Operation<any, any>[] = [
   inspectSession,
   experimentDashboard,
   exportExperiment,
+  createTaskTemplate,
+  listTaskTemplates,
+  getTaskTemplate,
+  tryMatch,
   startExperiment,
   pauseExperiment,
   resumeExperiment,

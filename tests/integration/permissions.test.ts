@@ -197,6 +197,35 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId, table: 'd' }),
   },
+  'task-templates.create': {
+    allowed: STAFF,
+    input: (c) => ({
+      studyId: c.studyId,
+      name: 'Dose',
+      systemPrompt: 'You are a pharmacist.',
+      queryPrompt: 'Dose of {drug}?',
+      match: { mode: 'numeric', tolerance: 1 },
+    }),
+  },
+  'task-templates.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'task-templates.get': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({
+      templateId: (
+        await db.taskTemplate.create({
+          data: {
+            studyId: c.studyId,
+            name: 't',
+            spec: { name: 't', systemPrompt: 's', queryPrompt: 'q', match: { mode: 'exact' } },
+          },
+        })
+      ).id,
+    }),
+  },
+  'task-templates.try-match': {
+    allowed: STAFF,
+    input: () => ({ match: { mode: 'set' }, a: 'a,b', b: 'b,a' }),
+  },
   'experiments.start': {
     allowed: STAFF,
     input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),

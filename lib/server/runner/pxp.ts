@@ -11,6 +11,14 @@ import {
   type PxpTaskKind,
   queryTurn,
 } from '@/lib/tasks/pxp-prompts'
+import {
+  agreeQuestion,
+  genericContextTurn,
+  genericPrompt,
+  genericQuery,
+  matchGeneric,
+  TaskTemplate,
+} from '@/lib/tasks/generic'
 import { labelsMatch, parseReply } from '@/lib/tasks/reply'
 import { db } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
@@ -85,7 +93,8 @@ async function connection(id: string): Promise<ConnectionRow> {
 }
 
 /** MATCH for a task's predictions. */
-async function matcher(task: PxpTaskKind) {
+async function matcher(task: PxpTaskKind, template?: TaskTemplate) {
+  if (template) return matchGeneric(template.match)
   if (task === 'drug') {
     const rd = await getRDKit()
     return (a: string, b: string) => reactantsMatch(rd, a, b)
@@ -94,26 +103,27 @@ async function matcher(task: PxpTaskKind) {
 }
 
 /** AGREE through a checker LLM (temperature 0): identical explanations agree without a call. */
-function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: StepCtx) {
+function checker(task: PxpTaskKind, ref: z.infer<typeof LlmRef>, ctx: StepCtx, template?: TaskTemplate) {
+  const subject = task === 'rad' ? 'explanations of an X-ray' : 'retrosynthesis pathways'
   return async (a: string, b: string) => {
     if (a.trim() === b.trim()) return true
     const conn = await connection(ref.connectionId)
     const t0 = performance.now()
-    const subject = task === 'rad' ? 'explanations of an X-ray' : 'retrosynthesis pathways'
-    const r = await recordedChat(
-      conn,
-      {
-        model: ref.model ?? conn.defaultModel,
-        temperature: 0,
-        seed: 42,
-        messages: [
+    const messages = template
+      ? [
+          { role: 'system' as const, content: 'You are an expert judge. Respond only with Yes or No.' },
+          { role: 'user' as const, content: agreeQuestion(template, a, b) },
+        ]
+      : [
           {
-            role: 'system',
+            role: 'system' as const,
             content: `You are an expert. Judge whether two ${subject} are consistent. Respond only with Yes or No.`,
           },
-          { role: 'user', content: `Given A: ${a}\nand B: ${b}\nare A and B consistent?` },
-        ],
-      },
+          { role: 'user' as const, content: `Given A: ${a}\nand B: ${b}\nare A and B consistent?` },
+        ]
+    const r = await recordedChat(
+      conn,
+      { model: ref.model ?? conn.defaultModel, temperature: 0, seed: 42, messages },
       { purpose: 'pxp-agree', studyId: ctx.studyId, sessionRef: ctx.sessionId, messageRef: String(ctx.seq) },
     ).finally(() => {
       ctx.llmMs += performance.now() - t0
@@ -129,6 +139,7 @@ async function generate(
   prompt: ChatTurn[],
   ctx: StepCtx,
   onToken?: (delta: string, info: { attempt: number; text: string }) => void,
+  template?: TaskTemplate,
 ): Promise<{ answer: Answer; callId: string | null; raw: string }> {
   const conn = await connection(gen.connectionId)
   const messages = [...prompt] as Array<{ role: 'system' | 'user' | 'assistant'; content: unknown }>
@@ -151,7 +162,12 @@ async function generate(
     ).finally(() => {
       ctx.llmMs += performance.now() - t0
     })
-    const parsed = parseReply(r.text, { explanation: [EXPLANATION_KEY[task], 'Explanation'] })
+    const parsed = parseReply(
+      r.text,
+      template
+        ? { prediction: template.predictionField, explanation: [template.explanationField] }
+        : { explanation: [EXPLANATION_KEY[task], 'Explanation'] },
+    )
     if (parsed.ok)
       return {
         answer: { y: parsed.value.prediction, e: parsed.value.explanation },
@@ -250,6 +266,18 @@ export function observeSteps(fn: ((t: StepTiming) => void) | undefined) {
   stepObserver = fn
 }
 
+/**
+ * A session's stored config: the protocol's (n, k) and, for a generic task, the template snapshot
+ * taken when the experiment was created.
+ */
+export function sessionConfig(raw: unknown, task: string) {
+  const { template, ...protocol } = (raw ?? {}) as { template?: unknown }
+  return {
+    config: pxp.config.parse(protocol),
+    template: task === 'generic' ? TaskTemplate.parse(template) : undefined,
+  }
+}
+
 export async function stepPxpSession(sessionId: string): Promise<StepResult> {
   if (!stepObserver) return step(sessionId, { llmMs: 0 })
   const t0 = performance.now()
@@ -264,7 +292,7 @@ async function step(sessionId: string, clock: { llmMs: number }): Promise<StepRe
     where: { id: sessionId },
     include: { messages: { orderBy: { seq: 'asc' } }, experiment: { select: { carryOver: true } } },
   })
-  const config = pxp.config.parse(session.config)
+  const { config, template } = sessionConfig(session.config, session.task)
   const seats = PxpSeats.parse(session.seats)
   const instance = PxpInstance.parse(session.instance)
   const task = session.task as PxpTaskKind
@@ -311,24 +339,34 @@ async function step(sessionId: string, clock: { llmMs: number }): Promise<StepRe
     } else {
       // The prompt is written from the speaking seat's side: its own earlier messages are the
       // assistant's turns, the partner's are the user's (an LLM tester sees the dialogue mirrored).
-      const turns = [...(await carriedOver(session)), ...log].map((m) =>
-        contextTurn(task, {
-          sender: m.sender === ask.seat ? 'm' : 'h',
+      const turns = [...(await carriedOver(session)), ...log].map((m) => {
+        const msg = {
+          sender: m.sender === ask.seat ? ('m' as const) : ('h' as const),
           tag: m.tag,
           y: m.prediction,
           e: m.explanation,
-        }),
-      )
+        }
+        return template ? genericContextTurn(template, msg) : contextTurn(task, msg)
+      })
       const imageUrl = seat.generator.vision ? (instance.imageUrl ?? (await imageOf(instance))) : undefined
-      const prompt = assemblePrompt(
-        task,
-        turns,
-        queryTurn(task, { imageUrl, smiles: instance.input.smiles as string | undefined }),
-      )
+      const prompt = template
+        ? genericPrompt(template, turns, genericQuery(template, instance.input))
+        : assemblePrompt(
+            task,
+            turns,
+            queryTurn(task, { imageUrl, smiles: instance.input.smiles as string | undefined }),
+          )
       context = prompt
       // A person on the other seat watches the answer arrive token by token.
       const watched = seats[otherSeat(ask.seat)].kind === 'human'
-      const g = await generate(task, seat.generator, prompt, ctx, watched ? streamTo(sessionId, j) : undefined)
+      const g = await generate(
+        task,
+        seat.generator,
+        prompt,
+        ctx,
+        watched ? streamTo(sessionId, j) : undefined,
+        template,
+      )
       answer = g.answer
       callId = g.callId
       raw = g.raw
@@ -339,8 +377,8 @@ async function step(sessionId: string, clock: { llmMs: number }): Promise<StepRe
       own: answer,
       ownPrev: asAnswer(byJ(j - 2)),
       partnerPrev: asAnswer(byJ(j - 1)),
-      match: await matcher(task),
-      agree: checker(task, seat.checker, ctx),
+      match: await matcher(task, template),
+      agree: checker(task, seat.checker, ctx, template),
     })
     // M, C and the session's status in one statement: atomic, and one round trip instead of five.
     const payload = JSON.stringify({

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import { PXP_PROTOCOL_VERSION, pxpConfig } from '@/lib/protocols/pxp'
+import { TaskTemplate } from '@/lib/tasks/generic'
 import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
@@ -37,6 +38,8 @@ export const createPxpExperiment = defineOperation({
     studyId: id,
     name: z.string({ error: 'Name the experiment.' }).trim().min(1, 'Name the experiment.').max(120),
     datasetId: id,
+    /** The task template of a generic dataset (its spec is copied into every session). */
+    templateId: id.optional(),
     /** Use the first `sample` instances of the dataset (all when absent). */
     sample: z.coerce.number().int().min(1).max(100_000).optional(),
     repetitions: z.coerce.number().int().min(1).max(50).default(1),
@@ -66,8 +69,16 @@ export const createPxpExperiment = defineOperation({
     await findVisibleStudy(db, actor, input.studyId)
     const dataset = await db.dataset.findFirst({ where: { id: input.datasetId, studyId: input.studyId } })
     if (!dataset) throw notFound('Dataset')
-    if (dataset.kind !== 'rad' && dataset.kind !== 'drug')
-      throw badRequest('PXP experiments run on RAD or DRUG datasets for now.')
+    let template: TaskTemplate | undefined
+    if (dataset.kind === 'generic') {
+      if (!input.templateId)
+        throw badRequest('A generic dataset needs a task template.', { templateId: ['Choose a task template.'] })
+      const t = await db.taskTemplate.findFirst({ where: { id: input.templateId, studyId: input.studyId } })
+      if (!t) throw notFound('Template')
+      template = TaskTemplate.parse(t.spec)
+    } else if (dataset.kind !== 'rad' && dataset.kind !== 'drug') {
+      throw badRequest(`PXP experiments do not run on ${dataset.kind} datasets.`)
+    }
     if (input.machine === 'expert' && input.tester === 'expert')
       throw badRequest('One seat must be filled by an LLM or the proxy: experts cannot sit on both sides.', {
         tester: ['Choose the proxy or an LLM tester when experts play the machine.'],
@@ -76,7 +87,9 @@ export const createPxpExperiment = defineOperation({
       const ok = await db.llmConnection.findFirst({ where: { id: ref.connectionId, ...visibleConnections(actor) } })
       if (!ok) throw notFound('Connection')
     }
-    const config = pxpConfig.parse({ n: input.n, k: input.k })
+    // The protocol reads n and k; a generic task's template travels with them (a snapshot, so a
+    // later template never changes a running experiment).
+    const config = { ...pxpConfig.parse({ n: input.n, k: input.k }), ...(template ? { template } : {}) }
     const instances = await db.instance.findMany({
       where: { datasetId: dataset.id },
       orderBy: { index: 'asc' },

@@ -8,7 +8,7 @@ import { badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/
 import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { messageLog, PxpInstance } from '@/lib/server/runner/pxp'
+import { messageLog, PxpInstance, sessionConfig } from '@/lib/server/runner/pxp'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { id, visibleStudies } from '@/lib/server/services/studies'
 
@@ -62,7 +62,7 @@ export const getPxpSession = defineOperation({
       },
     })
     if (!s) throw notFound('Session')
-    const config = pxp.config.parse(s.config)
+    const config = sessionConfig(s.config, s.task).config
     const instance = PxpInstance.parse(s.instance)
     const state = replay(pxp, config, instance, messageLog(s.messages))
     const ask = pxp.next(state)
@@ -146,7 +146,7 @@ export const submitHumanMessage = defineOperation({
       include: { messages: { orderBy: { seq: 'asc' } } },
     })
     if (!s) throw notFound('Session')
-    const config = pxp.config.parse(s.config)
+    const config = sessionConfig(s.config, s.task).config
     const log = messageLog(s.messages)
     const state = replay(pxp, config, PxpInstance.parse(s.instance), log)
     const ask = pxp.next(state)

@@ -8,6 +8,7 @@ import { flatParams, loadForPage } from '@/lib/server/page-data'
 import { listConnections } from '@/lib/server/services/connections'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { listPresets } from '@/lib/server/services/presets'
+import { listTaskTemplates } from '@/lib/server/services/task-templates'
 import { getStudy, visibleStudies } from '@/lib/server/services/studies'
 
 export const metadata: Metadata = { title: 'New experiment' }
@@ -50,10 +51,11 @@ export default async function NewExperimentPage({
     )
   }
   const study = await loadForPage(getStudy, { studyId })
-  const [datasets, connections, presets] = await Promise.all([
+  const [datasets, connections, presets, templates] = await Promise.all([
     loadForPage(listDatasets, { studyId }),
     loadForPage(listConnections, { studyId }),
     loadForPage(listPresets, { studyId }),
+    loadForPage(listTaskTemplates, { studyId }),
   ])
   const models: ModelChoice[] = [
     ...presets.flatMap((p) => {
@@ -103,7 +105,13 @@ export default async function NewExperimentPage({
         </EmptyState>
       ) : (
         <Card>
-          <NewExperimentForm studyId={study.id} datasets={pxpDatasets} models={models} experts={experts} />
+          <NewExperimentForm
+            studyId={study.id}
+            datasets={pxpDatasets}
+            models={models}
+            experts={experts}
+            templates={templates.map((t) => ({ value: t.id, label: t.name }))}
+          />
         </Card>
       )}
     </>

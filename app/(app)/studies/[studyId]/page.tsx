@@ -16,6 +16,7 @@ import { listDatasets } from '@/lib/server/services/datasets'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
 import { ImportDatasetForm } from '@/components/datasets/import-form'
 import { listStudyWork } from '@/lib/server/services/work'
+import { listTaskTemplates } from '@/lib/server/services/task-templates'
 
 export const metadata: Metadata = { title: 'Study' }
 
@@ -27,6 +28,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   const canSeeWork = hasScope(actor.role, 'work:read-study')
   const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
   const datasets = await loadForPage(listDatasets, { studyId })
+  const templates = await loadForPage(listTaskTemplates, { studyId })
   return (
     <>
       <PageHeader
@@ -116,6 +118,36 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
             )}
           </Card>
         )}
+
+        <Card
+          title="Task templates"
+          description="Generic PXP tasks: prompts, output fields, labels, MATCH and AGREE, for generic datasets."
+          actions={
+            canEdit ? (
+              <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 hover:underline">
+                New template
+              </Link>
+            ) : undefined
+          }
+        >
+          {templates.length === 0 ? (
+            <EmptyState title="No task templates yet." />
+          ) : (
+            <ul className="divide-y divide-stone-100 text-sm">
+              {templates.map((t) => (
+                <li key={t.id} className="flex items-center justify-between py-2">
+                  <Link
+                    href={`/studies/${study.id}/templates/${t.id}`}
+                    className="font-medium text-brand-700 hover:underline"
+                  >
+                    {t.name}
+                  </Link>
+                  <span className="text-stone-500">{formatDate(t.createdAt)}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </Card>
 
         <Card title="Datasets" description="The instances protocols run on: input x, prediction y, explanation e.">
           {datasets.length === 0 ? (

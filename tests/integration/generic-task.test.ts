@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest'
+import { db } from '@/lib/server/db'
+import { execute } from '@/lib/server/operation'
+import { runPxpSession } from '@/lib/server/runner/pxp'
+import { importDataset } from '@/lib/server/services/datasets'
+import { createPxpExperiment } from '@/lib/server/services/experiments'
+import { createTaskTemplate, getTaskTemplate, tryMatch } from '@/lib/server/services/task-templates'
+import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
+
+const fake = useFakeLlm()
+
+describe('a generic task defined by a researcher runs as a PXP experiment', () => {
+  it('numeric MATCH with a tolerance decides the tags; the prompts carry the template’s words', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const imported = await execute(importDataset, researcher, {
+      studyId: study.id,
+      name: 'Doses',
+      kind: 'generic',
+      file: new File(['drug,weight,dose,why\nParacetamol,70,70,1 mg per kg\n'], 'doses.csv'),
+      mapping: JSON.stringify({ inputColumns: ['drug', 'weight'], predictionColumn: 'dose', explanationColumn: 'why' }),
+    })
+    if (!imported.ok) throw new Error(imported.error)
+    const conn = await fakeConnection(study.id, fake())
+    fake().setScript([
+      { match: { model: 'gen' }, replies: [{ text: 'Dose: 72 mg\nReasoning: about 1 mg per kg, rounded.' }] },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
+    ])
+    const template = (tolerance: number) =>
+      execute(createTaskTemplate, researcher, {
+        studyId: study.id,
+        name: `Dose ±${tolerance}`,
+        systemPrompt: 'You are a clinical pharmacist.',
+        queryPrompt: 'What single dose of {drug} for a patient of {weight} kg?',
+        predictionField: 'Dose',
+        explanationField: 'Reasoning',
+        match: { mode: 'numeric', tolerance },
+      })
+    const loose = await template(5)
+    const strict = await template(1)
+    if (!loose.ok || !strict.ok) throw new Error('template refused')
+
+    const run = async (templateId: string) => {
+      const created = await execute(createPxpExperiment, researcher, {
+        studyId: study.id,
+        name: 'generic',
+        datasetId: imported.data.id,
+        templateId,
+        n: 6,
+        generator: { connectionId: conn.id, model: 'gen' },
+        checker: { connectionId: conn.id, model: 'judge' },
+      })
+      if (!created.ok) throw new Error(created.error)
+      const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
+      await runPxpSession(s.id)
+      return db.protocolSession.findUniqueOrThrow({
+        where: { id: s.id },
+        include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
+      })
+    }
+    // 72 vs the truth 70: within ±5 the proxy ratifies at once, and so does the machine.
+    const ok = await run(loose.data.id)
+    expect(ok.messages.map((m) => m.tag)).toEqual(['INIT', 'RATIFY', 'RATIFY'])
+    expect(ok.messages[0]).toMatchObject({ prediction: '72 mg', explanation: 'about 1 mg per kg, rounded.' })
+    const prompt = JSON.stringify(ok.contexts[0]?.context)
+    expect(prompt).toContain('You are a clinical pharmacist.')
+    expect(prompt).toContain('Dose: <dose>')
+    expect(prompt).toContain('What single dose of Paracetamol for a patient of 70 kg?')
+    // Outside ±1 the proxy refutes.
+    const no = await run(strict.data.id)
+    expect(no.messages[1]?.tag).toBe('REFUTE')
+    expect(no.stopReason).not.toBe('mutual-ratify')
+
+    // Templates are snapshots: the session keeps the spec it was created with.
+    const got = await execute(getTaskTemplate, researcher, { templateId: loose.data.id })
+    expect(got.ok && got.data.spec.match).toEqual({ mode: 'numeric', tolerance: 5, relative: false })
+    expect((ok.config as { template?: { name: string } }).template?.name).toBe('Dose ±5')
+  })
+
+  it('refuses a bad template with field errors; try-MATCH evaluates without storing', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const bad = await execute(createTaskTemplate, researcher, {
+      studyId: study.id,
+      name: 'Bad',
+      systemPrompt: 'x',
+      queryPrompt: 'y',
+      match: { mode: 'regex', pattern: '(' },
+      agreePrompt: 'no placeholders',
+    })
+    expect(bad).toMatchObject({ ok: false, status: 400 })
+    expect(Object.keys((bad as { fieldErrors?: object }).fieldErrors ?? {}).sort()).toEqual(
+      expect.arrayContaining(['agreePrompt']),
+    )
+    expect(await db.taskTemplate.count({ where: { studyId: study.id } })).toBe(0)
+    expect(
+      await execute(tryMatch, researcher, { match: { mode: 'set', separator: ';' }, a: 'x; y', b: 'Y;X' }),
+    ).toEqual({
+      ok: true,
+      data: { match: true },
+    })
+  })
+})

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test'
-import { signIn } from './helpers'
+import { signIn, sql } from './helpers'
 
 test.describe('an expert cannot reach admin pages or other people’s work by URL', () => {
   test.beforeEach(async ({ page }) => {
@@ -36,5 +36,42 @@ test.describe('an expert cannot reach admin pages or other people’s work by UR
     const mine = await page.request.get('/api/v1/work')
     expect(mine.status()).toBe(200)
     expect((await mine.json()).items.map((w: { id: string }) => w.id)).toEqual(['demo-work-expert-1'])
+  })
+})
+
+test.describe('experiments by URL', () => {
+  test('an expert gets 403 for experiment pages, the inspector, exports and live streams', async ({ page }) => {
+    await signIn(page, 'expert@parley.local')
+    for (const path of ['/experiments', '/experiments/new', '/experiments/any/dashboard']) {
+      const res = await page.goto(path)
+      expect(res?.status(), path).toBe(403)
+    }
+    expect((await page.request.get('/api/experiments/any/export?table=m')).status()).toBe(403)
+    expect((await page.request.get('/api/live?topic=experiment:any')).status()).toBe(404)
+  })
+
+  test("a researcher gets 404 for another study's experiment, session and export", async ({ page }) => {
+    // A study the demo researcher does not belong to, with an experiment and a session.
+    const id = `e2e-private-${Date.now()}`
+    await sql(`INSERT INTO "Study" (id, name, "updatedAt") VALUES ($1, 'Private', now())`, [id])
+    await sql(
+      `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, "updatedAt")
+       VALUES ($1, $1, 'secret', 'pxp', 'drug', 'none', '{}', '{}', 1, now())`,
+      [id],
+    )
+    await sql(
+      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, "updatedAt")
+       VALUES ($1, $1, $1, 'pxp', '1', '{"n":10,"k":3}', 'drug', '{}', '{}', now())`,
+      [id],
+    )
+    await signIn(page, 'researcher@parley.local')
+    for (const path of [`/experiments/${id}`, `/experiments/${id}/dashboard`, `/experiments/${id}/sessions/${id}`]) {
+      const res = await page.goto(path)
+      expect(res?.status(), path).toBe(404)
+      await expect(page.getByText('secret')).toHaveCount(0)
+    }
+    expect((await page.request.get(`/api/experiments/${id}/export?table=d`)).status()).toBe(404)
+    expect((await page.request.get(`/api/live?topic=experiment:${id}`)).status()).toBe(404)
+    expect((await page.request.get(`/api/live?topic=session:${id}`)).status()).toBe(404)
   })
 })

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import {
   type AttemptRecord,
@@ -239,25 +239,21 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
   const onAttempt = async (a: AttemptRecord) => {
     const tokensIn = a.usage?.prompt_tokens ?? 0
     const tokensOut = a.usage?.completion_tokens ?? 0
-    const created = await db.llmCall.create({
-      data: {
-        ...base,
-        request: json(a.request),
-        response: a.response ? json(a.response) : undefined,
-        modelReported: a.response?.model ?? null,
-        error: a.error ?? null,
-        errorKind: a.errorKind ?? null,
-        httpStatus: a.httpStatus ?? null,
-        status: a.status,
-        attempt: a.attempt,
-        tokensIn,
-        tokensOut,
-        latencyMs: Math.round(a.latencyMs),
-        ttftMs: a.ttftMs === undefined ? null : Math.round(a.ttftMs),
-        costUsd: costOf(tokensIn, tokensOut, priceFor(params.model, prices)),
-      },
-      select: { id: true },
-    })
+    // One raw INSERT: the request can be a long chat (a growing PXP context, images), and this runs
+    // for every attempt of every call, so it skips the query builder.
+    const id = randomUUID()
+    const cost = costOf(tokensIn, tokensOut, priceFor(params.model, prices))
+    await db.$executeRaw`
+      INSERT INTO "LlmCall" (id, "connectionId", "presetVersionId", "studyId", purpose, "userId", "sessionRef",
+        "messageRef", provider, "modelRequested", "modelReported", params, seed, "promptHash", request, response,
+        error, "errorKind", "httpStatus", status, attempt, "tokensIn", "tokensOut", "latencyMs", "ttftMs", "costUsd")
+      VALUES (${id}, ${base.connectionId}, ${base.presetVersionId}, ${base.studyId}, ${base.purpose}, ${base.userId},
+        ${base.sessionRef}, ${base.messageRef}, ${base.provider}, ${base.modelRequested}, ${a.response?.model ?? null},
+        ${JSON.stringify(base.params)}::jsonb, ${base.seed}, ${base.promptHash}, ${JSON.stringify(a.request ?? null)}::jsonb,
+        ${a.response ? JSON.stringify(a.response) : null}::jsonb, ${a.error ?? null}, ${a.errorKind ?? null},
+        ${a.httpStatus ?? null}, ${a.status}, ${a.attempt}, ${tokensIn}, ${tokensOut}, ${Math.round(a.latencyMs)},
+        ${a.ttftMs === undefined ? null : Math.round(a.ttftMs)}, ${cost})`
+    const created = { id }
     callIds.push(created.id)
   }
   const client = await clientFor(row)

@@ -287,11 +287,42 @@ export async function stepPxpSession(sessionId: string): Promise<StepResult> {
   return r
 }
 
+/** The session row, its experiment's carry-over flag and its messages: two plain queries (every step runs them). */
+async function loadSession(sessionId: string) {
+  const [rows, messages] = await Promise.all([
+    db.$queryRaw<
+      Array<{
+        id: string
+        studyId: string
+        experimentId: string | null
+        task: string
+        config: unknown
+        seats: unknown
+        instance: unknown
+        repetition: number
+        position: number
+        status: string
+        doneAt: Date | null
+        carryOver: boolean | null
+      }>
+    >`
+      SELECT s.id, s."studyId", s."experimentId", s.task, s.config, s.seats, s.instance, s.repetition, s.position,
+             s.status, s."doneAt", e."carryOver"
+      FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+      WHERE s.id = ${sessionId}`,
+    db.$queryRaw<
+      Array<{ seq: number; sender: string; tag: string | null; prediction: string | null; explanation: string | null }>
+    >`
+      SELECT seq, sender, tag, prediction, explanation FROM "ProtocolMessage"
+      WHERE "sessionId" = ${sessionId} ORDER BY seq`,
+  ])
+  const row = rows[0]
+  if (!row) throw new Error(`Session ${sessionId} does not exist.`)
+  return { ...row, messages, experiment: row.carryOver === null ? null : { carryOver: row.carryOver } }
+}
+
 async function step(sessionId: string, clock: { llmMs: number }): Promise<StepResult> {
-  const session = await db.protocolSession.findUniqueOrThrow({
-    where: { id: sessionId },
-    include: { messages: { orderBy: { seq: 'asc' } }, experiment: { select: { carryOver: true } } },
-  })
+  const session = await loadSession(sessionId)
   const { config, template } = sessionConfig(session.config, session.task)
   const seats = PxpSeats.parse(session.seats)
   const instance = PxpInstance.parse(session.instance)

@@ -102,6 +102,7 @@ const { stopBoss } = await import('../lib/server/jobs/queue')
 const { observeSteps } = await import('../lib/server/runner/pxp')
 const { experimentIntelligibility } = await import('../lib/server/services/pxp-dashboard')
 
+let summary = ''
 try {
   const baseURL = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url))
@@ -254,7 +255,7 @@ try {
       `${result.speedup_vs_sequential}× faster than one session after another; runner overhead p50 ${result.overhead_p50_ms} ms; ` +
       `dashboard over ${DASH_SESSIONS} sessions p50 ${result.dashboard_p50_ms} ms`,
   )
-  console.log(JSON.stringify(result))
+  summary = JSON.stringify(result)
 } finally {
   child.kill()
   await stopBoss().catch(() => {})
@@ -263,3 +264,6 @@ try {
   await admin.end()
   await embedded?.stop()
 }
+// The JSON line last, after the clean-up (whose messages would otherwise follow it).
+if (summary) console.log(summary)
+else process.exitCode = 1

@@ -175,6 +175,47 @@ count is {"median", "min", "max"} over the repetitions, "sessions" the median pe
       if (lines.length === 0) throw new CliError(`No sessions in ${file}.`)
       out(lines.join('\n'))
     })
+  program
+    .command('evince')
+    .description('EVINCE debates: metrics from files (no database)')
+    .command('metrics')
+    .description('Every metric per round of a debate file, exactly as the debate pages compute them (bits)')
+    .argument(
+      '<debate.json>',
+      '{"rounds": [{"A": [{"label": …, "probability": …}, …], "B": […]}, …], "epsilon"?: 0.001, "aliases"?: {…}} ("-" reads standard input)',
+    )
+    .option('--pretty', 'indent the JSON')
+    .addHelpText(
+      'after',
+      `
+Labels are aligned on the union of both lists (parentheticals stripped, case-folded, aliases
+applied) and each list is renormalised; KL and cross-entropy are ε-smoothed; wd is the 0/1-metric
+Wasserstein distance (total variation) in [0, 1]; mi uses the maximal-agreement coupling.
+Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "crossEntropyAB",
+"crossEntropyBA", "jsd", "wd", "mi", "nmi", "warnings"}]}. Other keys in the file are ignored.`,
+    )
+    .action(async (file: string, opts: { pretty?: boolean }) => {
+      const { debateFileSchema, debateMetrics, MetricsInputError } = await import('@/lib/metrics/evince')
+      let text = ''
+      for await (const l of readLines(file)) text += `${l}\n`
+      let json: unknown
+      try {
+        json = JSON.parse(text)
+      } catch (e) {
+        throw new CliError(`${file} is not JSON: ${(e as Error).message}`)
+      }
+      const parsed = debateFileSchema.safeParse(json)
+      if (!parsed.success) {
+        const i = parsed.error.issues[0]
+        throw new CliError(`${file}: ${i?.path.join('.') || 'the file'}: ${i?.message}`)
+      }
+      try {
+        out(JSON.stringify(debateMetrics(parsed.data), null, opts.pretty ? 2 : undefined))
+      } catch (e) {
+        if (e instanceof MetricsInputError) throw new CliError(`${file}: ${e.message}`)
+        throw e
+      }
+    })
   pxpCmd
     .command('run')
     .description("Run an experiment's sessions headless until each is done, stalled or waiting for a person")

@@ -344,8 +344,8 @@ describe('properties', () => {
     fc.assert(
       fc.property(pair, ([p, q]) => {
         const J = coupling(p, q)
-        p.forEach((x, i) => expect((J[i] as number[]).reduce((s, v) => s + v, 0)).toBeCloseTo(x, 9))
-        q.forEach((y, j) => expect(J.reduce((s, row) => s + (row[j] as number), 0)).toBeCloseTo(y, 9))
+        for (const [i, x] of p.entries()) expect((J[i] as number[]).reduce((s, v) => s + v, 0)).toBeCloseTo(x, 9)
+        for (const [j, y] of q.entries()) expect(J.reduce((s, row) => s + (row[j] as number), 0)).toBeCloseTo(y, 9)
         expect(mutualInformation(p, p)).toBeCloseTo(entropy(p), 9)
         expect(normalizedMI(p, p)).toBe(1)
       }),

@@ -592,7 +592,7 @@ export function pairMetricsInto(
       if (y > 0) js += 0.5 * y * (ly - lm)
     }
     tv += Math.abs(x - y)
-    const d = x < y ? x : y
+    const d = Math.min(x, y)
     m += d
     const ra = x - d
     const rb = y - d
@@ -620,7 +620,7 @@ export function pairMetricsInto(
     }
   }
   const mi = Math.max(0, hA + hB - hJ)
-  const h = hA > hB ? hA : hB
+  const h = Math.max(hA, hB)
   out[0] = hA
   out[1] = hB
   out[2] = Math.max(0, sPlogP - sPlogQ)

@@ -38,6 +38,7 @@ export const NAV: Record<string, string[]> = {
     'Sessions',
     'Studies',
     'Experiments',
+    'Debates',
     'Models',
     'Calls',
     'Users',
@@ -45,8 +46,8 @@ export const NAV: Record<string, string[]> = {
     'Audit log',
     'Settings',
   ],
-  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Experiments', 'Models', 'Calls', 'Settings'],
+  'researcher@parley.local': ['My work', 'Sessions', 'Studies', 'Experiments', 'Debates', 'Models', 'Calls', 'Settings'],
   'expert@parley.local': ['My work', 'Sessions', 'Settings'],
   'annotator@parley.local': ['My work', 'Sessions', 'Settings'],
-  'viewer@parley.local': ['Studies', 'Experiments', 'Settings'],
+  'viewer@parley.local': ['Studies', 'Experiments', 'Debates', 'Settings'],
 }

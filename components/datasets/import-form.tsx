@@ -16,6 +16,7 @@ export function ImportDatasetForm({ studyId }: { studyId: string }) {
             { value: 'rad', label: 'RAD: X-ray label + report (case,label,img_path,report)' },
             { value: 'drug', label: 'DRUG: retrosynthesis (output,input,explanation)' },
             { value: 'generic', label: 'Generic CSV/JSONL with a column mapping' },
+            { value: 'cases', label: 'Diagnosis cases for EVINCE debates (symptoms,label)' },
           ]}
         />
       </div>

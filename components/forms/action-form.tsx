@@ -38,6 +38,8 @@ export function ActionForm({
   // the server says no: React resets a form after an action-prop submission, losing their input.
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
+    // One submission at a time: a second Enter or click while the first is in flight does nothing.
+    if (pending) return
     const data = new FormData(e.currentTarget)
     startTransition(() => formAction(data))
   }
@@ -52,7 +54,7 @@ export function ActionForm({
       {state?.error && <Alert>{state.error}</Alert>}
       {state?.ok && state.message && <Alert tone="success">{state.message}</Alert>}
       <FieldErrorsContext.Provider value={state?.ok ? undefined : state?.fieldErrors}>
-        {children}
+        <PendingContext.Provider value={pending}>{children}</PendingContext.Provider>
       </FieldErrorsContext.Provider>
       {state?.ok && render?.(state)}
     </form>
@@ -190,4 +192,9 @@ export function SubmitButton({
       {pending ? (pendingText ?? 'Working…') : children}
     </button>
   )
+}
+
+/** True while the surrounding ActionForm's submission is in flight. */
+export function useFormPending(): boolean {
+  return useContext(PendingContext)
 }

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'react'
 export type LiveEvent =
   | { type: 'message'; seq: number }
   | { type: 'status'; status: string }
-  | { type: 'delta'; seq: number; text: string }
+  | { type: 'delta'; seq: number; text: string; seat?: string }
   | { type: 'progress' }
 
 /**

@@ -16,7 +16,7 @@ const MAX_PAYLOAD = 7000
 export type LiveEvent =
   | { type: 'message'; seq: number }
   | { type: 'status'; status: string }
-  | { type: 'delta'; seq: number; text: string }
+  | { type: 'delta'; seq: number; text: string; seat?: string }
   | { type: 'progress' }
 
 /** Publish an event; never throws (live updates are best effort, the data is already committed). */

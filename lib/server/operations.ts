@@ -14,6 +14,8 @@ import { experimentDashboard } from '@/lib/server/services/pxp-dashboard'
 import { exportExperiment } from '@/lib/server/services/pxp-export'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
+import { exportDebates } from '@/lib/server/services/debate-export'
+import { createDebate, getDebate, listDebates, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
   createConnection,
@@ -112,4 +114,10 @@ export const OPERATIONS: Operation<any, any>[] = [
   listMySessions,
   getPxpSession,
   submitHumanMessage,
+  createDebate,
+  listDebates,
+  getDebate,
+  viewDebate,
+  submitDebateTurn,
+  exportDebates,
 ]

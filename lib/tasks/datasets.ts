@@ -11,8 +11,11 @@ import { z } from 'zod'
  *  - drug: the PXP retrosynthesis file (columns output,input,explanation):
  *    x = {smiles: input (the product)}, y = output (reactant SMILES joined by '.'), e = explanation.
  *  - generic: any CSV/JSONL with a mapping: input columns → x, one prediction and one explanation column.
+ *  - cases: EVINCE diagnosis cases: x = {symptoms} from a `symptoms` column (or the Kaggle disease-symptom
+ *    layout: `Symptom_1` … `Symptom_17`, joined with ", ", underscores read as spaces), y = the ground
+ *    truth from `label`, `diagnosis` or `disease` (any case; may be empty), e = `notes` if present.
  */
-export const DATASET_KINDS = ['rad', 'drug', 'generic'] as const
+export const DATASET_KINDS = ['rad', 'drug', 'generic', 'cases'] as const
 export type DatasetKind = (typeof DATASET_KINDS)[number]
 
 export const RAD_LABELS = ['Atelectasis', 'Pneumonia', 'Pleural Effusion', 'Cardiomegaly', 'Pneumothorax'] as const
@@ -121,6 +124,7 @@ export function parseDataset(
           : []
   if (kind === 'generic' && !opts.mapping)
     return { rows, errors: [{ line: 1, message: 'A generic dataset needs a column mapping.' }], assets: [] }
+  if (kind === 'cases') return parseCases(recs, errors)
   const missing = requireColumns(recs, needed)
   if (missing.length) {
     return {
@@ -174,6 +178,45 @@ export function parseDataset(
     else if (row) rows.push(row)
   })
   return { rows: errors.length ? [] : rows, errors, assets: [...assets] }
+}
+
+const TRUTH_COLUMNS = ['label', 'diagnosis', 'disease']
+
+function parseCases(recs: Array<{ line: number; value: Record_ }>, errors: RowError[]): ParseResult {
+  const rows: InstanceInput[] = []
+  const first = recs[0]?.value ?? {}
+  const key = (names: string[]) => Object.keys(first).find((k) => names.includes(k.trim().toLowerCase()))
+  const symptomsCol = key(['symptoms', 'case'])
+  const symptomCols = Object.keys(first).filter((k) => /^symptom_?\d+$/i.test(k.trim()))
+  const truthCol = key(TRUTH_COLUMNS)
+  if (!symptomsCol && !symptomCols.length)
+    return {
+      rows,
+      errors: [{ line: 1, message: 'Missing column: symptoms (or Symptom_1 … Symptom_17).' }],
+      assets: [],
+    }
+  recs.forEach(({ line, value }, index) => {
+    const symptoms = symptomsCol
+      ? text(value[symptomsCol])
+      : symptomCols
+          .map((c) => text(value[c]).replace(/_/g, ' ').replace(/\s+/g, ' ').trim())
+          .filter(Boolean)
+          .join(', ')
+    if (!symptoms) {
+      errors.push({ line, message: 'symptoms are empty' })
+      return
+    }
+    const used = new Set([symptomsCol, truthCol, 'notes', ...symptomCols])
+    const meta = Object.fromEntries(Object.entries(value).filter(([k]) => !used.has(k)))
+    rows.push({
+      index,
+      input: { symptoms },
+      prediction: truthCol ? text(value[truthCol]) : '',
+      explanation: text(value.notes),
+      meta,
+    })
+  })
+  return { rows: errors.length ? [] : rows, errors, assets: [] }
 }
 
 export function mimeOf(name: string): string | null {

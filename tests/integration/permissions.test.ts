@@ -277,6 +277,44 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       }
     },
   },
+  'debates.create': {
+    allowed: STAFF,
+    input: (c) => ({
+      studyId: c.studyId,
+      name: 'probe debate',
+      A: { kind: 'llm', connectionId: c.connectionId },
+      B: { kind: 'llm', connectionId: c.connectionId },
+      case: { symptoms: 'fever, rash' },
+      start: false,
+    }),
+  },
+  'debates.list': { allowed: ['admin', 'researcher', 'viewer'], input: () => ({}) },
+  'debates.get': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({ experimentId: (await debateSession(c)).experimentId }),
+  },
+  'debates.view': { allowed: WORKERS, input: async (c) => ({ sessionId: (await debateSession(c)).id }) },
+  'debates.submit-turn': {
+    allowed: WORKERS,
+    input: async (c) => {
+      const s = await debateSession(c)
+      await db.protocolMessage.create({
+        data: {
+          sessionId: s.id,
+          seq: 1,
+          sender: 'A',
+          receiver: 'B',
+          tag: 'turn',
+          payload: { kind: 'turn', sender: 'A', round: 1, predictions: [{ label: 'Flu', probability: 1 }] },
+        },
+      })
+      return { sessionId: s.id, seq: 2, predictions: [{ label: 'Cold', probability: 1 }] }
+    },
+  },
+  'debates.export': {
+    allowed: STAFF,
+    input: async (c) => ({ experimentId: (await debateSession(c)).experimentId, table: 'finals' }),
+  },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
 }
@@ -296,6 +334,42 @@ async function humanSession(c: Ctx) {
         m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
         h: { kind: 'human', userId: c.actor.userId },
       },
+    },
+  })
+}
+
+/** An EVINCE debate of the actor's study (in a run) whose debater B is the actor. */
+async function debateSession(c: Ctx) {
+  const seats = {
+    A: { kind: 'llm', generator: { connectionId: c.connectionId } },
+    B: { kind: 'human', userId: c.actor.userId },
+    moderator: { kind: 'program' },
+  }
+  const config = { k: 3, maxRounds: 2, crit: false, report: false }
+  const experiment = await db.experiment.create({
+    data: {
+      studyId: c.studyId,
+      name: 'probe debate',
+      protocol: 'evince',
+      task: 'diagnosis',
+      datasetId: c.datasetId,
+      config,
+      seats,
+      repetitions: 1,
+      carryOver: false,
+    },
+  })
+  return db.protocolSession.create({
+    data: {
+      studyId: c.studyId,
+      experimentId: experiment.id,
+      assigneeId: c.actor.userId,
+      protocol: 'evince',
+      protocolVersion: '1',
+      config,
+      task: 'diagnosis',
+      instance: { input: { symptoms: 'fever, rash' }, prediction: 'Dengue Fever', explanation: '' },
+      seats,
     },
   })
 }

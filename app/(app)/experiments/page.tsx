@@ -44,7 +44,10 @@ export default async function ExperimentsPage({
             {data.items.map((e) => (
               <tr key={e.id}>
                 <Td>
-                  <Link href={`/experiments/${e.id}`} className="font-medium text-brand-700 hover:underline">
+                  <Link
+                    href={e.protocol === 'evince' ? `/debates/${e.id}` : `/experiments/${e.id}`}
+                    className="font-medium text-brand-700 hover:underline"
+                  >
                     {e.name}
                   </Link>
                 </Td>

@@ -30,7 +30,7 @@ export default async function SessionsPage({
         actions={
           next && (
             <Link
-              href={`/sessions/${next.id}`}
+              href={next.protocol === 'evince' ? `/debates/sessions/${next.id}` : `/sessions/${next.id}`}
               className="rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white"
             >
               Next session
@@ -50,7 +50,10 @@ export default async function SessionsPage({
               return (
                 <tr key={s.id}>
                   <Td>
-                    <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 hover:underline">
+                    <Link
+                      href={s.protocol === 'evince' ? `/debates/sessions/${s.id}` : `/sessions/${s.id}`}
+                      className="font-medium text-brand-700 hover:underline"
+                    >
                       {s.experiment?.name ?? 'Session'} · {s.task.toUpperCase()} #{s.position + 1} (rep. {s.repetition})
                     </Link>
                   </Td>

@@ -1,6 +1,7 @@
 import type PgBoss from 'pg-boss'
 import { db } from '@/lib/server/db'
 import { jobSettings, queue } from '@/lib/server/jobs/queue'
+import { stepEvinceSession } from '@/lib/server/runner/evince'
 import { type StepResult, stepPxpSession } from '@/lib/server/runner/pxp'
 
 /**
@@ -17,16 +18,27 @@ export const PXP_QUEUE = 'pxp-step'
 export interface PxpStepJob {
   sessionId: string
   experimentId: string | null
+  /** Which runner steps the session (EVINCE debates share the queue); absent = PXP. */
+  protocol?: 'pxp' | 'evince'
 }
 
-export async function enqueueSteps(sessionIds: readonly string[], experimentId: string | null): Promise<void> {
+/** The runner of each protocol: one step = one message. */
+const steppers = { pxp: stepPxpSession, evince: stepEvinceSession } as const
+
+export async function enqueueSteps(
+  sessionIds: readonly string[],
+  experimentId: string | null,
+  protocol: 'pxp' | 'evince' = 'pxp',
+): Promise<void> {
   if (!sessionIds.length) return
   const b = await queue(PXP_QUEUE)
   const { expireInSeconds } = jobSettings()
   await b.insert(
     sessionIds.map((sessionId) => ({
       name: PXP_QUEUE,
-      data: { sessionId, experimentId } satisfies PxpStepJob,
+      data: (protocol === 'pxp'
+        ? { sessionId, experimentId }
+        : { sessionId, experimentId, protocol }) satisfies PxpStepJob,
       expireInSeconds,
       retryLimit: 5,
       retryDelay: 1,
@@ -73,7 +85,7 @@ export async function afterSessionDone(sessionId: string): Promise<void> {
       orderBy: { position: 'asc' },
       select: { id: true, status: true },
     })
-    if (next && next.status === 'running') await enqueueSteps([next.id], s.experimentId)
+    if (next && next.status === 'running') await enqueueSteps([next.id], s.experimentId) // carry-over is PXP's
   }
   await closeIfFinished(s.experimentId)
 }
@@ -97,13 +109,14 @@ const isRunning = async (experimentId: string | null) =>
  * its message (`conflict`: a duplicate job left by a crash) ends this job, so duplicates die out.
  */
 export async function handlePxpStep(job: PxpStepJob, hooks: { onStep?: (r: StepResult) => void } = {}) {
+  const stepSession = steppers[job.protocol ?? 'pxp']
   const budgetMs = (jobSettings().expireInSeconds * 1000) / 2
   const started = Date.now()
   for (;;) {
     if (!(await isRunning(job.experimentId))) return
     let r: StepResult
     try {
-      r = await stepPxpSession(job.sessionId)
+      r = (await stepSession(job.sessionId)) as StepResult
     } catch (err) {
       // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
       const error = `internal: ${(err as Error).message}`.slice(0, 2000)
@@ -118,7 +131,7 @@ export async function handlePxpStep(job: PxpStepJob, hooks: { onStep?: (r: StepR
     if (r.kind === 'done') return afterSessionDone(job.sessionId)
     if (r.kind !== 'appended') return
     if (Date.now() - started > budgetMs) {
-      if (await isRunning(job.experimentId)) await enqueueSteps([job.sessionId], job.experimentId)
+      if (await isRunning(job.experimentId)) await enqueueSteps([job.sessionId], job.experimentId, job.protocol)
       return
     }
   }

@@ -50,7 +50,7 @@ export const importDataset = defineOperation({
   input: z.object({
     studyId: id,
     name: z.string({ error: 'Name the dataset.' }).trim().min(1, 'Name the dataset.').max(120),
-    kind: z.enum(DATASET_KINDS, { message: 'Choose RAD, DRUG or generic.' }),
+    kind: z.enum(DATASET_KINDS, { message: 'Choose RAD, DRUG, generic or diagnosis cases.' }),
     file: fileInput.refine((f) => f.size <= MAX_FILE, `Use a file under ${MAX_FILE / 1024 / 1024} MB.`),
     images: filesInput.optional(),
     mapping: jsonText(GenericMapping).optional(),

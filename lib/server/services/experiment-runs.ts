@@ -54,16 +54,18 @@ async function move(
 
 const ExperimentRef = z.object({ experimentId: id })
 
+const protocolOf = (p: string) => (p === 'evince' ? 'evince' : 'pxp')
+
 export const startExperiment = defineOperation({
   name: 'experiments.start',
   scope: 'studies:update',
   input: ExperimentRef,
   async run(actor, { experimentId }) {
-    await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
+    const e = await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
       s === 'paused' ? 'The experiment is paused: resume it instead.' : `The experiment is already ${s}.`,
     )
     const heads = await runnableHeads(experimentId)
-    await enqueueSteps(heads, experimentId)
+    await enqueueSteps(heads, experimentId, protocolOf(e.protocol))
     await closeIfFinished(experimentId)
     return { experimentId, enqueued: heads.length }
   },
@@ -91,7 +93,7 @@ export const resumeExperiment = defineOperation({
   scope: 'studies:update',
   input: ExperimentRef,
   async run(actor, { experimentId }) {
-    await move(
+    const e = await move(
       actor,
       experimentId,
       ['paused'],
@@ -100,7 +102,7 @@ export const resumeExperiment = defineOperation({
       (s) => `Only a paused experiment can be resumed; this one is ${s}.`,
     )
     const heads = await runnableHeads(experimentId)
-    await enqueueSteps(heads, experimentId)
+    await enqueueSteps(heads, experimentId, protocolOf(e.protocol))
     await closeIfFinished(experimentId)
     return { experimentId, enqueued: heads.length }
   },
@@ -141,6 +143,7 @@ export const retrySession = defineOperation({
         studyId: true,
         experimentId: true,
         stallError: true,
+        protocol: true,
         experiment: { select: { status: true } },
       },
     })
@@ -165,7 +168,7 @@ export const retrySession = defineOperation({
     if (!moved) throw conflict('Only a stalled session can be retried; this one has moved on.')
     // A paused run picks the session up on resume; a finished or cancelled one is not restarted.
     const run = !s.experimentId || s.experiment?.status === 'running'
-    if (run) await enqueueSteps([s.id], s.experimentId)
+    if (run) await enqueueSteps([s.id], s.experimentId, protocolOf(s.protocol))
     return { sessionId: s.id, enqueued: run }
   },
 })

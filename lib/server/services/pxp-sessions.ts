@@ -29,6 +29,7 @@ export const listMySessions = defineOperation({
         where,
         select: {
           id: true,
+          protocol: true,
           status: true,
           task: true,
           repetition: true,

@@ -1,3 +1,5 @@
+import { db } from '@/lib/server/db'
+import { redirect } from 'next/navigation'
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { LiveRefresh } from '@/components/live/live-refresh'
@@ -33,6 +35,9 @@ export default async function ExperimentPage({
   const { experimentId } = await params
   const { actor } = await requirePage('studies:read')
   const sp = await flatParams(searchParams)
+  // EVINCE runs are experiments too; their pages are the debate pages.
+  const kind = await db.experiment.findUnique({ where: { id: experimentId }, select: { protocol: true } })
+  if (kind?.protocol === 'evince') redirect(`/debates/${experimentId}`)
   const { experiment, dataset, counts, sessions } = await loadForPage(getExperiment, {
     experimentId,
     page: sp.page,

@@ -1,4 +1,5 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
+import { streamedDownload } from '@/lib/server/api/stream'
 import { execute } from '@/lib/server/operation'
 import { exportExperiment } from '@/lib/server/services/pxp-export'
 
@@ -25,38 +26,5 @@ export async function GET(req: Request, { params }: { params: Promise<{ experime
   })
   if (!result.ok)
     return Response.json({ error: result.error, fieldErrors: result.fieldErrors }, { status: result.status })
-  const lines = result.data.lines()
-  const encoder = new TextEncoder()
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        // Up to ~64 KB per chunk: few enqueues for large exports, a quick first byte for small ones.
-        let chunk = ''
-        for (;;) {
-          const next = await lines.next()
-          if (next.done) {
-            if (chunk) controller.enqueue(encoder.encode(chunk))
-            controller.close()
-            return
-          }
-          chunk += `${next.value}\n`
-          if (chunk.length > 65_536) break
-        }
-        controller.enqueue(encoder.encode(chunk))
-      } catch (err) {
-        console.error('[parley] export failed mid-stream:', err)
-        controller.error(err)
-      }
-    },
-    async cancel() {
-      await lines.return(undefined)
-    },
-  })
-  return new Response(body, {
-    headers: {
-      'content-type': result.data.contentType,
-      'content-disposition': `attachment; filename="${result.data.filename}"`,
-      'cache-control': 'no-store',
-    },
-  })
+  return streamedDownload(result.data.lines(), result.data)
 }

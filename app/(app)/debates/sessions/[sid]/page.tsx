@@ -1,0 +1,295 @@
+import type { Metadata } from 'next'
+import Link from 'next/link'
+import { DebateLive } from '@/components/debates/debate-live'
+import { DistributionBars } from '@/components/debates/distribution'
+import { MetricCharts, type RoundPoint } from '@/components/debates/metric-charts'
+import { TurnEditor } from '@/components/debates/turn-editor'
+import { StatusBadge } from '@/components/experiments/status'
+import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
+import { requirePage } from '@/lib/server/auth/session'
+import { loadForPage } from '@/lib/server/page-data'
+import { viewDebate } from '@/lib/server/services/debates'
+
+export const metadata: Metadata = { title: 'Debate' }
+
+const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d))
+
+export default async function DebateSessionPage({ params }: { params: Promise<{ sid: string }> }) {
+  await requirePage('work:read-own')
+  const { sid } = await params
+  const d = await loadForPage(viewDebate, { sessionId: sid })
+  const lastSeq = d.rounds.reduce(
+    (m, r) => Math.max(m, r.A?.seq ?? 0, r.B?.seq ?? 0, r.critA?.seq ?? 0, r.critB?.seq ?? 0),
+    d.report?.seq ?? 0,
+  )
+  const points: RoundPoint[] = d.rounds.flatMap((r) =>
+    r.metrics
+      ? [
+          {
+            round: r.round,
+            entropyA: r.metrics.entropyA,
+            entropyB: r.metrics.entropyB,
+            klAB: r.metrics.klAB,
+            klBA: r.metrics.klBA,
+            crossEntropyAB: r.metrics.crossEntropyAB,
+            crossEntropyBA: r.metrics.crossEntropyBA,
+            jsd: r.metrics.jsd,
+            wd: r.metrics.wd,
+            mi: r.metrics.mi,
+            nmi: r.metrics.nmi,
+            critA: r.critA?.score ?? null,
+            critB: r.critB?.score ?? null,
+            crit: r.crit,
+            delta: r.delta,
+          },
+        ]
+      : [],
+  )
+  const stopRound = d.stopReason ? (d.rounds.filter((r) => r.metrics).at(-1)?.round ?? null) : null
+  const active = d.status !== 'done'
+  const waitingFor = d.next
+    ? d.next.kind === 'turn'
+      ? `Debater ${d.next.seat}, round ${d.next.round}`
+      : d.next.kind === 'crit'
+        ? `the moderator's CRIT, round ${d.next.round}`
+        : "the moderator's report"
+    : null
+  const lastOf = (seat: 'A' | 'B') => [...d.rounds].reverse().find((r) => r[seat])?.[seat]?.predictions ?? []
+  return (
+    <>
+      <PageHeader
+        title={d.experiment?.name ?? 'Debate'}
+        description={
+          <>
+            <Link href={`/studies/${d.study.id}`} className="hover:underline">
+              {d.study.name}
+            </Link>
+            {d.experiment ? (
+              <>
+                {' · '}
+                <Link href={`/debates/${d.experiment.id}`} className="hover:underline">
+                  all cases of this run
+                </Link>
+              </>
+            ) : null}
+          </>
+        }
+        actions={<DebateLive sessionId={d.id} lastSeq={lastSeq} active={active} />}
+      />
+      <div className="space-y-4">
+        <Card>
+          <div className="flex flex-wrap items-center gap-3 text-sm">
+            <StatusBadge status={d.status} />
+            {d.stopLabel ? (
+              <span data-testid="stop-reason" data-reason={d.stopReason ?? ''}>
+                Stopped: <strong>{d.stopLabel}</strong>
+              </span>
+            ) : waitingFor ? (
+              <span>Next: {waitingFor}</span>
+            ) : null}
+            <span className="text-stone-500">
+              A: {d.seats.A} · B: {d.seats.B} · judge: {d.seats.judge ?? 'none (equal weights)'} · k = {d.config.k} ·
+              max {d.config.maxRounds} rounds · τ = {d.config.tau} · ε = {d.config.epsilon}
+            </span>
+          </div>
+          <p className="mt-2 text-sm">
+            <span className="font-medium">Case:</span> {d.symptoms}
+          </p>
+          {d.truth ? (
+            <p className="mt-1 text-sm text-stone-600" data-testid="ground-truth">
+              Ground truth (not shown to the debaters): <strong>{d.truth}</strong>
+            </p>
+          ) : null}
+          {d.stallError ? (
+            <div className="mt-2">
+              <Alert>Stalled: {d.stallError}. Nothing was lost; Retry on the run page continues from here.</Alert>
+            </div>
+          ) : null}
+        </Card>
+
+        {d.myTurn && d.next ? (
+          <Card title="Your turn">
+            <TurnEditor
+              sessionId={d.id}
+              seq={d.next.j}
+              k={d.config.k}
+              round={d.next.round}
+              initial={lastOf(d.mySeat ?? 'A')}
+              labels={d.config.labels}
+            />
+          </Card>
+        ) : null}
+
+        <section aria-label="Rounds" className="space-y-3">
+          {d.rounds.map((r) => (
+            <div
+              key={r.round}
+              className="rounded-lg border border-stone-200 bg-white p-3"
+              data-testid={`round-${r.round}`}
+            >
+              <div className="mb-2 flex flex-wrap items-center gap-2 text-sm">
+                <h3 className="font-semibold text-stone-900">Round {r.round}</h3>
+                <Badge>Δ = {r.delta.toFixed(3)}</Badge>
+                {r.metrics ? (
+                  <span className="text-xs text-stone-500">
+                    WD {(r.metrics.wd * 100).toFixed(1)}% · JSD {f(r.metrics.jsd)} · MI {f(r.metrics.mi)} bits · NMI{' '}
+                    {f(r.metrics.nmi)}
+                    {r.crit !== null ? ` · CRIT ${f(r.crit)}` : ''}
+                  </span>
+                ) : null}
+              </div>
+              <div className="grid gap-4 md:grid-cols-2">
+                {(['A', 'B'] as const).map((seat) => {
+                  const t = r[seat]
+                  const crit = seat === 'A' ? r.critA : r.critB
+                  return (
+                    <div key={seat} data-testid={`turn-${r.round}-${seat}`}>
+                      <p className="mb-1 text-xs font-medium uppercase tracking-wide text-stone-500">
+                        Debater {seat} {crit ? `· CRIT Γ = ${f(crit.score)}` : ''}
+                      </p>
+                      {t ? (
+                        <>
+                          <DistributionBars predictions={t.predictions} tone={seat === 'A' ? 'a' : 'b'} />
+                          {t.arguments.length ? (
+                            <ul className="mt-2 list-disc pl-5 text-xs text-stone-700">
+                              {t.arguments.map((a, i) => (
+                                <li key={i}>{a}</li>
+                              ))}
+                            </ul>
+                          ) : null}
+                          {t.counterArguments.length ? (
+                            <ul className="mt-1 list-disc pl-5 text-xs text-red-800">
+                              {t.counterArguments.map((a, i) => (
+                                <li key={i}>Against the other: {a}</li>
+                              ))}
+                            </ul>
+                          ) : null}
+                          {crit?.comment ? (
+                            <p className="mt-1 text-xs italic text-stone-500">Judge: {crit.comment}</p>
+                          ) : null}
+                        </>
+                      ) : (
+                        <p className="text-sm text-stone-400">waiting…</p>
+                      )}
+                    </div>
+                  )
+                })}
+              </div>
+            </div>
+          ))}
+          {d.rounds.length === 0 ? (
+            <p className="text-sm text-stone-500">Debater A is preparing the opening prediction…</p>
+          ) : null}
+        </section>
+
+        {points.length ? (
+          <Card title="Information flow per round">
+            <MetricCharts points={points} stopRound={stopRound} />
+            <div className="mt-3 overflow-x-auto">
+              <table className="w-full text-xs tabular-nums" data-testid="metrics-table">
+                <thead>
+                  <tr className="text-left text-stone-500">
+                    {[
+                      'Round',
+                      'Δ',
+                      'H(A)',
+                      'H(B)',
+                      'KL(A‖B)',
+                      'KL(B‖A)',
+                      'H(A,B)',
+                      'H(B,A)',
+                      'JSD',
+                      'WD %',
+                      'MI',
+                      'NMI',
+                      'CRIT',
+                    ].map((h) => (
+                      <th key={h} className="pr-3 font-medium">
+                        {h}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {points.map((p) => (
+                    <tr key={p.round} data-round={p.round} data-wd={p.wd} data-nmi={p.nmi}>
+                      <td className="pr-3">{p.round}</td>
+                      <td className="pr-3">{f(p.delta)}</td>
+                      <td className="pr-3">{f(p.entropyA)}</td>
+                      <td className="pr-3">{f(p.entropyB)}</td>
+                      <td className="pr-3">{f(p.klAB)}</td>
+                      <td className="pr-3">{f(p.klBA)}</td>
+                      <td className="pr-3">{f(p.crossEntropyAB)}</td>
+                      <td className="pr-3">{f(p.crossEntropyBA)}</td>
+                      <td className="pr-3">{f(p.jsd)}</td>
+                      <td className="pr-3">{(p.wd * 100).toFixed(1)}</td>
+                      <td className="pr-3">{f(p.mi)}</td>
+                      <td className="pr-3">{f(p.nmi)}</td>
+                      <td className="pr-3">{f(p.crit)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <p className="mt-1 text-xs text-stone-500">
+                Bits (log base 2). Labels aligned on the union of both lists (parentheticals stripped, case-folded,
+                aliases applied), each distribution renormalised; KL and cross-entropy use ε-smoothing; WD uses the 0/1
+                ground metric (= total variation); MI uses the maximal-agreement coupling; NMI = MI / max(H(A), H(B)).
+              </p>
+            </div>
+          </Card>
+        ) : null}
+
+        {d.final && !active ? (
+          <Card title="Final distribution">
+            <div className="grid gap-6 md:grid-cols-2">
+              <div>
+                <p className="mb-1 text-xs text-stone-500">
+                  CRIT-weighted P_f = (Ω_A·P_A + Ω_B·P_B)/(Ω_A + Ω_B), round {d.final.round}, Ω_A = {f(d.final.omegaA)},
+                  Ω_B = {f(d.final.omegaB)}
+                </p>
+                <DistributionBars predictions={d.final.crit} tone="final" testId="final-distribution" />
+                <p className="mt-2 text-xs text-stone-600">
+                  Entropy {f(d.finalEntropy, 2)} bits
+                  {d.finalEntropy !== null && d.finalEntropy >= 1.5
+                    ? ' — high: collect the missing information below before deciding.'
+                    : ''}
+                </p>
+              </div>
+              <div>
+                <p className="mb-1 text-xs text-stone-500">EnToPPS (appendix F), for comparison</p>
+                <DistributionBars predictions={d.final.entopps} tone="final" />
+              </div>
+            </div>
+          </Card>
+        ) : null}
+
+        {d.report ? (
+          <Card title="Moderator's report">
+            <div className="space-y-2 text-sm" data-testid="moderator-report">
+              <p>{d.report.conclusion}</p>
+              {(
+                [
+                  ['Arguments', d.report.arguments],
+                  ['Counter-arguments', d.report.counterArguments],
+                  ['Missing information to collect', d.report.missingInformation],
+                  ['Recommended lab tests', d.report.labTests],
+                ] as const
+              ).map(([title, items]) =>
+                items.length ? (
+                  <div key={title}>
+                    <p className="font-medium text-stone-800">{title}</p>
+                    <ul className="list-disc pl-5 text-stone-700">
+                      {items.map((x, i) => (
+                        <li key={i}>{x}</li>
+                      ))}
+                    </ul>
+                  </div>
+                ) : null,
+              )}
+            </div>
+          </Card>
+        ) : null}
+      </div>
+    </>
+  )
+}

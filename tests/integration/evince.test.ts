@@ -1,0 +1,297 @@
+import { describe, expect, it } from 'vitest'
+import { roundMetrics } from '@/lib/metrics/evince'
+import { db } from '@/lib/server/db'
+import { execute } from '@/lib/server/operation'
+import { runEvinceSession, stepEvinceSession } from '@/lib/server/runner/evince'
+import { createDebate, getDebate, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
+import { debateExportLines } from '@/lib/server/services/debate-export'
+import { importDataset } from '@/lib/server/services/datasets'
+import { stopBoss } from '@/lib/server/jobs/queue'
+import { makeStudy, makeUser } from '../support/fixtures'
+import { debateRules, loadDebateFixture } from '../support/evince'
+import { fakeConnection, useFakeLlm } from '../support/llm'
+import { afterAll } from 'vitest'
+
+const fake = useFakeLlm()
+afterAll(async () => {
+  await stopBoss()
+})
+
+async function setup() {
+  const researcher = await makeUser('researcher')
+  const expert = await makeUser('expert')
+  const study = await makeStudy(researcher, [expert])
+  const conn = await fakeConnection(study.id, fake())
+  return { researcher, expert, study, conn }
+}
+
+async function newDebate(
+  ctx: Awaited<ReturnType<typeof setup>>,
+  f: ReturnType<typeof loadDebateFixture>,
+  over: Record<string, unknown> = {},
+) {
+  const r = await execute(createDebate, ctx.researcher, {
+    studyId: ctx.study.id,
+    name: 'appendix replay',
+    A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a', temperature: 0.2 },
+    B: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-b', temperature: 1 },
+    judge: { connectionId: ctx.conn.id, model: 'judge' },
+    config: { k: f.k, maxRounds: f.rounds.length },
+    case: { symptoms: f.symptoms, truth: f.groundTruth },
+    start: false,
+    ...over,
+  })
+  if (!r.ok) throw new Error(r.error)
+  return r.data
+}
+
+describe('EVINCE debates end to end through the fake LLM server', () => {
+  for (const name of ['dengue', 'jaundice'] as const) {
+    it(`replays the paper's ${name} debate: the recorded distributions and metrics are the paper's`, async () => {
+      const ctx = await setup()
+      const f = loadDebateFixture(name)
+      fake().setScript(debateRules(f))
+      const { firstSessionId } = await newDebate(ctx, f)
+      const end = await runEvinceSession(firstSessionId as string)
+      // Dengue: both agents hold 60/35/5 in round 3 (agreement); Jaundice: three rounds as printed.
+      expect(end).toEqual({ kind: 'done', reason: name === 'dengue' ? 'agreement' : 'max-rounds' })
+      const v = await execute(viewDebate, ctx.researcher, { sessionId: firstSessionId })
+      if (!v.ok) throw new Error(v.error)
+      expect(v.data.rounds).toHaveLength(f.rounds.length)
+      for (const [i, r] of f.rounds.entries()) {
+        const got = v.data.rounds[i]
+        // Stored sorted by probability (stable), as the paper lists them.
+        expect(got?.A?.predictions.map((p) => [p.label, p.probability])).toEqual(
+          r.A.map((p) => [p.label, p.probability]),
+        )
+        expect(got?.B?.predictions.map((p) => [p.label, p.probability])).toEqual(
+          r.B.map((p) => [p.label, p.probability]),
+        )
+        expect(got?.metrics).toEqual(roundMetrics(r.A, r.B, { epsilon: 0.001 }))
+        expect(got?.delta).toBeCloseTo([0.9, 0.9, 0.675][i] ?? -1, 12)
+        expect(got?.critA?.score).toBeCloseTo(0.56, 12) // 8 · 7 / 100, no rivals
+      }
+      if (name === 'jaundice') {
+        expect(v.data.rounds[0]?.metrics?.klAB).toBeCloseTo(1.4632, 4)
+        expect(v.data.rounds[1]?.metrics?.klAB).toBeCloseTo(1.4668, 4)
+      }
+      expect(v.data.report?.labTests).toEqual(['complete blood count', 'serology'])
+      expect(v.data.final?.crit[0]?.label).toBe(name === 'dengue' ? 'Dengue Fever' : 'Hepatitis C')
+      // M, C and the call log line up: one context per message, every LLM message points at its call.
+      const messages = await db.protocolMessage.findMany({
+        where: { sessionId: firstSessionId as string },
+        orderBy: { seq: 'asc' },
+      })
+      const contexts = await db.contextSnapshot.count({ where: { sessionId: firstSessionId as string } })
+      expect(contexts).toBe(messages.length)
+      expect(messages.every((m) => m.llmCallId)).toBe(true)
+      // B's round-1 prompt carries A's round-1 distribution; A's round-1 prompt has nothing from B.
+      const c1 = await db.contextSnapshot.findMany({
+        where: { sessionId: firstSessionId as string, seq: { in: [1, 2] } },
+        orderBy: { seq: 'asc' },
+      })
+      const text = (c: unknown) => JSON.stringify(c)
+      expect(text(c1[0]?.context)).not.toContain("Debater B's latest")
+      expect(text(c1[1]?.context)).toContain("Debater A's latest distribution (round 1)")
+    })
+  }
+
+  it('two steps racing for one message append it once; an LLM failure stalls and resumes without loss', async () => {
+    const ctx = await setup()
+    const f = loadDebateFixture('dengue')
+    fake().setScript(debateRules(f))
+    const { firstSessionId } = await newDebate(ctx, f)
+    const sid = firstSessionId as string
+    const [a, b] = await Promise.all([stepEvinceSession(sid), stepEvinceSession(sid)])
+    expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
+    expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(1)
+    // B's model fails every attempt: the session stalls, nothing is appended.
+    fake().setScript([{ match: { model: 'gen-b' }, replies: [{ fault: '500' }] }, ...debateRules(f)])
+    const stalled = await stepEvinceSession(sid)
+    expect(stalled.kind).toBe('stalled')
+    expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(1)
+    expect((await db.protocolSession.findUniqueOrThrow({ where: { id: sid } })).status).toBe('stalled')
+    fake().setScript(debateRules(f))
+    expect(await runEvinceSession(sid)).toEqual({ kind: 'done', reason: 'agreement' })
+    expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(3 * 4 + 1)
+  })
+
+  it('an invalid reply is re-asked with the error, and a list longer than k is cut to the top k', async () => {
+    const ctx = await setup()
+    fake().setScript([
+      {
+        match: { model: 'gen-a' },
+        replies: [
+          { text: 'I think it is the flu.' },
+          {
+            json: {
+              predictions: [
+                { label: 'Flu', probability: 0.5 },
+                { label: 'Cold', probability: 0.3 },
+                { label: 'Covid', probability: 0.2 },
+              ],
+            },
+          },
+        ],
+      },
+    ])
+    const r = await execute(createDebate, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'reask',
+      A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
+      B: { kind: 'human', userId: ctx.expert.userId },
+      config: { k: 2 },
+      case: { symptoms: 'fever, cough' },
+      start: false,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const sid = r.data.firstSessionId as string
+    expect(await runEvinceSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
+    const m = await db.protocolMessage.findFirstOrThrow({ where: { sessionId: sid, seq: 1 } })
+    expect((m.payload as { predictions: Array<{ label: string }> }).predictions.map((p) => p.label)).toEqual([
+      'Flu',
+      'Cold',
+    ])
+    const requests = fake().requests.filter(
+      (q) => q.model === 'gen-a' && JSON.stringify(q.body).includes('fever, cough'),
+    )
+    expect(requests).toHaveLength(2)
+    expect(JSON.stringify(requests[1]?.body)).toContain('Your answer cannot be used')
+  })
+
+  it('a human debater answers in the browser: validated, one turn per message, in the metrics', async () => {
+    const ctx = await setup()
+    fake().setScript([
+      {
+        match: { model: 'gen-a', contains: 'Round 1.' },
+        replies: [
+          {
+            json: {
+              predictions: [
+                { label: 'Dengue Fever', probability: 0.7 },
+                { label: 'Zika Virus', probability: 0.3 },
+              ],
+            },
+          },
+        ],
+      },
+      {
+        match: { model: 'gen-a', contains: 'Round 2.' },
+        replies: [
+          {
+            json: {
+              predictions: [
+                { label: 'Dengue Fever', probability: 0.6 },
+                { label: 'Chikungunya', probability: 0.4 },
+              ],
+            },
+          },
+        ],
+      },
+    ])
+    const r = await execute(createDebate, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'expert vs model',
+      A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
+      B: { kind: 'human', userId: ctx.expert.userId },
+      config: { k: 3, maxRounds: 2 },
+      case: { symptoms: 'fever, rash, pain behind the eyes', truth: 'Dengue Fever' },
+      start: false,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const sid = r.data.firstSessionId as string
+    expect(await runEvinceSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
+    const turn = {
+      sessionId: sid,
+      seq: 2,
+      predictions: [
+        { label: 'Dengue Fever', probability: 0.6, justification: 'retro-orbital pain' },
+        { label: 'Chikungunya', probability: 0.4 },
+      ],
+      arguments: ['pain behind the eyes is typical of dengue'],
+    }
+    const bad = await execute(submitDebateTurn, ctx.expert, {
+      ...turn,
+      predictions: [{ label: 'Dengue Fever', probability: 0.5 }],
+    })
+    expect(bad).toMatchObject({ ok: false, status: 400 })
+    expect(bad.ok ? '' : bad.error).toMatch(/sum to 50\.0%/)
+    const notMine = await execute(submitDebateTurn, ctx.researcher, turn)
+    expect(notMine).toMatchObject({ ok: false, status: 404 })
+    expect(await execute(submitDebateTurn, ctx.expert, turn)).toMatchObject({ ok: true })
+    const again = await execute(submitDebateTurn, ctx.expert, turn)
+    expect(again).toMatchObject({ ok: false, status: 409 })
+    // The job queue would continue; here the runner is stepped directly (no judge: no CRIT, no report).
+    expect(await runEvinceSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
+    expect(await execute(submitDebateTurn, ctx.expert, { ...turn, seq: 4 })).toMatchObject({ ok: true })
+    expect(await runEvinceSession(sid)).toEqual({ kind: 'done', reason: 'agreement' })
+    const v = await execute(viewDebate, ctx.expert, { sessionId: sid })
+    if (!v.ok) throw new Error(v.error)
+    expect(v.data.truth).toBeNull() // the debating expert does not see the ground truth
+    expect(v.data.rounds[0]?.metrics).toEqual(
+      roundMetrics(
+        [
+          { label: 'Dengue Fever', probability: 0.7 },
+          { label: 'Zika Virus', probability: 0.3 },
+        ],
+        turn.predictions,
+        { epsilon: 0.001 },
+      ),
+    )
+    expect(v.data.rounds[1]?.metrics?.wd).toBe(0)
+  })
+
+  it('a case set imports from CSV, runs as a batch, and the results page computes accuracy and exports', async () => {
+    const ctx = await setup()
+    const csv = [
+      'symptoms,label',
+      `"${loadDebateFixture('dengue').symptoms}",Dengue Fever`,
+      `"${loadDebateFixture('jaundice').symptoms}",Jaundice`,
+    ].join('\n')
+    const imp = await execute(importDataset, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'appendix cases',
+      kind: 'cases',
+      file: new File([csv], 'cases.csv'),
+    })
+    if (!imp.ok) throw new Error(imp.error)
+    const badCsv = await execute(importDataset, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'broken',
+      kind: 'cases',
+      file: new File(['symptoms,label\n,Flu\nfever,Flu\n'], 'cases.csv'),
+    })
+    expect(badCsv).toMatchObject({ ok: false, status: 400 })
+    fake().setScript([...debateRules(loadDebateFixture('dengue')), ...debateRules(loadDebateFixture('jaundice'))])
+    const r = await execute(createDebate, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'batch',
+      A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
+      B: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-b' },
+      judge: { connectionId: ctx.conn.id, model: 'judge' },
+      config: { k: 5, maxRounds: 3 },
+      datasetId: imp.data.id,
+      start: false,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const sessions = await db.protocolSession.findMany({
+      where: { experimentId: r.data.id },
+      orderBy: { position: 'asc' },
+    })
+    for (const s of sessions) await runEvinceSession(s.id)
+    const g = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
+    if (!g.ok) throw new Error(g.error)
+    expect(g.data.counts).toMatchObject({ total: 2, done: 2 })
+    // Dengue: P_f top-1 Dengue Fever (rank 1). Jaundice: "Obstructive Jaundice" is not "Jaundice"
+    // without an alias, so the truth is absent: top-1 1/2, MRR (1 + 0)/2.
+    const debate = g.data.accuracy.rows.find((x) => x.key === 'debate')
+    expect(debate).toMatchObject({ n: 2, top1: 0.5, topk: 0.5, mrr: 0.5 })
+    expect(g.data.confusion.truths).toEqual(['dengue fever', 'jaundice'])
+    const lines: string[] = []
+    for await (const l of debateExportLines(r.data.id, 'rounds', 'csv')) lines.push(l)
+    expect(lines).toHaveLength(1 + 3 + 3) // header + Dengue's 3 rounds + Jaundice's 3 rounds
+    const finals: string[] = []
+    for await (const l of debateExportLines(r.data.id, 'finals', 'jsonl')) finals.push(l)
+    expect(finals.map((l) => JSON.parse(l).truth).sort()).toEqual(['Dengue Fever', 'Jaundice'])
+  })
+})

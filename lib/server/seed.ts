@@ -16,6 +16,19 @@ export const DEMO_USERS: Array<{ email: string; name: string; role: Role }> = [
 ]
 
 export const DEMO_STUDY_ID = 'demo-study'
+export const DEMO_CASES_ID = 'demo-cases'
+
+/** A small case set for EVINCE debates, written by us (symptom lists in the style of the paper's cases). */
+export const DEMO_CASES: Array<[string, string]> = [
+  ['high fever, severe joint pain, pain behind the eyes, skin rash, headache, muscle pain', 'Dengue Fever'],
+  ['yellowish skin, dark urine, itching, abdominal pain, loss of appetite, fatigue', 'Jaundice'],
+  ['fever with chills, sweating, headache, nausea, vomiting, recurring every two days', 'Malaria'],
+  ['increased thirst, frequent urination, blurred vision, fatigue, weight loss', 'Diabetes'],
+  ['burning urination, frequent urge to urinate, cloudy urine, lower abdominal pain', 'Urinary Tract Infection'],
+  ['chest pain on exertion, shortness of breath, sweating, pain spreading to the left arm', 'Heart Attack'],
+  ['persistent cough with phlegm, fever, chest pain when breathing, fatigue', 'Pneumonia'],
+  ['itchy red patches, silvery scales on elbows and knees, joint stiffness', 'Psoriasis'],
+]
 
 const DEMO_WORK = [
   { id: 'demo-work-expert-1', email: 'expert@parley.local', title: 'Review retrosynthesis proposals (batch 1)' },
@@ -78,6 +91,26 @@ export async function seedDemo(): Promise<{ created: string[] }> {
         },
       })
       created.push(`work ${w.id}`)
+    }
+    if (!(await tx.dataset.findUnique({ where: { id: DEMO_CASES_ID } }))) {
+      await tx.dataset.create({
+        data: {
+          id: DEMO_CASES_ID,
+          studyId: DEMO_STUDY_ID,
+          name: 'Demo diagnosis cases (EVINCE)',
+          kind: 'cases',
+          source: 'written for Parley',
+          instances: {
+            create: DEMO_CASES.map(([symptoms, label], index) => ({
+              index,
+              input: { symptoms },
+              prediction: label,
+              explanation: '',
+            })),
+          },
+        },
+      })
+      created.push(`dataset ${DEMO_CASES_ID}`)
     }
     if (created.length) {
       await writeAudit(tx, {

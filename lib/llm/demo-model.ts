@@ -8,6 +8,7 @@
  * 'demo' })`, or any request for the model {@link DEMO_MODEL_ID}), so the app talks to it through
  * the ordinary openai SDK code path.
  */
+import { demoDebateReply } from './demo-debate'
 import { contentText, fnv1a, lastUserText, type MessageLike } from './text'
 
 /** Model id under which the demo model answers. */
@@ -38,6 +39,12 @@ export function demoReply(req: DemoRequest): string {
     return JSON.stringify(fromSchema(format.json_schema?.schema ?? {}, seed, ''))
   }
   if (format?.type === 'json_object') {
+    const system = req.messages
+      .filter((m) => m.role === 'system')
+      .map((m) => contentText(m.content))
+      .join('\n')
+    const debate = demoDebateReply(system, lastUserText(req.messages))
+    if (debate !== undefined) return JSON.stringify(debate)
     const shape = findShape(req.messages)
     if (shape !== undefined) {
       return JSON.stringify(isSchema(shape) ? fromSchema(shape, seed, '') : fromExample(shape, seed, ''))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { roundMetrics } from '@/lib/metrics/evince'
 import { db } from '@/lib/server/db'
+import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
 import { execute } from '@/lib/server/operation'
 import { runEvinceSession, stepEvinceSession } from '@/lib/server/runner/evince'
 import { createDebate, getDebate, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
@@ -95,6 +96,28 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       expect(text(c1[1]?.context)).toContain("Debater A's latest distribution (round 1)")
     })
   }
+
+  it('the offline demo model carries a whole debate to its report', async () => {
+    const ctx = await setup()
+    await ensureDemoConnection()
+    const r = await execute(createDebate, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'demo',
+      A: { kind: 'llm', connectionId: DEMO_CONNECTION_ID },
+      B: { kind: 'llm', connectionId: DEMO_CONNECTION_ID },
+      judge: { connectionId: DEMO_CONNECTION_ID },
+      config: { k: 3 },
+      case: { symptoms: 'yellowish skin, dark urine, itching, abdominal pain, fatigue', truth: 'Jaundice' },
+      start: false,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const end = await runEvinceSession(r.data.firstSessionId as string)
+    expect(end.kind).toBe('done')
+    const v = await execute(viewDebate, ctx.researcher, { sessionId: r.data.firstSessionId })
+    if (!v.ok) throw new Error(v.error)
+    expect(v.data.report?.conclusion).toMatch(/Simulated demo model/)
+    expect(v.data.rounds.length).toBeGreaterThanOrEqual(2)
+  })
 
   it('two steps racing for one message append it once; an LLM failure stalls and resumes without loss', async () => {
     const ctx = await setup()

@@ -4,7 +4,7 @@ import { revalidatePath } from 'next/cache'
 import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
-import { createDebate, submitDebateTurn } from '@/lib/server/services/debates'
+import { createDebate, mergeDebateLabels, submitDebateTurn } from '@/lib/server/services/debates'
 
 const text = (fd: FormData, k: string) => {
   const v = fd.get(k)
@@ -99,5 +99,17 @@ export async function submitDebateTurnAction(_prev: ActionState, fd: FormData): 
     { ...turn, sessionId: text(fd, 'sessionId'), seq: text(fd, 'seq') },
     'Sent. The other debater answers next.',
   )
+  return state
+}
+
+/** Merge two labels for a run's results, or clear the merges (`intent` = clear). */
+export async function mergeLabelsAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const experimentId = text(fd, 'experimentId')
+  const raw =
+    text(fd, 'intent') === 'clear'
+      ? { experimentId, clear: true }
+      : { experimentId, from: text(fd, 'from'), into: text(fd, 'into') }
+  const { state } = await runFormAction(mergeDebateLabels, raw, 'The results now count the merged labels as one.')
+  if (state?.ok) revalidatePath(`/debates/${experimentId}`)
   return state
 }

@@ -257,6 +257,19 @@ describe('schedule, tone, combination, CRIT, accuracy', () => {
       { label: 'Covid', probability: 0.2 },
     ]
     expect(rankOf('cold', d)).toBe(2)
+    // A tie reached by different sums (0.1 + 0.2 vs 0.3) is still a tie: listed order decides.
+    expect(
+      rankOf('b', [
+        { label: 'a', probability: 0.1 + 0.2 },
+        { label: 'b', probability: 0.3 },
+      ]),
+    ).toBe(2)
+    expect(
+      rankOf('a', [
+        { label: 'b', probability: 0.3 },
+        { label: 'a', probability: 0.1 + 0.2 },
+      ]),
+    ).toBe(2)
     expect(rankOf('Measles', d)).toBeNull()
     // Wilson for 8/10, z = 1.96: centre (.8 + .19208)/1.38416 = .71674, half 0.21012 → [.5098, .9434].
     const [lo, hi] = wilson(8, 10)

@@ -413,10 +413,18 @@ export function toneFor(delta: number) {
   return best
 }
 
+/**
+ * Descending by probability; values within 1e-12 are a tie (so 0.1 + 0.2 and 0.3, the same
+ * probability reached by different sums, keep the listed order instead of float noise deciding).
+ */
+function byProbability(a: number, b: number): number {
+  return Math.abs(a - b) <= 1e-12 ? 0 : b - a
+}
+
 function sortedDistribution(labels: string[], names: string[], ps: number[]): LabelProb[] {
   return labels
     .map((_, i) => ({ label: names[i] as string, probability: ps[i] as number, i }))
-    .sort((x, y) => y.probability - x.probability || x.i - y.i)
+    .sort((x, y) => byProbability(x.probability, y.probability) || x.i - y.i)
     .map(({ label, probability }) => ({ label, probability }))
 }
 
@@ -493,7 +501,7 @@ export function rankOf(truth: string, dist: readonly LabelProb[], aliases: Alias
   const t = canonicalLabel(truth, aliases)
   const order = dist
     .map((d, i) => ({ c: canonicalLabel(d.label, aliases), p: d.probability, i }))
-    .sort((x, y) => y.p - x.p || x.i - y.i)
+    .sort((x, y) => byProbability(x.p, y.p) || x.i - y.i)
   const r = order.findIndex((o) => o.c === t)
   return r < 0 ? null : r + 1
 }

@@ -15,7 +15,14 @@ import { exportExperiment } from '@/lib/server/services/pxp-export'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { exportDebates } from '@/lib/server/services/debate-export'
-import { createDebate, getDebate, listDebates, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
+import {
+  createDebate,
+  getDebate,
+  listDebates,
+  mergeDebateLabels,
+  submitDebateTurn,
+  viewDebate,
+} from '@/lib/server/services/debates'
 import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
 import {
   createConnection,
@@ -120,4 +127,5 @@ export const OPERATIONS: Operation<any, any>[] = [
   viewDebate,
   submitDebateTurn,
   exportDebates,
+  mergeDebateLabels,
 ]

@@ -4,7 +4,7 @@ import { db } from '@/lib/server/db'
 import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
 import { execute } from '@/lib/server/operation'
 import { runEvinceSession, stepEvinceSession } from '@/lib/server/runner/evince'
-import { createDebate, getDebate, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
+import { createDebate, getDebate, mergeDebateLabels, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
 import { debateExportLines } from '@/lib/server/services/debate-export'
 import { importDataset } from '@/lib/server/services/datasets'
 import { stopBoss } from '@/lib/server/jobs/queue'
@@ -310,6 +310,24 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     const debate = g.data.accuracy.rows.find((x) => x.key === 'debate')
     expect(debate).toMatchObject({ n: 2, top1: 0.5, topk: 0.5, mrr: 0.5 })
     expect(g.data.confusion.truths).toEqual(['dengue fever', 'jaundice'])
+    // Merging "Obstructive Jaundice" into "Jaundice" for the results makes Jaundice rank 4 in P_f
+    // (HCV, HBV, Cirrhosis, OJ): top-1 stays 1/2, MRR (1 + 1/4)/2 = .625. The debates are untouched.
+    const merged = await execute(mergeDebateLabels, ctx.researcher, {
+      experimentId: r.data.id,
+      from: 'Obstructive Jaundice',
+      into: 'Jaundice',
+    })
+    expect(merged).toMatchObject({ ok: true })
+    const g2 = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
+    if (!g2.ok) throw new Error(g2.error)
+    expect(g2.data.accuracy.rows.find((x) => x.key === 'debate')).toMatchObject({ top1: 0.5, topk: 1, mrr: 0.625 })
+    expect(
+      await execute(mergeDebateLabels, ctx.researcher, { experimentId: r.data.id, from: 'Jaundice', into: 'jaundice' }),
+    ).toMatchObject({ ok: false, status: 400 })
+    expect(await execute(mergeDebateLabels, ctx.expert, { experimentId: r.data.id, clear: true })).toMatchObject({
+      ok: false,
+      status: 403,
+    })
     const lines: string[] = []
     for await (const l of debateExportLines(r.data.id, 'rounds', 'csv')) lines.push(l)
     expect(lines).toHaveLength(1 + 3 + 3) // header + Dengue's 3 rounds + Jaundice's 3 rounds

@@ -311,6 +311,14 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       return { sessionId: s.id, seq: 2, predictions: [{ label: 'Cold', probability: 1 }] }
     },
   },
+  'debates.merge-labels': {
+    allowed: STAFF,
+    input: async (c) => ({
+      experimentId: (await debateSession(c)).experimentId,
+      from: 'Obstructive Jaundice',
+      into: 'Jaundice',
+    }),
+  },
   'debates.export': {
     allowed: STAFF,
     input: async (c) => ({ experimentId: (await debateSession(c)).experimentId, table: 'finals' }),

@@ -379,6 +379,8 @@ export const getDebate = defineOperation({
     })
     if (!e) throw notFound('Debate')
     const config = evinceConfig.parse(e.config)
+    const merges = analysisOf(e.analysis).merges
+    const resultAliases = { ...config.aliases, ...merges }
     const sessions = await db.protocolSession.findMany({
       where: { experimentId },
       orderBy: { position: 'asc' },
@@ -404,8 +406,9 @@ export const getDebate = defineOperation({
       config,
       counts,
       stops,
-      accuracy: batchAccuracy(cases, config.k, config.aliases),
-      confusion: confusion(cases, config.aliases),
+      merges,
+      accuracy: batchAccuracy(cases, config.k, resultAliases),
+      confusion: confusion(cases, resultAliases),
       cases: pageOf(
         cases.slice(start, start + pageSize).map((c) => ({
           ...c,
@@ -416,6 +419,50 @@ export const getDebate = defineOperation({
         pageSize,
       ),
     }
+  },
+})
+
+const Analysis = z.object({ merges: z.record(z.string(), z.string()).default({}) })
+const analysisOf = (raw: unknown) => Analysis.catch({ merges: {} }).parse(raw ?? {})
+
+/**
+ * Label merges for a run's results (accuracy, confusion): "Obstructive Jaundice" counted as
+ * "Jaundice", say. They change how finished debates are scored, never the debates themselves (the
+ * stop rule ran with the aliases set up front), so they can be changed at any time.
+ */
+export const mergeDebateLabels = defineOperation({
+  name: 'debates.merge-labels',
+  scope: 'studies:update',
+  input: z.union([
+    z.object({
+      experimentId: id,
+      from: z.string().trim().min(1, 'Name the label to merge.').max(200),
+      into: z.string().trim().min(1, 'Name the label to merge it into.').max(200),
+    }),
+    z.object({ experimentId: id, clear: z.literal(true) }),
+  ]),
+  async run(actor, input) {
+    const e = await db.experiment.findFirst({
+      where: { id: input.experimentId, protocol: 'evince', study: visibleStudies(actor) },
+    })
+    if (!e) throw notFound('Debate')
+    const before = analysisOf(e.analysis)
+    const merges = 'clear' in input ? {} : { ...before.merges, [input.from]: input.into }
+    if ('from' in input && canonicalLabel(input.from) === canonicalLabel(input.into, merges))
+      throw badRequest('A label cannot be merged into itself.', { into: ['Choose another label.'] })
+    await db.$transaction(async (tx) => {
+      await tx.experiment.update({ where: { id: e.id }, data: { analysis: { ...before, merges } } })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'debate.merge-labels',
+        resourceType: 'experiment',
+        resourceId: e.id,
+        studyId: e.studyId,
+        before: { merges: before.merges },
+        after: { merges },
+      })
+    })
+    return { experimentId: e.id, merges }
   },
 })
 

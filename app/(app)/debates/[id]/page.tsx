@@ -1,5 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { MergeLabels } from '@/components/debates/merge-labels'
 import { RetryButton, RunControls } from '@/components/experiments/run-controls'
 import { StatusBadge } from '@/components/experiments/status'
 import { LiveRefresh } from '@/components/live/live-refresh'
@@ -136,6 +137,20 @@ export default async function DebateRunPage({
             MRR.
           </p>
         </Card>
+
+        {canRun && d.accuracy.n > 0 ? (
+          <Card title="Merge labels for these results">
+            <p className="mb-2 text-xs text-stone-500">
+              Merges change how finished debates are scored here (accuracy, confusion), never the debates: their stop
+              rule ran with the aliases set up front.
+            </p>
+            <MergeLabels
+              experimentId={e.id}
+              merges={d.merges}
+              labels={[...new Set([...d.confusion.truths, ...d.confusion.predicted])]}
+            />
+          </Card>
+        ) : null}
 
         {d.confusion.truths.length ? (
           <Card title="Final top-1 against the ground truth">

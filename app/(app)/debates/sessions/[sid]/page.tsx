@@ -182,6 +182,36 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
           ) : null}
         </section>
 
+        {d.pool.some((t) => t.arguments.length || t.counterArguments.length) ? (
+          <Card title="Shared argument pool (R)">
+            <details open={!active ? undefined : true}>
+              <summary className="cursor-pointer text-sm text-stone-600">
+                Every argument both debaters have made, in order; each debater sees this pool every round.
+              </summary>
+              <ol className="mt-2 space-y-1 text-sm" data-testid="argument-pool">
+                {d.pool.flatMap((t) => [
+                  ...t.arguments.map((a, i) => (
+                    <li key={`${t.seq}-a${i}`}>
+                      <span className="mr-2 text-xs font-medium text-stone-500">
+                        {t.sender} · round {t.round}
+                      </span>
+                      {a}
+                    </li>
+                  )),
+                  ...t.counterArguments.map((a, i) => (
+                    <li key={`${t.seq}-c${i}`} className="text-red-900">
+                      <span className="mr-2 text-xs font-medium text-stone-500">
+                        {t.sender} against {t.sender === 'A' ? 'B' : 'A'} · round {t.round}
+                      </span>
+                      {a}
+                    </li>
+                  )),
+                ])}
+              </ol>
+            </details>
+          </Card>
+        ) : null}
+
         {points.length ? (
           <Card title="Information flow per round">
             <MetricCharts points={points} stopRound={stopRound} />

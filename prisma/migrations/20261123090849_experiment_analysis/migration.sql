@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Experiment" ADD COLUMN     "analysis" JSONB NOT NULL DEFAULT '{}';

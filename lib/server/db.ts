@@ -1,4 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg'
+import pg from 'pg'
 import { PrismaClient } from '@/lib/generated/prisma/client'
 
 /**
@@ -41,7 +42,7 @@ export type Db = ReturnType<typeof createPrisma>
 /** The client inside `db.$transaction(async (tx) => …)`. */
 export type Tx = Parameters<Parameters<Db['$transaction']>[0]>[0]
 
-const globalForDb = globalThis as unknown as { parleyDb?: Db }
+const globalForDb = globalThis as unknown as { parleyDb?: Db; parleyPool?: pg.Pool }
 
 function databaseUrl(): string {
   const url = process.env.DATABASE_URL
@@ -53,9 +54,30 @@ function databaseUrl(): string {
   return url
 }
 
+/**
+ * A plain `pg` pool for the few statements every protocol step runs (load a session, append a
+ * message, record an LLM call, check the run's status): no query compiler in between, which under
+ * load cost milliseconds of CPU per statement. Everything else goes through Prisma. Ended together
+ * with the Prisma client by `db.$disconnect()`.
+ */
+export function sql(): pg.Pool {
+  if (!globalForDb.parleyPool) {
+    const pool = new pg.Pool({ connectionString: databaseUrl(), max: Number(process.env.PARLEY_DB_HOT_POOL_MAX ?? 10) })
+    pool.on('error', (err) => console.error('[parley] database pool:', err.message))
+    globalForDb.parleyPool = pool
+  }
+  return globalForDb.parleyPool
+}
+
 /** One client per process (kept across hot reloads in development). */
 export const db: Db = new Proxy({} as Db, {
   get(_target, prop) {
+    if (prop === '$disconnect')
+      return async () => {
+        const pool = globalForDb.parleyPool
+        globalForDb.parleyPool = undefined
+        await Promise.all([globalForDb.parleyDb?.$disconnect(), pool?.end()])
+      }
     globalForDb.parleyDb ??= createPrisma(databaseUrl())
     const value = Reflect.get(globalForDb.parleyDb as object, prop)
     return typeof value === 'function' ? value.bind(globalForDb.parleyDb) : value

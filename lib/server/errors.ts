@@ -25,6 +25,8 @@ export function isUniqueViolation(err: unknown): boolean {
     meta?: { driverAdapterError?: { cause?: { originalCode?: string; code?: string } } }
   }
   if (e.code === 'P2002') return true
+  // The plain pg pool (lib/server/db.ts `sql`): PostgreSQL's own code.
+  if (e.code === '23505') return true
   // A raw query (P2010) that PostgreSQL refused with unique_violation.
   const cause = e.meta?.driverAdapterError?.cause
   return e.code === 'P2010' && (cause?.originalCode === '23505' || cause?.code === '23505')

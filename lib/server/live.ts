@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import pg from 'pg'
-import { db } from '@/lib/server/db'
+import { sql } from '@/lib/server/db'
 
 /**
  * Live updates across processes through PostgreSQL LISTEN/NOTIFY. Whoever changes a session or an
@@ -27,7 +27,7 @@ export async function publish(topic: string, event: LiveEvent): Promise<void> {
     payload = JSON.stringify({ topic, ...event, text: event.text.slice(-(MAX_PAYLOAD - 500)) })
   }
   try {
-    await db.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${payload})`
+    await sql().query('SELECT pg_notify($1, $2)', [LIVE_CHANNEL, payload])
   } catch (err) {
     console.warn('[parley] live update not sent:', (err as Error).message)
   }
@@ -43,7 +43,7 @@ export async function publishSession(sessionId: string, experimentId: string | n
   }
   const b = JSON.stringify({ topic: `experiment:${experimentId}`, type: 'progress' })
   try {
-    await db.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${a}), pg_notify(${LIVE_CHANNEL}, ${b})`
+    await sql().query('SELECT pg_notify($1, $2), pg_notify($1, $3)', [LIVE_CHANNEL, a, b])
   } catch (err) {
     console.warn('[parley] live update not sent:', (err as Error).message)
   }

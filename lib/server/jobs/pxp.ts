@@ -1,8 +1,8 @@
 import type PgBoss from 'pg-boss'
-import { db } from '@/lib/server/db'
+import { db, sql } from '@/lib/server/db'
 import { jobSettings, queue } from '@/lib/server/jobs/queue'
 import { stepEvinceSession } from '@/lib/server/runner/evince'
-import { type StepResult, stepPxpSession } from '@/lib/server/runner/pxp'
+import { type LoadedSession, type StepResult, stepPxpSession } from '@/lib/server/runner/pxp'
 
 /**
  * PXP experiments on the job queue. A job advances one session message by message (each step
@@ -44,7 +44,12 @@ export async function enqueueSteps(
       retryDelay: 1,
     })),
   )
+  // Workers of this process fetch now instead of at their next poll (up to half a second later).
+  for (const id of localWorkers) b.notifyWorker(id)
 }
+
+/** The ids of the workers running in this process (see startPxpWorkers). */
+const localWorkers = new Set<string>()
 
 /**
  * The sessions an experiment's run (re)starts from: with carry-over, the first unfinished session of
@@ -64,59 +69,68 @@ export async function runnableHeads(experimentId: string): Promise<string[]> {
 
 /** After a session ends: continue its carry-over chain, and close the experiment when all are done. */
 export async function afterSessionDone(sessionId: string): Promise<void> {
-  const s = await db.protocolSession.findUnique({
-    where: { id: sessionId },
-    select: {
-      experimentId: true,
-      repetition: true,
-      position: true,
-      experiment: { select: { status: true, carryOver: true } },
-    },
-  })
-  if (!s?.experimentId || !s.experiment) return
-  if (s.experiment.carryOver && s.experiment.status === 'running') {
-    const next = await db.protocolSession.findFirst({
-      where: {
-        experimentId: s.experimentId,
-        repetition: s.repetition,
-        position: { gt: s.position },
-        status: { not: 'done' },
-      },
-      orderBy: { position: 'asc' },
-      select: { id: true, status: true },
-    })
-    if (next && next.status === 'running') await enqueueSteps([next.id], s.experimentId) // carry-over is PXP's
-  }
+  // Plain statements: this runs once per session on the hot path of a run.
+  const { rows } = await sql().query<{
+    experimentId: string | null
+    status: string | null
+    carryOver: boolean | null
+    next: string | null
+    nextStatus: string | null
+  }>(
+    `SELECT s."experimentId", e.status, e."carryOver", n.id AS next, n.status AS "nextStatus"
+     FROM "ProtocolSession" s
+     LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     LEFT JOIN LATERAL (
+       SELECT id, status FROM "ProtocolSession" x
+       WHERE e."carryOver" AND x."experimentId" = s."experimentId" AND x.repetition = s.repetition
+         AND x.position > s.position AND x.status <> 'done'
+       ORDER BY x.position LIMIT 1
+     ) n ON true
+     WHERE s.id = $1`,
+    [sessionId],
+  )
+  const s = rows[0]
+  if (!s?.experimentId) return
+  if (s.carryOver && s.status === 'running' && s.next && s.nextStatus === 'running')
+    await enqueueSteps([s.next], s.experimentId) // carry-over is PXP's
   await closeIfFinished(s.experimentId)
 }
 
+/** Mark a running experiment done when none of its sessions is open (one statement). */
 export async function closeIfFinished(experimentId: string): Promise<boolean> {
-  const open = await db.protocolSession.count({ where: { experimentId, status: { not: 'done' } } })
-  if (open) return false
-  await db.experiment.updateMany({ where: { id: experimentId, status: 'running' }, data: { status: 'done' } })
-  return true
+  const { rows } = await sql().query<{ open: boolean }>(
+    `WITH o AS (SELECT EXISTS (SELECT 1 FROM "ProtocolSession" WHERE "experimentId" = $1 AND status <> 'done') AS open),
+          u AS (UPDATE "Experiment" SET status = 'done', "updatedAt" = now()
+                WHERE id = $1 AND status = 'running' AND NOT (SELECT open FROM o) RETURNING id)
+     SELECT open FROM o, (SELECT count(*) FROM u) c`,
+    [experimentId],
+  )
+  return !rows[0]?.open
 }
 
 const isRunning = async (experimentId: string | null) =>
   !experimentId ||
-  (await db.$queryRaw<Array<{ status: string }>>`SELECT status FROM "Experiment" WHERE id = ${experimentId}`)[0]
+  (await sql().query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [experimentId])).rows[0]
     ?.status === 'running'
 
 /**
  * One job: advance one session step by step (each step one message) until it needs a person, stalls,
- * ends, or the job has used half its expiry; then enqueue what comes next. The experiment's status
- * is read before every step, so a pause holds within one message. A step that loses the race for
- * its message (`conflict`: a duplicate job left by a crash) ends this job, so duplicates die out.
+ * ends, or the job has used its quantum (`sliceMs`); then enqueue what comes next (the session again,
+ * at the back of the queue, so sessions take turns). Every step reads the experiment's status with
+ * the session and does nothing unless it is running, so a pause holds within one message. A step
+ * that loses the race for its message (`conflict`: a duplicate job left by a crash) ends this job, so
+ * duplicates die out.
  */
 export async function handlePxpStep(job: PxpStepJob, hooks: { onStep?: (r: StepResult) => void } = {}) {
   const stepSession = steppers[job.protocol ?? 'pxp']
-  const budgetMs = (jobSettings().expireInSeconds * 1000) / 2
+  const { expireInSeconds, sliceMs } = jobSettings()
+  const budgetMs = Math.min((expireInSeconds * 1000) / 2, sliceMs)
   const started = Date.now()
+  let loaded: LoadedSession | undefined
   for (;;) {
-    if (!(await isRunning(job.experimentId))) return
     let r: StepResult
     try {
-      r = (await stepSession(job.sessionId)) as StepResult
+      r = (await stepSession(job.sessionId, { onlyIfRunning: true, loaded })) as StepResult
     } catch (err) {
       // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
       const error = `internal: ${(err as Error).message}`.slice(0, 2000)
@@ -130,6 +144,7 @@ export async function handlePxpStep(job: PxpStepJob, hooks: { onStep?: (r: StepR
     hooks.onStep?.(r)
     if (r.kind === 'done') return afterSessionDone(job.sessionId)
     if (r.kind !== 'appended') return
+    loaded = r.next
     if (Date.now() - started > budgetMs) {
       if (await isRunning(job.experimentId)) await enqueueSteps([job.sessionId], job.experimentId, job.protocol)
       return
@@ -156,10 +171,14 @@ export async function startPxpWorkers(count = jobSettings().workers): Promise<Wo
       }
     })
     ids.push(id)
+    localWorkers.add(id)
   }
   return {
     async stop() {
-      for (const id of ids) await b.offWork({ id })
+      for (const id of ids) {
+        localWorkers.delete(id)
+        await b.offWork({ id })
+      }
     },
   }
 }

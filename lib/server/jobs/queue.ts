@@ -15,6 +15,12 @@ export const jobSettings = () => ({
   /** A step (one message, with its LLM calls and their retries) must finish within this. */
   expireInSeconds: Number(process.env.PARLEY_JOB_EXPIRE_SECONDS ?? 600),
   maintenanceIntervalSeconds: Number(process.env.PARLEY_JOB_MAINTENANCE_SECONDS ?? 5),
+  /**
+   * How long one job may keep advancing its session before it re-enqueues it at the back of the
+   * queue, so sessions share the workers round robin (a quantum: a few ms of queue work buys fair
+   * turns and no idle workers at the end of a run; 0 = one message per job).
+   */
+  sliceMs: Number(process.env.PARLEY_JOB_SLICE_MS ?? 400),
   /** Concurrent steps per worker process. */
   workers: Number(process.env.PARLEY_WORKERS ?? 4),
 })

@@ -11,7 +11,7 @@ import {
 import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
-import { db } from '@/lib/server/db'
+import { db, sql } from '@/lib/server/db'
 
 /** The row fields the runtime needs (the sealed key included; never hand this to a page). */
 export type ConnectionRow = {
@@ -243,16 +243,41 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
     // for every attempt of every call, so it skips the query builder.
     const id = randomUUID()
     const cost = costOf(tokensIn, tokensOut, priceFor(params.model, prices))
-    await db.$executeRaw`
-      INSERT INTO "LlmCall" (id, "connectionId", "presetVersionId", "studyId", purpose, "userId", "sessionRef",
-        "messageRef", provider, "modelRequested", "modelReported", params, seed, "promptHash", request, response,
-        error, "errorKind", "httpStatus", status, attempt, "tokensIn", "tokensOut", "latencyMs", "ttftMs", "costUsd")
-      VALUES (${id}, ${base.connectionId}, ${base.presetVersionId}, ${base.studyId}, ${base.purpose}, ${base.userId},
-        ${base.sessionRef}, ${base.messageRef}, ${base.provider}, ${base.modelRequested}, ${a.response?.model ?? null},
-        ${JSON.stringify(base.params)}::jsonb, ${base.seed}, ${base.promptHash}, ${JSON.stringify(a.request ?? null)}::jsonb,
-        ${a.response ? JSON.stringify(a.response) : null}::jsonb, ${a.error ?? null}, ${a.errorKind ?? null},
-        ${a.httpStatus ?? null}, ${a.status}, ${a.attempt}, ${tokensIn}, ${tokensOut}, ${Math.round(a.latencyMs)},
-        ${a.ttftMs === undefined ? null : Math.round(a.ttftMs)}, ${cost})`
+    await sql().query(
+      `INSERT INTO "LlmCall" (id, "connectionId", "presetVersionId", "studyId", purpose, "userId", "sessionRef",
+         "messageRef", provider, "modelRequested", "modelReported", params, seed, "promptHash", request, response,
+         error, "errorKind", "httpStatus", status, attempt, "tokensIn", "tokensOut", "latencyMs", "ttftMs", "costUsd")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15::jsonb, $16::jsonb, $17, $18,
+         $19, $20, $21, $22, $23, $24, $25, $26)`,
+      [
+        id,
+        base.connectionId,
+        base.presetVersionId,
+        base.studyId,
+        base.purpose,
+        base.userId,
+        base.sessionRef,
+        base.messageRef,
+        base.provider,
+        base.modelRequested,
+        a.response?.model ?? null,
+        JSON.stringify(base.params),
+        base.seed,
+        base.promptHash,
+        JSON.stringify(a.request ?? null),
+        a.response ? JSON.stringify(a.response) : null,
+        a.error ?? null,
+        a.errorKind ?? null,
+        a.httpStatus ?? null,
+        a.status,
+        a.attempt,
+        tokensIn,
+        tokensOut,
+        Math.round(a.latencyMs),
+        a.ttftMs === undefined ? null : Math.round(a.ttftMs),
+        cost,
+      ],
+    )
     const created = { id }
     callIds.push(created.id)
   }

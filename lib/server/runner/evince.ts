@@ -27,7 +27,7 @@ import {
 } from '@/lib/tasks/evince-prompts'
 import { parseJsonReply } from '@/lib/llm/client'
 import { canonicalLabel } from '@/lib/metrics/evince'
-import { db } from '@/lib/server/db'
+import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { publish, publishSession } from '@/lib/server/live'
 import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/runtime'
@@ -76,6 +76,7 @@ export type EvinceStepResult =
   | { kind: 'awaiting'; seat: Debater }
   | { kind: 'conflict'; seq: number }
   | { kind: 'stalled'; error: string }
+  | { kind: 'paused' }
 
 /** M rows → protocol messages: the payload column holds the whole message. */
 export function evinceLog(rows: ReadonlyArray<{ seq: number; payload: unknown }>): EvinceMessage[] {
@@ -85,7 +86,10 @@ export function evinceLog(rows: ReadonlyArray<{ seq: number; payload: unknown }>
 export async function loadDebate(sessionId: string) {
   const s = await db.protocolSession.findUnique({
     where: { id: sessionId },
-    include: { messages: { orderBy: { seq: 'asc' }, select: { seq: true, payload: true } } },
+    include: {
+      messages: { orderBy: { seq: 'asc' }, select: { seq: true, payload: true } },
+      experiment: { select: { status: true } },
+    },
   })
   if (!s) throw new Error(`Session ${sessionId} does not exist.`)
   if (s.protocol !== 'evince') throw new Error(`Session ${sessionId} is not an EVINCE debate.`)
@@ -309,7 +313,14 @@ export async function appendDebateMessage(
   state: EvinceState,
   sessionId: string,
   message: EvinceMessage,
-  extra: { context: unknown; callId?: string | null; authorUserId?: string | null; raw?: string },
+  extra: {
+    context: unknown
+    callId?: string | null
+    authorUserId?: string | null
+    raw?: string
+    /** For the live notices, sent by the same statement when it commits. */
+    experimentId: string | null
+  },
 ) {
   const after = evince.apply(state, message)
   const receiver = message.sender === 'A' ? 'B' : message.sender === 'B' ? 'A' : 'A,B'
@@ -317,25 +328,54 @@ export async function appendDebateMessage(
   const ask = evince.next(after)
   const status = ask.done ? 'done' : 'running'
   const stopReason = ask.done ? ask.reason : null
-  await db.$executeRaw`
-    WITH m AS (
-      INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, payload, "llmCallId", "authorUserId")
-      VALUES (${randomUUID()}, ${sessionId}, ${message.seq}, ${message.sender}, ${receiver}, ${message.kind}, ${summary(message)},
-              NULL, ${payload}::jsonb, ${extra.callId ?? null}, ${extra.authorUserId ?? null})
-      RETURNING "sessionId"
-    ), c AS (
-      INSERT INTO "ContextSnapshot" ("sessionId", seq, context)
-      SELECT "sessionId", ${message.seq}, ${JSON.stringify(extra.context ?? {})}::jsonb FROM m
-    )
-    UPDATE "ProtocolSession" SET status = ${status}, "stopReason" = ${stopReason}, "stallError" = NULL, "updatedAt" = now(),
-      "doneAt" = CASE WHEN ${status} = 'done' THEN now() ELSE NULL END
-    WHERE id = (SELECT "sessionId" FROM m)`
+  await sql().query(
+    `WITH m AS (
+       INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, payload, "llmCallId", "authorUserId")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8::jsonb, $9, $10)
+       RETURNING "sessionId"
+     ), c AS (
+       INSERT INTO "ContextSnapshot" ("sessionId", seq, context)
+       SELECT "sessionId", $3, $11::jsonb FROM m
+     ), u AS (
+       UPDATE "ProtocolSession" SET status = $12, "stopReason" = $13, "stallError" = NULL, "updatedAt" = now(),
+         "doneAt" = CASE WHEN $12 = 'done' THEN now() ELSE NULL END
+       WHERE id = (SELECT "sessionId" FROM m)
+       RETURNING id
+     )
+     SELECT count(*) FROM u`,
+    [
+      randomUUID(),
+      sessionId,
+      message.seq,
+      message.sender,
+      receiver,
+      message.kind,
+      summary(message),
+      payload,
+      extra.callId ?? null,
+      extra.authorUserId ?? null,
+      JSON.stringify(extra.context ?? {}),
+      status,
+      stopReason,
+    ],
+  )
+  // After the commit, on its own (a NOTIFY inside the append would serialise concurrent appends).
+  void publishSession(
+    sessionId,
+    extra.experimentId,
+    ask.done ? { type: 'status', status: 'done' } : { type: 'message', seq: message.seq },
+  )
   return after
 }
 
-export async function stepEvinceSession(sessionId: string): Promise<EvinceStepResult> {
+/** One step; with `onlyIfRunning` (the job queue) nothing happens unless the run is running. */
+export async function stepEvinceSession(
+  sessionId: string,
+  opts: { onlyIfRunning?: boolean } = {},
+): Promise<EvinceStepResult> {
   const d = await loadDebate(sessionId)
   const { session, seats, ask } = d
+  if (opts.onlyIfRunning && session.experiment && session.experiment.status !== 'running') return { kind: 'paused' }
   if (ask.done) {
     if (session.status !== 'done') {
       await db.protocolSession.update({
@@ -355,8 +395,12 @@ export async function stepEvinceSession(sessionId: string): Promise<EvinceStepRe
   }
   try {
     const w = await write(d, ask)
-    await appendDebateMessage(d.state, sessionId, w.message, { context: w.context, callId: w.callId, raw: w.raw })
-    void publishSession(sessionId, session.experimentId, { type: 'message', seq: ask.j })
+    await appendDebateMessage(d.state, sessionId, w.message, {
+      context: w.context,
+      callId: w.callId,
+      raw: w.raw,
+      experimentId: session.experimentId,
+    })
     return { kind: 'appended', seq: ask.j, tag: w.message.kind }
   } catch (err) {
     if (isUniqueViolation(err)) return { kind: 'conflict', seq: ask.j }

@@ -20,7 +20,7 @@ import {
   TaskTemplate,
 } from '@/lib/tasks/generic'
 import { labelsMatch, parseReply } from '@/lib/tasks/reply'
-import { db } from '@/lib/server/db'
+import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { publish, publishSession } from '@/lib/server/live'
 import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/runtime'
@@ -67,11 +67,19 @@ export const PxpInstance = z.object({
 export type PxpInstance = z.infer<typeof PxpInstance>
 
 export type StepResult =
-  | { kind: 'appended'; seq: number; tag: string }
+  /**
+   * `next`: the session as it now stands (its log with this message appended, the run's status as
+   * of the append), so the same job's next step need not read it again. Valid because the log is
+   * append-only and keyed by (session, seq): if anyone else wrote the next message, that step's
+   * append conflicts and the job ends.
+   */
+  | { kind: 'appended'; seq: number; tag: string; next?: LoadedSession }
   | { kind: 'done'; reason: string }
   | { kind: 'awaiting'; seat: PxpSeat }
   | { kind: 'conflict'; seq: number }
   | { kind: 'stalled'; error: string }
+  /** The session's experiment is not running (paused or cancelled): nothing was done. */
+  | { kind: 'paused' }
 
 /** Connection rows, cached for two seconds per process (every LLM call of every step needs one). */
 const connections = new Map<string, { at: number; row: Promise<ConnectionRow | null> }>()
@@ -278,51 +286,69 @@ export function sessionConfig(raw: unknown, task: string) {
   }
 }
 
-export async function stepPxpSession(sessionId: string): Promise<StepResult> {
-  if (!stepObserver) return step(sessionId, { llmMs: 0 })
+/**
+ * One step. With `onlyIfRunning` (the job queue), a session whose experiment is paused or cancelled
+ * is left alone (`paused`): the status is read in the same statement as the session, so a pause
+ * holds within one message at no extra round trip.
+ */
+export async function stepPxpSession(sessionId: string, opts: StepOptions = {}): Promise<StepResult> {
+  if (!stepObserver) return step(sessionId, { llmMs: 0 }, opts)
   const t0 = performance.now()
   const clock = { llmMs: 0 }
-  const r = await step(sessionId, clock)
+  const r = await step(sessionId, clock, opts)
   stepObserver({ kind: r.kind, totalMs: performance.now() - t0, llmMs: clock.llmMs })
   return r
 }
 
-/** The session row, its experiment's carry-over flag and its messages: two plain queries (every step runs them). */
+/** The session row, its experiment's carry-over flag and its messages: one plain statement (every step runs it). */
 async function loadSession(sessionId: string) {
-  const [rows, messages] = await Promise.all([
-    db.$queryRaw<
-      Array<{
-        id: string
-        studyId: string
-        experimentId: string | null
-        task: string
-        config: unknown
-        seats: unknown
-        instance: unknown
-        repetition: number
-        position: number
-        status: string
-        doneAt: Date | null
-        carryOver: boolean | null
-      }>
-    >`
-      SELECT s.id, s."studyId", s."experimentId", s.task, s.config, s.seats, s.instance, s.repetition, s.position,
-             s.status, s."doneAt", e."carryOver"
-      FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
-      WHERE s.id = ${sessionId}`,
-    db.$queryRaw<
-      Array<{ seq: number; sender: string; tag: string | null; prediction: string | null; explanation: string | null }>
-    >`
-      SELECT seq, sender, tag, prediction, explanation FROM "ProtocolMessage"
-      WHERE "sessionId" = ${sessionId} ORDER BY seq`,
-  ])
+  const { rows } = await sql().query<{
+    id: string
+    studyId: string
+    experimentId: string | null
+    task: string
+    config: unknown
+    seats: unknown
+    instance: unknown
+    repetition: number
+    position: number
+    status: string
+    doneAt: Date | null
+    carryOver: boolean | null
+    experimentStatus: string | null
+    messages: Array<{
+      seq: number
+      sender: string
+      tag: string | null
+      prediction: string | null
+      explanation: string | null
+    }>
+  }>(
+    `SELECT s.id, s."studyId", s."experimentId", s.task, s.config, s.seats, s.instance, s.repetition, s.position,
+            s.status, s."doneAt", e."carryOver", e.status AS "experimentStatus",
+            COALESCE((SELECT json_agg(json_build_object('seq', m.seq, 'sender', m.sender, 'tag', m.tag,
+                        'prediction', m.prediction, 'explanation', m.explanation) ORDER BY m.seq)
+                      FROM "ProtocolMessage" m WHERE m."sessionId" = s.id), '[]') AS messages
+     FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     WHERE s.id = $1`,
+    [sessionId],
+  )
   const row = rows[0]
   if (!row) throw new Error(`Session ${sessionId} does not exist.`)
-  return { ...row, messages, experiment: row.carryOver === null ? null : { carryOver: row.carryOver } }
+  return { ...row, experiment: row.carryOver === null ? null : { carryOver: row.carryOver } }
 }
 
-async function step(sessionId: string, clock: { llmMs: number }): Promise<StepResult> {
-  const session = await loadSession(sessionId)
+export interface StepOptions {
+  onlyIfRunning?: boolean
+  /** The session as the previous step of this job left it (see StepResult `next`). */
+  loaded?: LoadedSession
+}
+
+export type LoadedSession = Awaited<ReturnType<typeof loadSession>>
+
+async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptions): Promise<StepResult> {
+  const session = opts.loaded?.id === sessionId ? opts.loaded : await loadSession(sessionId)
+  if (opts.onlyIfRunning && session.experimentId && session.experimentStatus !== 'running') return { kind: 'paused' }
   const { config, template } = sessionConfig(session.config, session.task)
   const seats = PxpSeats.parse(session.seats)
   const instance = PxpInstance.parse(session.instance)
@@ -331,12 +357,14 @@ async function step(sessionId: string, clock: { llmMs: number }): Promise<StepRe
   const state = replay(pxp, config, instance, log)
   const ask = pxp.next(state)
   if (ask.done) {
-    await db.protocolSession.update({
-      where: { id: sessionId },
-      data: { status: 'done', stopReason: ask.reason, doneAt: session.doneAt ?? new Date(), stallError: null },
-    })
+    await sql().query(
+      `UPDATE "ProtocolSession" SET status = 'done', "stopReason" = $2, "doneAt" = COALESCE("doneAt", now()),
+         "stallError" = NULL, "updatedAt" = now()
+       WHERE id = $1`,
+      [sessionId, ask.reason],
+    )
     if (session.status !== 'done')
-      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'done' })
+      void publishSession(sessionId, session.experimentId, { type: 'status', status: 'done' })
     return { kind: 'done', reason: ask.reason }
   }
   const seat = seats[ask.seat]
@@ -411,26 +439,55 @@ async function step(sessionId: string, clock: { llmMs: number }): Promise<StepRe
       match: await matcher(task, template),
       agree: checker(task, seat.checker, ctx, template),
     })
-    // M, C and the session's status in one statement: atomic, and one round trip instead of five.
     const payload = JSON.stringify({
       category: tagged.category,
       changed: tagged.changed,
       ...(raw !== null ? { raw } : {}),
     })
-    await db.$executeRaw`
-      WITH m AS (
-        INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, payload, "llmCallId")
-        VALUES (${randomUUID()}, ${sessionId}, ${j}, ${ask.seat}, ${otherSeat(ask.seat)}, ${tagged.tag}, ${answer.y},
-                ${answer.e}, ${payload}::jsonb, ${callId})
-        RETURNING "sessionId"
-      ), c AS (
-        INSERT INTO "ContextSnapshot" ("sessionId", seq, context)
-        SELECT "sessionId", ${j}, ${JSON.stringify(context ?? { proxy: 'ground truth' })}::jsonb FROM m
-      )
-      UPDATE "ProtocolSession" SET status = 'running', "stallError" = NULL, "updatedAt" = now()
-      WHERE id = (SELECT "sessionId" FROM m)`
+    // M, C and the session's status in one statement: atomic, one round trip. The live notice is
+    // sent after it, on its own: a NOTIFY inside the append would serialise every committing append
+    // behind PostgreSQL's notify lock (and so their WAL flushes), which under load cost more than
+    // the extra statement.
+    const appended = await sql().query<{ experimentStatus: string | null }>(
+      `WITH m AS (
+         INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, payload, "llmCallId")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)
+         RETURNING "sessionId"
+       ), c AS (
+         INSERT INTO "ContextSnapshot" ("sessionId", seq, context)
+         SELECT "sessionId", $3, $11::jsonb FROM m
+       ), u AS (
+         UPDATE "ProtocolSession" SET status = 'running', "stallError" = NULL, "updatedAt" = now()
+         WHERE id = (SELECT "sessionId" FROM m)
+         RETURNING id
+       )
+       SELECT (SELECT count(*) FROM u) AS updated, (SELECT status FROM "Experiment" WHERE id = $12) AS "experimentStatus"`,
+      [
+        randomUUID(),
+        sessionId,
+        j,
+        ask.seat,
+        otherSeat(ask.seat),
+        tagged.tag,
+        answer.y,
+        answer.e,
+        payload,
+        callId,
+        JSON.stringify(context ?? { proxy: 'ground truth' }),
+        session.experimentId,
+      ],
+    )
     void publishSession(sessionId, session.experimentId, { type: 'message', seq: j })
-    return { kind: 'appended', seq: j, tag: tagged.tag }
+    const next: LoadedSession = {
+      ...session,
+      status: 'running',
+      experimentStatus: appended.rows[0]?.experimentStatus ?? null,
+      messages: [
+        ...session.messages,
+        { seq: j, sender: ask.seat, tag: tagged.tag, prediction: answer.y, explanation: answer.e },
+      ],
+    }
+    return { kind: 'appended', seq: j, tag: tagged.tag, next }
   } catch (err) {
     if (isUniqueViolation(err)) return { kind: 'conflict', seq: j }
     if (err instanceof LlmError) {

@@ -15,7 +15,6 @@ import { hasScope } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { enqueueSteps } from '@/lib/server/jobs/pxp'
-import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { appendDebateMessage, DebateInstance, EvinceSeats, evinceLog } from '@/lib/server/runner/evince'
@@ -604,7 +603,11 @@ export const submitDebateTurn = defineOperation({
       counterArguments: input.counterArguments.filter(Boolean),
     }
     try {
-      await appendDebateMessage(state, s.id, message, { context: { human: actor.email }, authorUserId: actor.userId })
+      await appendDebateMessage(state, s.id, message, {
+        context: { human: actor.email },
+        authorUserId: actor.userId,
+        experimentId: s.experimentId,
+      })
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('This turn was already answered (in another tab?).')
       throw err
@@ -617,7 +620,6 @@ export const submitDebateTurn = defineOperation({
       studyId: s.studyId,
       after: { seq: ask.j, round: ask.round, top: input.predictions[0]?.label },
     })
-    await publishSession(s.id, s.experimentId, { type: 'message', seq: ask.j })
     // The other debater and the moderator continue on the job queue (the page follows live).
     await enqueueSteps([s.id], s.experimentId, 'evince')
     return { sessionId: s.id, seq: ask.j }

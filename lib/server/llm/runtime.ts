@@ -288,4 +288,23 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
   return { ...result, callIds, cached: false, simulated }
 }
 
+/** Connection rows, cached for two seconds per process (every LLM call of every protocol step needs one). */
+const connections = new Map<string, { at: number; row: Promise<ConnectionRow | null> }>()
+export async function cachedConnection(id: string): Promise<ConnectionRow> {
+  let hit = connections.get(id)
+  if (!hit || Date.now() - hit.at > 2000) {
+    hit = { at: Date.now(), row: db.llmConnection.findUnique({ where: { id } }) }
+    connections.set(id, hit)
+  }
+  const row = await hit.row.catch((err) => {
+    connections.delete(id)
+    throw err
+  })
+  if (!row) {
+    connections.delete(id)
+    throw new LlmError('client', `Connection ${id} no longer exists.`, [])
+  }
+  return row
+}
+
 export { LlmError }

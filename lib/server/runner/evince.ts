@@ -30,7 +30,7 @@ import { canonicalLabel } from '@/lib/metrics/evince'
 import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { publish, publishSession } from '@/lib/server/live'
-import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/runtime'
+import { cachedConnection as connection, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
 /**
  * One step of an EVINCE debate (the same shape as the PXP runner): replay M through the protocol,
@@ -99,24 +99,6 @@ export async function loadDebate(sessionId: string) {
   const log = evinceLog(s.messages)
   const state = replay(evince, config, instance, log)
   return { session: s, config, seats, instance, log, state, ask: evince.next(state) }
-}
-
-const connections = new Map<string, { at: number; row: Promise<ConnectionRow | null> }>()
-async function connection(id: string): Promise<ConnectionRow> {
-  let hit = connections.get(id)
-  if (!hit || Date.now() - hit.at > 2000) {
-    hit = { at: Date.now(), row: db.llmConnection.findUnique({ where: { id } }) }
-    connections.set(id, hit)
-  }
-  const row = await hit.row.catch((err) => {
-    connections.delete(id)
-    throw err
-  })
-  if (!row) {
-    connections.delete(id)
-    throw new LlmError('client', `Connection ${id} no longer exists.`, [])
-  }
-  return row
 }
 
 /** Publishes the text streamed so far at most every 80 ms (the stored message replaces it). */

@@ -23,7 +23,7 @@ import { labelsMatch, parseReply } from '@/lib/tasks/reply'
 import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { publish, publishSession } from '@/lib/server/live'
-import { type ConnectionRow, LlmError, recordedChat } from '@/lib/server/llm/runtime'
+import { cachedConnection as connection, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
 /**
  * One step of a PXP session (DESIGN.md "one runner"): replay M through the protocol, ask whose
@@ -80,25 +80,6 @@ export type StepResult =
   | { kind: 'stalled'; error: string }
   /** The session's experiment is not running (paused or cancelled): nothing was done. */
   | { kind: 'paused' }
-
-/** Connection rows, cached for two seconds per process (every LLM call of every step needs one). */
-const connections = new Map<string, { at: number; row: Promise<ConnectionRow | null> }>()
-async function connection(id: string): Promise<ConnectionRow> {
-  let hit = connections.get(id)
-  if (!hit || Date.now() - hit.at > 2000) {
-    hit = { at: Date.now(), row: db.llmConnection.findUnique({ where: { id } }) }
-    connections.set(id, hit)
-  }
-  const row = await hit.row.catch((err) => {
-    connections.delete(id)
-    throw err
-  })
-  if (!row) {
-    connections.delete(id)
-    throw new LlmError('client', `Connection ${id} no longer exists.`, [])
-  }
-  return row
-}
 
 /** MATCH for a task's predictions. */
 async function matcher(task: PxpTaskKind, template?: TaskTemplate) {

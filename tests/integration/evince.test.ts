@@ -309,6 +309,14 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     // without an alias, so the truth is absent: top-1 1/2, MRR (1 + 0)/2.
     const debate = g.data.accuracy.rows.find((x) => x.key === 'debate')
     expect(debate).toMatchObject({ n: 2, top1: 0.5, topk: 0.5, mrr: 0.5 })
+    // A alone in round 1: Dengue rank 1; Jaundice absent. B's round 1 (Gemini's Dengue list has no
+    // Dengue): 0 and absent. EnToPPS of the last rounds ranks like P_f here.
+    expect(g.data.accuracy.rows.map((x) => [x.key, x.top1])).toEqual([
+      ['A', 0.5],
+      ['B', 0],
+      ['debate', 0.5],
+      ['entopps', 0.5],
+    ])
     expect(g.data.confusion.truths).toEqual(['dengue fever', 'jaundice'])
     // Merging "Obstructive Jaundice" into "Jaundice" for the results makes Jaundice rank 4 in P_f
     // (HCV, HBV, Cirrhosis, OJ): top-1 stays 1/2, MRR (1 + 1/4)/2 = .625. The debates are untouched.

@@ -300,6 +300,8 @@ export interface CaseResult {
   aloneA: LabelProb[] | null
   firstB: LabelProb[] | null
   final: LabelProb[] | null
+  /** EnToPPS (appendix F) of the same last round, for comparison. */
+  entopps: LabelProb[] | null
   finalEntropy: number | null
 }
 
@@ -325,6 +327,7 @@ export function caseResult(s: {
     aloneA: first?.A?.predictions ?? null,
     firstB: first?.B?.predictions ?? null,
     final: s.status === 'done' ? (final?.crit ?? null) : null,
+    entopps: s.status === 'done' ? (final?.entopps ?? null) : null,
     finalEntropy: s.status === 'done' && final ? entropy(final.crit.map((p) => p.probability)) : null,
   }
 }
@@ -347,6 +350,7 @@ export function batchAccuracy(cases: CaseResult[], k: number, aliases: Record<st
       { key: 'A', label: 'Debater A alone (round 1)', ...of((c) => c.aloneA) },
       { key: 'B', label: "Debater B, round 1 (after seeing A's answer)", ...of((c) => c.firstB) },
       { key: 'debate', label: 'EVINCE debate (CRIT-weighted P_f)', ...of((c) => c.final) },
+      { key: 'entopps', label: 'EVINCE debate, EnToPPS combination', ...of((c) => c.entopps) },
     ],
   }
 }

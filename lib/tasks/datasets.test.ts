@@ -91,3 +91,53 @@ describe('bad files: every problem reported by line, no rows returned', () => {
     ])
   })
 })
+
+describe('diagnosis cases for EVINCE debates', () => {
+  it('reads symptoms and a label (any of label/diagnosis/disease, any case), JSONL too', () => {
+    const csv =
+      'Symptoms,Diagnosis,notes,source\n"fever, rash",Dengue Fever,seen in 2024,clinic A\n"thirst, frequent urination",,,\n'
+    const r = parseDataset('cases', 'cases.csv', csv)
+    expect(r.errors).toEqual([])
+    expect(r.rows).toEqual([
+      {
+        index: 0,
+        input: { symptoms: 'fever, rash' },
+        prediction: 'Dengue Fever',
+        explanation: 'seen in 2024',
+        meta: { source: 'clinic A' },
+      },
+      {
+        index: 1,
+        input: { symptoms: 'thirst, frequent urination' },
+        prediction: '',
+        explanation: '',
+        meta: { source: '' },
+      },
+    ])
+    const jsonl = '{"symptoms": "cough, phlegm", "disease": "Pneumonia"}\n'
+    expect(parseDataset('cases', 'cases.jsonl', jsonl).rows[0]).toMatchObject({
+      input: { symptoms: 'cough, phlegm' },
+      prediction: 'Pneumonia',
+    })
+  })
+
+  it('reads the Kaggle disease-symptom layout: Symptom_1 … Symptom_17 joined, underscores as spaces', () => {
+    const csv =
+      'Disease,Symptom_1,Symptom_2,Symptom_3\nFungal infection, itching, skin_rash,nodal_skin_eruptions\nAllergy, continuous_sneezing,,\n'
+    const r = parseDataset('cases', 'dataset.csv', csv)
+    expect(r.errors).toEqual([])
+    expect(r.rows.map((x) => [x.input.symptoms, x.prediction])).toEqual([
+      ['itching, skin rash, nodal skin eruptions', 'Fungal infection'],
+      ['continuous sneezing', 'Allergy'],
+    ])
+  })
+
+  it('refuses a file without symptoms, and empty symptoms by line, importing nothing', () => {
+    expect(parseDataset('cases', 'x.csv', 'label\nFlu\n').errors).toEqual([
+      { line: 1, message: 'Missing column: symptoms (or Symptom_1 … Symptom_17).' },
+    ])
+    const r = parseDataset('cases', 'x.csv', 'symptoms,label\nfever,Flu\n,Cold\n')
+    expect(r.rows).toEqual([])
+    expect(r.errors).toEqual([{ line: 3, message: 'symptoms are empty' }])
+  })
+})

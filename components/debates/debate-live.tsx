@@ -1,7 +1,9 @@
 'use client'
 
 import { useState } from 'react'
+import { DistributionBars } from '@/components/debates/distribution'
 import { type LiveEvent, useLive } from '@/components/live/use-live'
+import { partialPredictions } from '@/lib/tasks/evince-prompts'
 
 /**
  * Keeps the debate page current and shows the answer being written (raw text as it streams, until
@@ -28,7 +30,13 @@ export function DebateLive({ sessionId, lastSeq, active }: { sessionId: string; 
           data-testid="debate-streaming"
         >
           <p className="mb-1 text-stone-500">Debater {draft.seat} is writing…</p>
-          <p className="whitespace-pre-wrap font-mono text-stone-700">{draft.text.slice(-1200)}</p>
+          {partialPredictions(draft.text).length ? (
+            <div className="w-72">
+              <DistributionBars predictions={partialPredictions(draft.text)} tone={draft.seat === 'B' ? 'b' : 'a'} />
+            </div>
+          ) : (
+            <p className="whitespace-pre-wrap font-mono text-stone-700">{draft.text.slice(-1200)}</p>
+          )}
         </div>
       ) : null}
     </div>

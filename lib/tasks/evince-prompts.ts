@@ -189,3 +189,28 @@ export function reportPrompt(opts: {
     { role: 'user', content: user },
   ]
 }
+
+const PREDICTION =
+  /\{\s*"label"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"probability"\s*:\s*(-?[0-9.]+)(?:\s*,\s*"justification"\s*:\s*"((?:[^"\\]|\\.)*)")?/g
+
+/**
+ * The predictions already complete in a reply that is still streaming (objects written in the
+ * requested key order: label, probability, justification), so the page can draw the bars as they
+ * arrive. Display only: the stored turn is parsed and validated in full.
+ */
+export function partialPredictions(
+  text: string,
+): Array<{ label: string; probability: number; justification?: string }> {
+  const unescape = (s: string) => {
+    try {
+      return JSON.parse(`"${s}"`) as string
+    } catch {
+      return s
+    }
+  }
+  return [...text.matchAll(PREDICTION)].map((m) => ({
+    label: unescape(m[1] ?? ''),
+    probability: Number(m[2]),
+    ...(m[3] !== undefined ? { justification: unescape(m[3]) } : {}),
+  }))
+}

@@ -95,10 +95,10 @@ export function MetricCharts({ points, stopRound }: { points: RoundPoint[]; stop
           </figcaption>
           <div className="h-48">
             <ResponsiveContainer width="100%" height="100%">
-              <LineChart data={points} margin={{ top: 8, right: 12, bottom: 4, left: -12 }}>
+              <LineChart data={points} margin={{ top: 8, right: 12, bottom: 4, left: 4 }}>
                 <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
                 <XAxis dataKey="round" allowDecimals={false} tickFormatter={(r) => `R${r}`} />
-                <YAxis tickFormatter={(v: number) => (Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(2))} width={48} />
+                <YAxis tickFormatter={(v: number) => (Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(2))} width={40} />
                 <Tooltip
                   formatter={(v) => (typeof v === 'number' ? v.toFixed(4) : String(v))}
                   labelFormatter={(r) => `Round ${r}`}

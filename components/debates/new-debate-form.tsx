@@ -47,7 +47,9 @@ function DebaterFields({
       </div>
       {kind === 'llm' ? (
         <>
-          <SelectField name={`${seat}Model`} label="Model" options={models} />
+          <div className="sm:col-span-2">
+            <SelectField name={`${seat}Model`} label="Model" options={models} />
+          </div>
           <Field name={`${seat}ModelName`} label="Model override" hint="Optional." />
           <Field
             name={`${seat}Temperature`}

@@ -65,7 +65,7 @@ export default async function DebateRunPage({
               <span className="text-stone-500">
                 Stops:{' '}
                 {Object.entries(d.stops)
-                  .map(([r, n]) => `${STOP_REASONS[r as keyof typeof STOP_REASONS] ?? r} ${n}`)
+                  .map(([r, n]) => `${STOP_REASONS[r as keyof typeof STOP_REASONS] ?? r} (${n})`)
                   .join(' · ')}
               </span>
             ) : null}

@@ -469,10 +469,10 @@ export const mergeDebateLabels = defineOperation({
   },
 })
 
-function seatName(seat: EvinceSeats['A'], users: Map<string, string>) {
+function seatName(seat: EvinceSeats['A'], users: Map<string, string>, models: Map<string, string>) {
   return seat.kind === 'human'
     ? `${users.get(seat.userId) ?? 'expert'} (person)`
-    : `${seat.generator.model ?? 'default model'}${seat.generator.temperature !== undefined ? ` · T=${seat.generator.temperature}` : ''}`
+    : `${seat.generator.model ?? models.get(seat.generator.connectionId) ?? 'default model'}${seat.generator.temperature !== undefined ? ` · T=${seat.generator.temperature}` : ''}`
 }
 
 export const viewDebate = defineOperation({
@@ -501,6 +501,18 @@ export const viewDebate = defineOperation({
         u.name,
       ]),
     )
+    const connectionIds = [
+      ...[seats.A, seats.B].flatMap((x) => (x.kind === 'llm' ? [x.generator.connectionId] : [])),
+      ...(seats.moderator.kind === 'llm' ? [seats.moderator.judge.connectionId] : []),
+    ]
+    const models = new Map(
+      (
+        await db.llmConnection.findMany({
+          where: { id: { in: connectionIds } },
+          select: { id: true, defaultModel: true },
+        })
+      ).map((c) => [c.id, c.defaultModel]),
+    )
     const mySeat = (['A', 'B'] as const).find((k) => {
       const x = seats[k]
       return x.kind === 'human' && x.userId === actor.userId
@@ -518,9 +530,12 @@ export const viewDebate = defineOperation({
       /** The ground truth is for researchers; a debating expert does not see it. */
       truth: canSeeTruth ? instance.prediction : null,
       seats: {
-        A: seatName(seats.A, users),
-        B: seatName(seats.B, users),
-        judge: seats.moderator.kind === 'llm' ? (seats.moderator.judge.model ?? 'default model') : null,
+        A: seatName(seats.A, users, models),
+        B: seatName(seats.B, users, models),
+        judge:
+          seats.moderator.kind === 'llm'
+            ? (seats.moderator.judge.model ?? models.get(seats.moderator.judge.connectionId) ?? 'default model')
+            : null,
       },
       rounds: state.rounds.map((r) => ({
         round: r.round,

@@ -107,19 +107,6 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
           ) : null}
         </Card>
 
-        {d.myTurn && d.next ? (
-          <Card title="Your turn">
-            <TurnEditor
-              sessionId={d.id}
-              seq={d.next.j}
-              k={d.config.k}
-              round={d.next.round}
-              initial={lastOf(d.mySeat ?? 'A')}
-              labels={d.config.labels}
-            />
-          </Card>
-        ) : null}
-
         <section aria-label="Rounds" className="space-y-3">
           {d.rounds.map((r) => (
             <div
@@ -181,6 +168,19 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
             <p className="text-sm text-stone-500">Debater A is preparing the opening prediction…</p>
           ) : null}
         </section>
+
+        {d.myTurn && d.next ? (
+          <Card title="Your turn">
+            <TurnEditor
+              sessionId={d.id}
+              seq={d.next.j}
+              k={d.config.k}
+              round={d.next.round}
+              initial={lastOf(d.mySeat ?? 'A')}
+              labels={d.config.labels}
+            />
+          </Card>
+        ) : null}
 
         {d.pool.some((t) => t.arguments.length || t.counterArguments.length) ? (
           <Card title="Shared argument pool (R)">

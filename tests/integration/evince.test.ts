@@ -7,7 +7,9 @@ import { runEvinceSession, stepEvinceSession } from '@/lib/server/runner/evince'
 import { createDebate, getDebate, mergeDebateLabels, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
 import { debateExportLines } from '@/lib/server/services/debate-export'
 import { importDataset } from '@/lib/server/services/datasets'
+import { startPxpWorkers } from '@/lib/server/jobs/pxp'
 import { stopBoss } from '@/lib/server/jobs/queue'
+import { pauseExperiment, resumeExperiment } from '@/lib/server/services/experiment-runs'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { debateRules, loadDebateFixture } from '../support/evince'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -117,6 +119,51 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     if (!v.ok) throw new Error(v.error)
     expect(v.data.report?.conclusion).toMatch(/Simulated demo model/)
     expect(v.data.rounds.length).toBeGreaterThanOrEqual(2)
+  })
+
+  it('a batch runs on the job queue: workers finish every case, pause holds, resume completes', async () => {
+    const ctx = await setup()
+    const cases = ['dengue', 'jaundice'] as const
+    fake().setScript(cases.flatMap((c) => debateRules(loadDebateFixture(c), { latencyMs: 30 })))
+    const csv = [
+      'symptoms,label',
+      ...cases.map((c) => `"${loadDebateFixture(c).symptoms}",${loadDebateFixture(c).groundTruth}`),
+    ].join('\n')
+    const imp = await execute(importDataset, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'queued cases',
+      kind: 'cases',
+      file: new File([csv], 'cases.csv'),
+    })
+    if (!imp.ok) throw new Error(imp.error)
+    const r = await execute(createDebate, ctx.researcher, {
+      studyId: ctx.study.id,
+      name: 'queued',
+      A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
+      B: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-b' },
+      judge: { connectionId: ctx.conn.id, model: 'judge' },
+      config: { k: 5, maxRounds: 3 },
+      datasetId: imp.data.id,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const open = () => db.protocolSession.count({ where: { experimentId: r.data.id, status: { not: 'done' } } })
+    const messages = () => db.protocolMessage.count({ where: { session: { experimentId: r.data.id } } })
+    // Pause before any worker runs: nothing moves.
+    expect(await execute(pauseExperiment, ctx.researcher, { experimentId: r.data.id })).toMatchObject({ ok: true })
+    const workers = await startPxpWorkers(4)
+    try {
+      await new Promise((res) => setTimeout(res, 800))
+      expect(await messages()).toBe(0)
+      expect(await execute(resumeExperiment, ctx.researcher, { experimentId: r.data.id })).toMatchObject({ ok: true })
+      const deadline = Date.now() + 30_000
+      while ((await open()) > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100))
+    } finally {
+      await workers.stop()
+    }
+    expect(await open()).toBe(0)
+    // Dengue: 3 rounds × 4 + report; Jaundice: 3 rounds × 4 + report; no duplicates (unique seq).
+    expect(await messages()).toBe(2 * 13)
+    expect((await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })).status).toBe('done')
   })
 
   it('two steps racing for one message append it once; an LLM failure stalls and resumes without loss', async () => {

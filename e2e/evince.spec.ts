@@ -174,7 +174,12 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   await expert.getByLabel('Diagnosis 2', { exact: true }).fill('Chikungunya')
   await expert.getByLabel('Probability 1', { exact: true }).fill('60')
   await expect(expert.getByLabel('Probability 2', { exact: true })).toHaveValue('40')
-  await expert.getByRole('button', { name: 'Send my turn' }).click()
+  // Enter in a field does not send a half-written turn; Ctrl+Enter does.
+  await expert.getByLabel('Diagnosis 2', { exact: true }).press('Enter')
+  await expert.waitForTimeout(1000)
+  await expect(expert.getByText('Sent. The other debater answers next.')).toHaveCount(0)
+  await expect(expert.getByTestId('turn-2-B')).toContainText('waiting')
+  await expert.getByLabel('Justification 1', { exact: true }).press('Control+Enter')
   await expect(expert.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'agreement', { timeout: 30_000 })
   // The expert's distributions are in the metrics: round 1 differs, round 2 agrees exactly.
   await expect(expert.getByTestId('turn-1-B').locator('li[data-label]').first()).toHaveAttribute(

@@ -201,7 +201,7 @@ const PREDICTION =
 export function partialPredictions(
   text: string,
 ): Array<{ label: string; probability: number; justification?: string }> {
-  const unescape = (s: string) => {
+  const unquote = (s: string) => {
     try {
       return JSON.parse(`"${s}"`) as string
     } catch {
@@ -209,8 +209,8 @@ export function partialPredictions(
     }
   }
   return [...text.matchAll(PREDICTION)].map((m) => ({
-    label: unescape(m[1] ?? ''),
+    label: unquote(m[1] ?? ''),
     probability: Number(m[2]),
-    ...(m[3] !== undefined ? { justification: unescape(m[3]) } : {}),
+    ...(m[3] !== undefined ? { justification: unquote(m[3]) } : {}),
   }))
 }

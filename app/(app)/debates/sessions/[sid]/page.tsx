@@ -172,6 +172,7 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
         {d.myTurn && d.next ? (
           <Card title="Your turn">
             <TurnEditor
+              key={d.next.j}
               sessionId={d.id}
               seq={d.next.j}
               k={d.config.k}

@@ -154,6 +154,10 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     try {
       await new Promise((res) => setTimeout(res, 800))
       expect(await messages()).toBe(0)
+      // The run page before: nothing replayed yet (and its per-session results are now cached).
+      const before = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
+      if (!before.ok) throw new Error(before.error)
+      expect(before.data.cases.items.map((c) => c.rounds)).toEqual([0, 0])
       expect(await execute(resumeExperiment, ctx.researcher, { experimentId: r.data.id })).toMatchObject({ ok: true })
       const deadline = Date.now() + 30_000
       while ((await open()) > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100))
@@ -164,6 +168,14 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     // Dengue: 3 rounds × 4 + report; Jaundice: 3 rounds × 4 + report; no duplicates (unique seq).
     expect(await messages()).toBe(2 * 13)
     expect((await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })).status).toBe('done')
+    // …and after: every session moved, so its cached result was replayed again.
+    const after = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
+    if (!after.ok) throw new Error(after.error)
+    expect(after.data.cases.items.map((c) => [c.rounds, c.stopReason])).toEqual([
+      [3, 'agreement'],
+      [3, 'max-rounds'],
+    ])
+    expect(after.data.accuracy.n).toBe(2)
   })
 
   it('two steps racing for one message append it once; an LLM failure stalls and resumes without loss', async () => {

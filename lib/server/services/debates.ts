@@ -371,6 +371,44 @@ export function confusion(cases: CaseResult[], aliases: Record<string, string>) 
   return { truths, predicted, counts: truths.map((t) => predicted.map((p) => m.get(t)?.get(p) ?? 0)) }
 }
 
+/**
+ * Case results, replayed from the log once per session version: a result is kept (per process,
+ * bounded) under the session's id and `updatedAt`, which every append moves, so a run page that
+ * re-reads itself on every live event replays only the sessions that changed since.
+ */
+const resultCache = new Map<string, { at: number; result: CaseResult }>()
+const RESULT_CACHE_MAX = 50_000
+
+async function caseResults(
+  sessions: ReadonlyArray<{ id: string; position: number; status: string; stopReason: string | null; updatedAt: Date }>,
+): Promise<CaseResult[]> {
+  const stale = sessions.filter((s) => resultCache.get(s.id)?.at !== s.updatedAt.getTime())
+  for (let i = 0; i < stale.length; i += 500) {
+    const rows = await db.protocolSession.findMany({
+      where: { id: { in: stale.slice(i, i + 500).map((s) => s.id) } },
+      select: {
+        id: true,
+        position: true,
+        status: true,
+        stopReason: true,
+        updatedAt: true,
+        config: true,
+        instance: true,
+        messages: { orderBy: { seq: 'asc' }, select: { seq: true, payload: true } },
+      },
+    })
+    for (const row of rows) {
+      if (resultCache.size >= RESULT_CACHE_MAX) resultCache.delete(resultCache.keys().next().value as string)
+      resultCache.set(row.id, { at: row.updatedAt.getTime(), result: caseResult(row) })
+    }
+  }
+  // A session changed between the two reads is shown as replayed (its newer version).
+  return sessions.flatMap((s) => {
+    const hit = resultCache.get(s.id)
+    return hit ? [hit.result] : []
+  })
+}
+
 export const getDebate = defineOperation({
   name: 'debates.get',
   scope: 'studies:read',
@@ -387,18 +425,9 @@ export const getDebate = defineOperation({
     const sessions = await db.protocolSession.findMany({
       where: { experimentId },
       orderBy: { position: 'asc' },
-      select: {
-        id: true,
-        position: true,
-        status: true,
-        stopReason: true,
-        stallError: true,
-        config: true,
-        instance: true,
-        messages: { orderBy: { seq: 'asc' }, select: { seq: true, payload: true } },
-      },
+      select: { id: true, position: true, status: true, stopReason: true, stallError: true, updatedAt: true },
     })
-    const cases = sessions.map(caseResult)
+    const cases = await caseResults(sessions)
     const counts = { total: cases.length, done: 0, running: 0, awaiting: 0, stalled: 0 }
     for (const s of sessions) counts[s.status as keyof typeof counts]++
     const stops: Record<string, number> = {}

@@ -7,6 +7,7 @@ import { signIn, sql } from './helpers'
 let fake: FakeLlmServer
 let connectionName: string
 const jaundice = loadDebateFixture('jaundice')
+const dengue = loadDebateFixture('dengue')
 const HUMAN_CASE = 'fever, rash, severe joint pain, pain behind the eyes'
 
 test.beforeAll(async () => {
@@ -14,6 +15,7 @@ test.beforeAll(async () => {
     models: ['gen-a', 'gen-b', 'judge'],
     script: [
       ...debateRules(jaundice, { latencyMs: 250 }),
+      ...debateRules(dengue),
       // The LLM debater against the expert.
       {
         match: { model: 'gen-a', contains: `Round 1. Information set S (the patient's symptoms): ${HUMAN_CASE}` },
@@ -123,6 +125,34 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   // The run page counts it.
   await page.getByRole('link', { name: 'all cases of this run' }).click()
   await expect(page.getByTestId('count-done')).toHaveText('1 / 1 cases done')
+})
+
+test("the Dengue debate: Gemini's 95 % list is renormalised with a visible warning, and agreement stops it", async ({
+  page,
+}) => {
+  test.setTimeout(90_000)
+  await signIn(page, 'researcher@parley.local')
+  await openSetup(page)
+  await page.getByLabel('Name').fill('Dengue replay')
+  await page.getByLabel('One case, typed in').check()
+  await page.getByLabel('Symptoms (the information set S)').fill(dengue.symptoms)
+  for (const [seat, model] of [
+    ['A', 'gen-a'],
+    ['B', 'gen-b'],
+  ] as const) {
+    const g = page.getByRole('group', { name: `Debater ${seat}` })
+    await g.getByLabel('Model', { exact: true }).selectOption(connection())
+    await g.getByLabel('Model override').fill(model)
+  }
+  await page.getByLabel('Judge model (CRIT and the final report, temperature 0)').selectOption(connection())
+  await page.getByLabel('Judge model override').fill('judge')
+  await page.getByLabel('Top-k').fill('3')
+  await page.getByRole('button', { name: 'Start debate' }).click()
+  await expect(page).toHaveURL(/\/debates\/sessions\/[^/]+$/, { timeout: 20_000 })
+  await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'agreement', { timeout: 60_000 })
+  await expect(page.getByTestId('warnings-1')).toContainText("B's probabilities sum to 0.95")
+  await expect(page.getByTestId('warnings-2')).toHaveCount(0)
+  await expect(page.getByTestId('metrics-table').locator('tr[data-round="3"]')).toHaveAttribute('data-wd', '0')
 })
 
 test('an expert debates an LLM in the browser, and the metrics include the expert’s distributions', async ({

@@ -125,6 +125,13 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
                   </span>
                 ) : null}
               </div>
+              {r.metrics?.warnings.length ? (
+                <ul className="mb-2 text-xs text-amber-800" data-testid={`warnings-${r.round}`}>
+                  {r.metrics.warnings.map((w) => (
+                    <li key={w}>⚠ {w}</li>
+                  ))}
+                </ul>
+              ) : null}
               <div className="grid gap-4 md:grid-cols-2">
                 {(['A', 'B'] as const).map((seat) => {
                   const t = r[seat]

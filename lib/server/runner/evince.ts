@@ -29,7 +29,8 @@ import { parseJsonReply } from '@/lib/llm/client'
 import { canonicalLabel } from '@/lib/metrics/evince'
 import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
-import { publish, publishSession } from '@/lib/server/live'
+import { publishSession } from '@/lib/server/live'
+import { markAwaiting, markDone, markStalled, runUntilStill, streamTo } from '@/lib/server/runner/session'
 import { cachedConnection as connection, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
 /**
@@ -99,23 +100,6 @@ export async function loadDebate(sessionId: string) {
   const log = evinceLog(s.messages)
   const state = replay(evince, config, instance, log)
   return { session: s, config, seats, instance, log, state, ask: evince.next(state) }
-}
-
-/** Publishes the text streamed so far at most every 80 ms (the stored message replaces it). */
-function streamTo(sessionId: string, seq: number, seat: string) {
-  let last = 0
-  let pending: ReturnType<typeof setTimeout> | undefined
-  let text = ''
-  const send = () => {
-    pending = undefined
-    last = Date.now()
-    void publish(`session:${sessionId}`, { type: 'delta', seq, seat, text })
-  }
-  return (_delta: string, info: { text: string }) => {
-    text = info.text
-    if (pending) return
-    pending = setTimeout(send, Math.max(0, 80 - (Date.now() - last)))
-  }
 }
 
 /**
@@ -358,21 +342,9 @@ export async function stepEvinceSession(
   const d = await loadDebate(sessionId)
   const { session, seats, ask } = d
   if (opts.onlyIfRunning && session.experiment && session.experiment.status !== 'running') return { kind: 'paused' }
-  if (ask.done) {
-    if (session.status !== 'done') {
-      await db.protocolSession.update({
-        where: { id: sessionId },
-        data: { status: 'done', stopReason: ask.reason, doneAt: session.doneAt ?? new Date(), stallError: null },
-      })
-      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'done' })
-    }
-    return { kind: 'done', reason: ask.reason }
-  }
+  if (ask.done) return markDone(session, ask.reason)
   if (ask.kind === 'turn' && seats[ask.seat as Debater].kind === 'human') {
-    if (session.status !== 'awaiting') {
-      await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'awaiting', stallError: null } })
-      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'awaiting' })
-    }
+    await markAwaiting(session)
     return { kind: 'awaiting', seat: ask.seat as Debater }
   }
   try {
@@ -386,22 +358,13 @@ export async function stepEvinceSession(
     return { kind: 'appended', seq: ask.j, tag: w.message.kind }
   } catch (err) {
     if (isUniqueViolation(err)) return { kind: 'conflict', seq: ask.j }
-    if (err instanceof LlmError || err instanceof EvinceMessageError) {
-      const error = `${err instanceof LlmError ? err.kind : err.code}: ${err.message}`
-      await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'stalled', stallError: error } })
-      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'stalled' })
-      return { kind: 'stalled', error }
-    }
+    if (err instanceof LlmError || err instanceof EvinceMessageError)
+      return markStalled(session, `${err instanceof LlmError ? err.kind : err.code}: ${err.message}`)
     throw err
   }
 }
 
 /** Step until the debate needs a person, stalls, or ends. */
-export async function runEvinceSession(sessionId: string, maxSteps = 200): Promise<EvinceStepResult> {
-  let last: EvinceStepResult = { kind: 'awaiting', seat: 'A' }
-  for (let i = 0; i < maxSteps; i++) {
-    last = await stepEvinceSession(sessionId)
-    if (last.kind !== 'appended' && last.kind !== 'conflict') return last
-  }
-  return last
+export function runEvinceSession(sessionId: string, maxSteps = 200): Promise<EvinceStepResult> {
+  return runUntilStill(() => stepEvinceSession(sessionId), maxSteps, { kind: 'awaiting', seat: 'A' })
 }

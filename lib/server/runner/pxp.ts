@@ -22,7 +22,8 @@ import {
 import { labelsMatch, parseReply } from '@/lib/tasks/reply'
 import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
-import { publish, publishSession } from '@/lib/server/live'
+import { publishSession } from '@/lib/server/live'
+import { markAwaiting, markDone, markStalled, runUntilStill, streamTo } from '@/lib/server/runner/session'
 import { cachedConnection as connection, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
 /**
@@ -214,24 +215,6 @@ export function messageLog(
   }))
 }
 
-/** Publishes the text streamed so far at most every 80 ms (the final message replaces it). */
-function streamTo(sessionId: string, seq: number) {
-  let last = 0
-  let pending: ReturnType<typeof setTimeout> | undefined
-  let text = ''
-  const send = () => {
-    pending = undefined
-    last = Date.now()
-    void publish(`session:${sessionId}`, { type: 'delta', seq, text })
-  }
-  return (_delta: string, info: { text: string }) => {
-    text = info.text
-    if (pending) return
-    const wait = Math.max(0, 80 - (Date.now() - last))
-    pending = setTimeout(send, wait)
-  }
-}
-
 /** The instance's image as a data: URL, from the dataset's stored assets. */
 async function imageOf(instance: PxpInstance): Promise<string | undefined> {
   const name = instance.input.image
@@ -337,22 +320,10 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
   const log = messageLog(session.messages)
   const state = replay(pxp, config, instance, log)
   const ask = pxp.next(state)
-  if (ask.done) {
-    await sql().query(
-      `UPDATE "ProtocolSession" SET status = 'done', "stopReason" = $2, "doneAt" = COALESCE("doneAt", now()),
-         "stallError" = NULL, "updatedAt" = now()
-       WHERE id = $1`,
-      [sessionId, ask.reason],
-    )
-    if (session.status !== 'done')
-      void publishSession(sessionId, session.experimentId, { type: 'status', status: 'done' })
-    return { kind: 'done', reason: ask.reason }
-  }
+  if (ask.done) return markDone(session, ask.reason)
   const seat = seats[ask.seat]
   if (seat.kind === 'human') {
-    await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'awaiting', stallError: null } })
-    if (session.status !== 'awaiting')
-      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'awaiting' })
+    await markAwaiting(session)
     return { kind: 'awaiting', seat: ask.seat }
   }
   const j = ask.j
@@ -471,23 +442,12 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
     return { kind: 'appended', seq: j, tag: tagged.tag, next }
   } catch (err) {
     if (isUniqueViolation(err)) return { kind: 'conflict', seq: j }
-    if (err instanceof LlmError) {
-      // Nothing was appended: the session stays resumable from this message.
-      const error = `${err.kind}: ${err.message}`
-      await db.protocolSession.update({ where: { id: sessionId }, data: { status: 'stalled', stallError: error } })
-      await publishSession(sessionId, session.experimentId, { type: 'status', status: 'stalled' })
-      return { kind: 'stalled', error }
-    }
+    if (err instanceof LlmError) return markStalled(session, `${err.kind}: ${err.message}`)
     throw err
   }
 }
 
 /** Step until the session needs a person, stalls, or ends. */
-export async function runPxpSession(sessionId: string, maxSteps = 100): Promise<StepResult> {
-  let last: StepResult = { kind: 'awaiting', seat: 'h' }
-  for (let i = 0; i < maxSteps; i++) {
-    last = await stepPxpSession(sessionId)
-    if (last.kind !== 'appended' && last.kind !== 'conflict') return last
-  }
-  return last
+export function runPxpSession(sessionId: string, maxSteps = 100): Promise<StepResult> {
+  return runUntilStill(() => stepPxpSession(sessionId), maxSteps, { kind: 'awaiting', seat: 'h' })
 }

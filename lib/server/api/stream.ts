@@ -1,3 +1,6 @@
+import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
+import { execute, type Operation } from '@/lib/server/operation'
+
 /**
  * A streamed download: lines from an async generator, joined with newlines and sent in chunks of
  * up to ~64 KB (few enqueues for large exports, a quick first byte for small ones). Closing the
@@ -39,4 +42,35 @@ export function streamedDownload(
       'cache-control': 'no-store',
     },
   })
+}
+
+/**
+ * GET handler of an export route `…/[experimentId]/export?table=…&format=jsonl|csv`: the session
+ * cookie or an API key, the operation's scope and visibility checks, then the streamed lines.
+ */
+export function exportRoute(
+  op: Operation<
+    { experimentId: string; table?: string; format?: string },
+    { filename: string; contentType: string; lines: () => AsyncGenerator<string, void, unknown> }
+  >,
+) {
+  return async (req: Request, { params }: { params: Promise<{ experimentId: string }> }) => {
+    const { experimentId } = await params
+    const url = new URL(req.url)
+    let actor: Awaited<ReturnType<typeof apiActor>>
+    try {
+      actor = await apiActor(req)
+    } catch (err) {
+      if (err instanceof ApiAuthError) return Response.json({ error: err.message }, { status: 401 })
+      throw err
+    }
+    const result = await execute(op, actor, {
+      experimentId,
+      table: url.searchParams.get('table') ?? undefined,
+      format: url.searchParams.get('format') ?? undefined,
+    })
+    if (!result.ok)
+      return Response.json({ error: result.error, fieldErrors: result.fieldErrors }, { status: result.status })
+    return streamedDownload(result.data.lines(), result.data)
+  }
 }

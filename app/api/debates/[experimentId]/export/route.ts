@@ -1,6 +1,4 @@
-import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
-import { streamedDownload } from '@/lib/server/api/stream'
-import { execute } from '@/lib/server/operation'
+import { exportRoute } from '@/lib/server/api/stream'
 import { exportDebates } from '@/lib/server/services/debate-export'
 
 export const dynamic = 'force-dynamic'
@@ -9,22 +7,4 @@ export const dynamic = 'force-dynamic'
  * GET /api/debates/:id/export?table=rounds|finals&format=jsonl|csv — streamed (session cookie or
  * API key; `exports:read` and membership of the run's study).
  */
-export async function GET(req: Request, { params }: { params: Promise<{ experimentId: string }> }) {
-  const { experimentId } = await params
-  const url = new URL(req.url)
-  let actor: Awaited<ReturnType<typeof apiActor>>
-  try {
-    actor = await apiActor(req)
-  } catch (err) {
-    if (err instanceof ApiAuthError) return Response.json({ error: err.message }, { status: 401 })
-    throw err
-  }
-  const result = await execute(exportDebates, actor, {
-    experimentId,
-    table: url.searchParams.get('table') ?? undefined,
-    format: url.searchParams.get('format') ?? undefined,
-  })
-  if (!result.ok)
-    return Response.json({ error: result.error, fieldErrors: result.fieldErrors }, { status: result.status })
-  return streamedDownload(result.data.lines(), result.data)
-}
+export const GET = exportRoute(exportDebates)

@@ -50,7 +50,7 @@ export default async function DebatesPage({
                   </Link>
                 </Td>
                 <Td>
-                  {e.done} / {e.cases} case{e.cases === 1 ? '' : 's'} done
+                  {e.done} / {e.sessions} case{e.sessions === 1 ? '' : 's'} done
                 </Td>
                 <Td>
                   <StatusBadge status={e.status} />

@@ -16,10 +16,11 @@ import { db } from '@/lib/server/db'
 import { badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { enqueueSteps } from '@/lib/server/jobs/pxp'
 import { defineOperation } from '@/lib/server/operation'
-import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { pageInput, pageOf } from '@/lib/server/pagination'
 import { appendDebateMessage, DebateInstance, EvinceSeats, evinceLog } from '@/lib/server/runner/evince'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { visibleConnections } from '@/lib/server/services/connections'
+import { experimentPage } from '@/lib/server/services/experiment-views'
 import { visibleSessions } from '@/lib/server/services/pxp-sessions'
 import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
 
@@ -240,39 +241,8 @@ export const listDebates = defineOperation({
   name: 'debates.list',
   scope: 'studies:read',
   input: z.object({ ...pageInput }),
-  async run(actor, { page, pageSize }) {
-    const where: Prisma.ExperimentWhereInput = { study: visibleStudies(actor), protocol: 'evince' }
-    const [items, total] = await Promise.all([
-      db.experiment.findMany({
-        where,
-        orderBy: { createdAt: 'desc' },
-        select: {
-          id: true,
-          name: true,
-          status: true,
-          createdAt: true,
-          study: { select: { id: true, name: true } },
-          _count: { select: { sessions: true } },
-        },
-        ...skipTake(page, pageSize),
-      }),
-      db.experiment.count({ where }),
-    ])
-    const done = items.length
-      ? await db.protocolSession.groupBy({
-          by: ['experimentId'],
-          where: { experimentId: { in: items.map((e) => e.id) }, status: 'done' },
-          _count: { _all: true },
-        })
-      : []
-    const doneBy = new Map(done.map((d) => [d.experimentId, d._count._all]))
-    return pageOf(
-      items.map((e) => ({ ...e, cases: e._count.sessions, done: doneBy.get(e.id) ?? 0 })),
-      total,
-      page,
-      pageSize,
-    )
-  },
+  run: (actor, { page, pageSize }) =>
+    experimentPage({ study: visibleStudies(actor), protocol: 'evince' }, page, pageSize),
 })
 
 /** A debate session replayed: its state, per-round metrics and the final distribution. */

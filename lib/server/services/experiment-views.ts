@@ -19,42 +19,46 @@ export const listExperiments = defineOperation({
   scope: 'studies:read',
   input: z.object({ ...pageInput, studyId: id.optional() }),
   async run(actor, { page, pageSize, studyId }) {
-    const where: Prisma.ExperimentWhereInput = { study: visibleStudies(actor), ...(studyId ? { studyId } : {}) }
-    const [items, total] = await Promise.all([
-      db.experiment.findMany({
-        where,
-        orderBy: { createdAt: 'desc' },
-        select: {
-          id: true,
-          name: true,
-          protocol: true,
-          task: true,
-          status: true,
-          repetitions: true,
-          createdAt: true,
-          study: { select: { id: true, name: true } },
-          _count: { select: { sessions: true } },
-        },
-        ...skipTake(page, pageSize),
-      }),
-      db.experiment.count({ where }),
-    ])
-    const done = items.length
-      ? await db.protocolSession.groupBy({
-          by: ['experimentId'],
-          where: { experimentId: { in: items.map((e) => e.id) }, status: 'done' },
-          _count: { _all: true },
-        })
-      : []
-    const doneBy = new Map(done.map((d) => [d.experimentId, d._count._all]))
-    return pageOf(
-      items.map((e) => ({ ...e, sessions: e._count.sessions, done: doneBy.get(e.id) ?? 0 })),
-      total,
-      page,
-      pageSize,
-    )
+    return experimentPage({ study: visibleStudies(actor), ...(studyId ? { studyId } : {}) }, page, pageSize)
   },
 })
+
+/** A page of experiments (any protocol) with their session counts, finished ones counted in SQL. */
+export async function experimentPage(where: Prisma.ExperimentWhereInput, page: number, pageSize: number) {
+  const [items, total] = await Promise.all([
+    db.experiment.findMany({
+      where,
+      orderBy: { createdAt: 'desc' },
+      select: {
+        id: true,
+        name: true,
+        protocol: true,
+        task: true,
+        status: true,
+        repetitions: true,
+        createdAt: true,
+        study: { select: { id: true, name: true } },
+        _count: { select: { sessions: true } },
+      },
+      ...skipTake(page, pageSize),
+    }),
+    db.experiment.count({ where }),
+  ])
+  const done = items.length
+    ? await db.protocolSession.groupBy({
+        by: ['experimentId'],
+        where: { experimentId: { in: items.map((e) => e.id) }, status: 'done' },
+        _count: { _all: true },
+      })
+    : []
+  const doneBy = new Map(done.map((d) => [d.experimentId, d._count._all]))
+  return pageOf(
+    items.map((e) => ({ ...e, sessions: e._count.sessions, done: doneBy.get(e.id) ?? 0 })),
+    total,
+    page,
+    pageSize,
+  )
+}
 
 export interface ExperimentCounts {
   total: number

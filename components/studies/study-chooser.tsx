@@ -1,0 +1,47 @@
+import Link from 'next/link'
+import { EmptyState, PageHeader } from '@/components/ui/card'
+import type { Actor } from '@/lib/server/actor'
+import { db } from '@/lib/server/db'
+import { visibleStudies } from '@/lib/server/services/studies'
+
+/** The first step of a "new … in a study" page: pick one of the actor's active studies. */
+export async function StudyChooser({
+  actor,
+  title,
+  thing,
+  href,
+}: {
+  actor: Actor
+  title: string
+  thing: string
+  href: string
+}) {
+  const studies = await db.study.findMany({
+    where: { ...visibleStudies(actor), archivedAt: null },
+    select: { id: true, name: true },
+    orderBy: { name: 'asc' },
+  })
+  return (
+    <>
+      <PageHeader title={title} description={`Choose the study the ${thing} belongs to.`} />
+      {studies.length === 0 ? (
+        <EmptyState title="No studies yet.">
+          <Link href="/studies/new" className="text-brand-700 hover:underline">
+            Create a study
+          </Link>{' '}
+          first.
+        </EmptyState>
+      ) : (
+        <ul className="max-w-xl divide-y divide-stone-100 rounded-lg border border-stone-200 bg-white">
+          {studies.map((s) => (
+            <li key={s.id}>
+              <Link href={`${href}?studyId=${s.id}`} className="block px-4 py-2 hover:bg-stone-50">
+                {s.name}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  )
+}

@@ -1,5 +1,6 @@
 'use client'
 
+import type { RoundPoint } from '@/lib/server/services/debates'
 import {
   CartesianGrid,
   Legend,
@@ -11,24 +12,6 @@ import {
   XAxis,
   YAxis,
 } from 'recharts'
-
-export interface RoundPoint {
-  round: number
-  entropyA: number
-  entropyB: number
-  klAB: number
-  klBA: number
-  crossEntropyAB: number
-  crossEntropyBA: number
-  jsd: number
-  wd: number
-  mi: number
-  nmi: number
-  critA: number | null
-  critB: number | null
-  crit: number | null
-  delta: number
-}
 
 const SERIES: Array<{
   title: string

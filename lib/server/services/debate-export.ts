@@ -4,7 +4,7 @@ import { db } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { replayDebate } from '@/lib/server/services/debates'
+import { replayDebate, roundPoints } from '@/lib/server/services/debates'
 import { csvLine } from '@/lib/server/services/pxp-export'
 import { id, visibleStudies } from '@/lib/server/services/studies'
 
@@ -80,29 +80,21 @@ async function* rows(experimentId: string, table: Table): AsyncGenerator<Record<
     for (const s of page) {
       const { instance, state, final } = replayDebate(s)
       if (table === 'rounds') {
-        for (const r of state.rounds) {
-          if (!r.metrics) continue
+        for (const p of roundPoints(state.rounds)) {
+          const r = state.rounds.find((x) => x.round === p.round)
+          const { round, delta, crit: _mean, critA, critB, ...metrics } = p
           yield {
             session: s.id,
             position: s.position,
-            round: r.round,
-            delta: r.delta,
-            A: r.A?.predictions.map(({ label, probability }) => ({ label, probability })),
-            B: r.B?.predictions.map(({ label, probability }) => ({ label, probability })),
-            labels: r.metrics.labels,
-            entropyA: r.metrics.entropyA,
-            entropyB: r.metrics.entropyB,
-            klAB: r.metrics.klAB,
-            klBA: r.metrics.klBA,
-            crossEntropyAB: r.metrics.crossEntropyAB,
-            crossEntropyBA: r.metrics.crossEntropyBA,
-            jsd: r.metrics.jsd,
-            wd: r.metrics.wd,
-            mi: r.metrics.mi,
-            nmi: r.metrics.nmi,
-            critA: r.critA?.score ?? null,
-            critB: r.critB?.score ?? null,
-            warnings: r.metrics.warnings,
+            round,
+            delta,
+            A: r?.A?.predictions.map(({ label, probability }) => ({ label, probability })),
+            B: r?.B?.predictions.map(({ label, probability }) => ({ label, probability })),
+            labels: r?.metrics?.labels,
+            ...metrics,
+            critA,
+            critB,
+            warnings: r?.metrics?.warnings,
           }
         }
       } else {

@@ -3,6 +3,7 @@ import type { Prisma } from '@/lib/generated/prisma/client'
 import { accuracy, canonicalLabel, entropy, type LabelProb } from '@/lib/metrics/evince'
 import {
   EVINCE_PROTOCOL_VERSION,
+  type EvinceRound,
   type EvinceState,
   evince,
   evinceConfig,
@@ -257,6 +258,52 @@ export function replayDebate(s: {
   const ask = evince.next(state)
   const final = finalDistribution(state)
   return { config, instance, state, ask, final }
+}
+
+/** One round's numbers, flat: what the charts, the metrics table and the rounds export show. */
+export interface RoundPoint {
+  round: number
+  delta: number
+  entropyA: number
+  entropyB: number
+  klAB: number
+  klBA: number
+  crossEntropyAB: number
+  crossEntropyBA: number
+  jsd: number
+  wd: number
+  mi: number
+  nmi: number
+  critA: number | null
+  critB: number | null
+  crit: number | null
+}
+
+/** The complete rounds (both turns in) as flat points. */
+export function roundPoints(rounds: readonly EvinceRound[]): RoundPoint[] {
+  return rounds.flatMap((r) => {
+    const m = r.metrics
+    if (!m) return []
+    return [
+      {
+        round: r.round,
+        delta: r.delta,
+        entropyA: m.entropyA,
+        entropyB: m.entropyB,
+        klAB: m.klAB,
+        klBA: m.klBA,
+        crossEntropyAB: m.crossEntropyAB,
+        crossEntropyBA: m.crossEntropyBA,
+        jsd: m.jsd,
+        wd: m.wd,
+        mi: m.mi,
+        nmi: m.nmi,
+        critA: r.critA?.score ?? null,
+        critB: r.critB?.score ?? null,
+        crit: r.crit ?? null,
+      },
+    ]
+  })
 }
 
 export interface CaseResult {
@@ -546,6 +593,7 @@ export const viewDebate = defineOperation({
         crit: r.crit ?? null,
         metrics: r.metrics ?? null,
       })),
+      points: roundPoints(state.rounds),
       stopChecks: state.stopChecks,
       stopLabel: s.stopReason ? (STOP_REASONS[s.stopReason as keyof typeof STOP_REASONS] ?? s.stopReason) : null,
       final,

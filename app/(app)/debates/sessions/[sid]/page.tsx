@@ -2,7 +2,7 @@ import type { Metadata } from 'next'
 import Link from 'next/link'
 import { DebateLive } from '@/components/debates/debate-live'
 import { DistributionBars } from '@/components/debates/distribution'
-import { MetricCharts, type RoundPoint } from '@/components/debates/metric-charts'
+import { MetricCharts } from '@/components/debates/metric-charts'
 import { TurnEditor } from '@/components/debates/turn-editor'
 import { StatusBadge } from '@/components/experiments/status'
 import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
@@ -22,29 +22,7 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
     (m, r) => Math.max(m, r.A?.seq ?? 0, r.B?.seq ?? 0, r.critA?.seq ?? 0, r.critB?.seq ?? 0),
     d.report?.seq ?? 0,
   )
-  const points: RoundPoint[] = d.rounds.flatMap((r) =>
-    r.metrics
-      ? [
-          {
-            round: r.round,
-            entropyA: r.metrics.entropyA,
-            entropyB: r.metrics.entropyB,
-            klAB: r.metrics.klAB,
-            klBA: r.metrics.klBA,
-            crossEntropyAB: r.metrics.crossEntropyAB,
-            crossEntropyBA: r.metrics.crossEntropyBA,
-            jsd: r.metrics.jsd,
-            wd: r.metrics.wd,
-            mi: r.metrics.mi,
-            nmi: r.metrics.nmi,
-            critA: r.critA?.score ?? null,
-            critB: r.critB?.score ?? null,
-            crit: r.crit,
-            delta: r.delta,
-          },
-        ]
-      : [],
-  )
+  const points = d.points
   const stopRound = d.stopReason ? (d.rounds.filter((r) => r.metrics).at(-1)?.round ?? null) : null
   const active = d.status !== 'done'
   const waitingFor = d.next

@@ -122,6 +122,8 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
     'Hepatitis C',
   )
   await expect(page.getByTestId('ground-truth')).toContainText('Jaundice')
+  // 2.10 bits over 5 labels is high by the report prompt's own test, and the page says so too.
+  await expect(page.getByText('Entropy 2.10 bits — high: collect the missing information')).toBeVisible()
   // The run page counts it.
   await page.getByRole('link', { name: 'all cases of this run' }).click()
   await expect(page.getByTestId('count-done')).toHaveText('1 / 1 cases done')

@@ -52,9 +52,7 @@ describe('the demo model in an EVINCE debate', () => {
     }
     const crit = critReply.parse(json(critPrompt({ target: 'A', case: kase, turn })))
     expect(crit.reasons).toHaveLength(1)
-    const report = reportReply.parse(
-      json(reportPrompt({ case: kase, turns: [turn], crits: [], final: turn.predictions })),
-    )
+    const report = reportReply.parse(json(reportPrompt({ case: kase, turns: [turn], final: turn.predictions })))
     expect(report.conclusion).toContain('Dengue Fever')
     expect(report.conclusion).toContain(DEMO_LABEL)
   })

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod'
 import { entropy, type LabelProb, toneFor } from '@/lib/metrics/evince'
-import type { CritMessage, Debater, EvinceConfig, TurnMessage } from '@/lib/protocols/evince'
+import type { Debater, EvinceConfig, TurnMessage } from '@/lib/protocols/evince'
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string }
 
@@ -160,7 +160,6 @@ export function highEntropy(final: readonly LabelProb[]): boolean {
 export function reportPrompt(opts: {
   case: DebateCase
   turns: readonly TurnMessage[]
-  crits: readonly CritMessage[]
   final: readonly LabelProb[]
 }): ChatMessage[] {
   const h = entropy(opts.final.map((p) => p.probability))

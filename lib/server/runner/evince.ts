@@ -252,7 +252,6 @@ async function write(
   const prompt = reportPrompt({
     case: caseOf(instance),
     turns: turns(log),
-    crits: log.filter((m): m is CritMessage => m.kind === 'crit'),
     final: final?.crit ?? [],
   })
   const r = await askJson(judge, prompt, reportReply, { ...base, purpose: 'evince-report' })

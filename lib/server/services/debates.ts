@@ -12,6 +12,7 @@ import {
   type TurnMessage,
 } from '@/lib/protocols/evince'
 import { replay } from '@/lib/protocols/types'
+import { highEntropy } from '@/lib/tasks/evince-prompts'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
@@ -598,6 +599,8 @@ export const viewDebate = defineOperation({
       stopLabel: s.stopReason ? (STOP_REASONS[s.stopReason as keyof typeof STOP_REASONS] ?? s.stopReason) : null,
       final,
       finalEntropy: final && state.stop ? entropy(final.crit.map((p) => p.probability)) : null,
+      /** The same test the moderator's report prompt uses (lib/tasks/evince-prompts `highEntropy`). */
+      highEntropy: final && state.stop ? highEntropy(final.crit) : false,
       report: state.report,
       next: ask.done ? null : { seat: ask.seat, kind: ask.kind, round: ask.round, j: ask.j },
       mySeat: mySeat ?? null,

@@ -266,9 +266,7 @@ export default async function DebateSessionPage({ params }: { params: Promise<{ 
                 <DistributionBars predictions={d.final.crit} tone="final" testId="final-distribution" />
                 <p className="mt-2 text-xs text-stone-600">
                   Entropy {f(d.finalEntropy, 2)} bits
-                  {d.finalEntropy !== null && d.finalEntropy >= 1.5
-                    ? ' — high: collect the missing information below before deciding.'
-                    : ''}
+                  {d.highEntropy ? ' — high: collect the missing information below before deciding.' : ''}
                 </p>
               </div>
               <div>

@@ -14,16 +14,10 @@
  *
  *   npx tsx scripts/bench-evince.ts [--cases 300] [--latency 100] [--concurrency 16] [--pairs 1000000]
  */
-import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import { pairMetricsInto } from '../lib/metrics/evince'
-import { startEmbedded } from './embedded-db.mjs'
-import { deploy } from './migrate.mjs'
+import { benchWorld, fakeLlmChild, round, throwawayDatabase } from './bench-support'
 
 const { values } = parseArgs({
   options: {
@@ -37,8 +31,6 @@ const CASES = Number(values.cases)
 const LATENCY = Number(values.latency)
 const CONCURRENCY = Number(values.concurrency)
 const PAIRS = Number(values.pairs)
-const root = path.resolve(import.meta.dirname, '..')
-const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d
 
 /** Every metric for `pairs` random 10-label pairs, best of three passes. */
 function metricThroughput(pairs: number) {
@@ -80,27 +72,7 @@ function metricThroughput(pairs: number) {
 
 const metricMs = metricThroughput(PAIRS)
 
-// A throwaway database.
-let embedded: { url: string; stop: () => Promise<void> } | undefined
-let adminUrl = process.env.DATABASE_URL
-if (!adminUrl) {
-  embedded = await startEmbedded({
-    dataDir: path.join(root, '.data', 'test-pg'),
-    port: Number(process.env.PARLEY_TEST_PG_PORT ?? 54330),
-    database: 'postgres',
-  })
-  adminUrl = embedded.url
-}
-const dbName = `parley_bench_${Date.now().toString(36)}`
-const admin = new pg.Client({ connectionString: adminUrl })
-await admin.connect()
-await admin.query(`CREATE DATABASE "${dbName}"`)
-const url = new URL(adminUrl)
-url.pathname = `/${dbName}`
-process.env.DATABASE_URL = url.toString()
-process.env.BETTER_AUTH_SECRET ??= 'bench-secret-bench-secret-bench-secret-0123'
-process.env.PARLEY_JOB_MAINTENANCE_SECONDS = '30'
-await deploy([], { quiet: true })
+const database = await throwawayDatabase()
 
 // The debaters move towards each other every round (WD falls, both distributions move), so most
 // cases run the full 5 rounds; the judge scores everyone alike, so CRIT never falls.
@@ -122,10 +94,9 @@ const turn = (seat: 'A' | 'B', r: number) => {
     ],
   }
 }
-const scriptFile = path.join(os.tmpdir(), `parley-bench-evince-${process.pid}.json`)
-writeFileSync(
-  scriptFile,
-  JSON.stringify([
+const fake = await fakeLlmChild({
+  latencyMs: LATENCY,
+  script: [
     ...[1, 2, 3, 4, 5].flatMap((r) => [turn('A', r), turn('B', r)]),
     {
       match: { model: 'judge', contains: 'with CRIT' },
@@ -143,24 +114,8 @@ writeFileSync(
         },
       ],
     },
-  ]),
-)
-const child = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    path.join(root, 'lib/llm/fake-server-cli.ts'),
-    '--port',
-    '0',
-    '--latency',
-    String(LATENCY),
-    '--script',
-    scriptFile,
-    '--no-bodies',
   ],
-  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-)
+})
 
 const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
@@ -170,33 +125,10 @@ const { stopBoss } = await import('../lib/server/jobs/queue')
 
 let summary = ''
 try {
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url))
-    child.once('exit', (code) => reject(new Error(`fake server exited with ${code}`)))
-  })
-  const user = await db.user.create({
-    data: {
-      id: `bench-${Date.now()}`,
-      email: `bench-${Date.now()}@parley.local`,
-      name: 'Bench',
-      role: 'researcher',
-      emailVerified: true,
-    },
-  })
-  const actor = { userId: user.id, email: user.email, name: user.name, role: 'researcher' as const, via: 'cli' }
-  const study = await db.study.create({
-    data: { name: 'bench', createdById: user.id, members: { create: { userId: user.id, role: 'researcher' } } },
-  })
-  const conn = await db.llmConnection.create({
-    data: {
-      studyId: study.id,
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: baseURL,
-      defaultModel: 'gen-a',
-      timeoutMs: 30_000,
-      maxConcurrency: CONCURRENCY * 2,
-    },
+  const { actor, study, conn } = await benchWorld({
+    baseURL: fake.url,
+    defaultModel: 'gen-a',
+    maxConcurrency: CONCURRENCY * 2,
   })
   const dataset = async (n: number) =>
     db.dataset.create({
@@ -283,12 +215,10 @@ try {
   )
   summary = JSON.stringify(result)
 } finally {
-  child.kill()
+  fake.stop()
   await stopBoss().catch(() => {})
   await db.$disconnect()
-  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
-  await admin.end()
-  await embedded?.stop()
+  await database.drop()
 }
 if (summary) console.log(summary)
 else process.exitCode = 1

@@ -1,27 +1,7 @@
-/**
- * `npm run bench:llm`: throughput and client overhead of lib/llm against the fake server.
- *
- * Runs N calls (default 1000) through createLlmClient at a fixed server latency (default 50 ms)
- * with a concurrency limit (default 32). The fake server runs in a child process so its work does
- * not share the client's event loop. Reports:
- *   - wall_ms vs ideal_ms = calls × latency / concurrency (target ratio ≤ 1.15);
- *   - overhead per call = client-side time of the call minus its time queued for a slot minus the
- *     time the server spent on the request (as the server measured it): our code, the SDK, HTTP
- *     on loopback (target p50 < 2 ms).
- * The last line of output is one JSON object.
- *
- * It also reports the client's CPU time per call and the 1-minute load average, because on a shared
- * machine the wall-clock numbers mostly measure the neighbours.
- *
- *   npx tsx scripts/bench-llm.ts [--calls 1000] [--latency 50] [--concurrency 32] [--warmup 200]
- *                                [--transport node|fetch]
- */
-import { spawn } from 'node:child_process'
 import os from 'node:os'
-import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { createLlmClient } from '../lib/llm/client'
+import { fakeLlmChild, quantile } from './bench-support'
 import type { RecordedRequest } from '../lib/llm/fake-server'
 
 const { values } = parseArgs({
@@ -39,35 +19,12 @@ const concurrency = Number(values.concurrency)
 const warmup = Number(values.warmup)
 const transport = values.transport === 'fetch' ? 'fetch' : 'node'
 
-const root = path.resolve(import.meta.dirname, '..')
-const child = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    path.join(root, 'lib/llm/fake-server-cli.ts'),
-    '--port',
-    '0',
-    '--latency',
-    String(latency),
-    '--no-bodies',
-  ],
-  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-)
+const fake = await fakeLlmChild({ latencyMs: latency })
 
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
-  return sorted[i]!
-}
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d
 
 try {
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! })
-    lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url))
-    child.once('exit', (code) => reject(new Error(`fake server exited with ${code}`)))
-  })
+  const baseURL = fake.url
   const admin = baseURL.replace(/\/v1$/, '/_fake')
 
   const client = createLlmClient({
@@ -154,5 +111,5 @@ try {
   )
   console.log(JSON.stringify(result))
 } finally {
-  child.kill('SIGTERM')
+  fake.stop()
 }

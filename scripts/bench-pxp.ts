@@ -16,15 +16,9 @@
  *
  *   npx tsx scripts/bench-pxp.ts [--sessions 100] [--latency 100] [--concurrency 16] [--dashboard 10000]
  */
-import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { startEmbedded } from './embedded-db.mjs'
-import { deploy } from './migrate.mjs'
+import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
 
 const { values } = parseArgs({
   options: {
@@ -38,60 +32,15 @@ const SESSIONS = Number(values.sessions)
 const LATENCY = Number(values.latency)
 const CONCURRENCY = Number(values.concurrency)
 const DASH_SESSIONS = Number(values.dashboard)
-const root = path.resolve(import.meta.dirname, '..')
-const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN
-}
-
-// A throwaway database.
-let embedded: { url: string; stop: () => Promise<void> } | undefined
-let adminUrl = process.env.DATABASE_URL
-if (!adminUrl) {
-  embedded = await startEmbedded({
-    dataDir: path.join(root, '.data', 'test-pg'),
-    port: Number(process.env.PARLEY_TEST_PG_PORT ?? 54330),
-    database: 'postgres',
-  })
-  adminUrl = embedded.url
-}
-const dbName = `parley_bench_${Date.now().toString(36)}`
-const admin = new pg.Client({ connectionString: adminUrl })
-await admin.connect()
-await admin.query(`CREATE DATABASE "${dbName}"`)
-const url = new URL(adminUrl)
-url.pathname = `/${dbName}`
-process.env.DATABASE_URL = url.toString()
-process.env.BETTER_AUTH_SECRET ??= 'bench-secret-bench-secret-bench-secret-0123'
-process.env.PARLEY_JOB_MAINTENANCE_SECONDS = '30'
-await deploy([], { quiet: true })
-
+const database = await throwawayDatabase()
 // The fake LLM: the generator is always wrong and the checker never agrees, so sessions are long.
-const scriptFile = path.join(os.tmpdir(), `parley-bench-pxp-${process.pid}.json`)
-writeFileSync(
-  scriptFile,
-  JSON.stringify([
+const fake = await fakeLlmChild({
+  latencyMs: LATENCY,
+  script: [
     { match: { model: 'gen' }, replies: [{ text: 'Prediction: O\nPathway: Water.' }] },
     { match: { model: 'judge' }, replies: [{ text: 'No' }] },
-  ]),
-)
-const child = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    path.join(root, 'lib/llm/fake-server-cli.ts'),
-    '--port',
-    '0',
-    '--latency',
-    String(LATENCY),
-    '--script',
-    scriptFile,
-    '--no-bodies',
   ],
-  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-)
+})
 
 const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
@@ -104,33 +53,10 @@ const { experimentIntelligibility } = await import('../lib/server/services/pxp-d
 
 let summary = ''
 try {
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url))
-    child.once('exit', (code) => reject(new Error(`fake server exited with ${code}`)))
-  })
-  const user = await db.user.create({
-    data: {
-      id: `bench-${Date.now()}`,
-      email: `bench-${Date.now()}@parley.local`,
-      name: 'Bench',
-      role: 'researcher',
-      emailVerified: true,
-    },
-  })
-  const actor = { userId: user.id, email: user.email, name: user.name, role: 'researcher' as const, via: 'cli' }
-  const study = await db.study.create({
-    data: { name: 'bench', createdById: user.id, members: { create: { userId: user.id, role: 'researcher' } } },
-  })
-  const conn = await db.llmConnection.create({
-    data: {
-      studyId: study.id,
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: baseURL,
-      defaultModel: 'gen',
-      timeoutMs: 30_000,
-      maxConcurrency: CONCURRENCY * 2,
-    },
+  const { actor, study, conn } = await benchWorld({
+    baseURL: fake.url,
+    defaultModel: 'gen',
+    maxConcurrency: CONCURRENCY * 2,
   })
   const ds = await db.dataset.create({
     data: {
@@ -258,12 +184,10 @@ try {
   )
   summary = JSON.stringify(result)
 } finally {
-  child.kill()
+  fake.stop()
   await stopBoss().catch(() => {})
   await db.$disconnect()
-  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
-  await admin.end()
-  await embedded?.stop()
+  await database.drop()
 }
 // The JSON line last, after the clean-up (whose messages would otherwise follow it).
 if (summary) console.log(summary)

@@ -1,0 +1,130 @@
+/**
+ * What the benchmarks share: rounding and quantiles for their JSON line, the fake LLM server in a
+ * child process (so its work does not share the measured event loop), a throwaway database (on the
+ * server in DATABASE_URL, or the embedded PostgreSQL), and a researcher with a study and a
+ * connection to the fake server.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import pg from 'pg'
+import { startEmbedded } from './embedded-db.mjs'
+import { deploy } from './migrate.mjs'
+
+export const root = path.resolve(import.meta.dirname, '..')
+
+export const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d
+
+/** The q-quantile (nearest rank) of unsorted values; NaN for none. */
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN
+}
+
+/** The fake OpenAI-compatible server in a child process, with an optional script; resolves its URL. */
+export async function fakeLlmChild(opts: {
+  latencyMs: number
+  script?: unknown
+}): Promise<{ url: string; child: ChildProcess; stop(): void }> {
+  const scriptFile = opts.script === undefined ? undefined : path.join(os.tmpdir(), `parley-bench-${process.pid}.json`)
+  if (scriptFile) writeFileSync(scriptFile, JSON.stringify(opts.script))
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(root, 'lib/llm/fake-server-cli.ts'),
+      '--port',
+      '0',
+      '--latency',
+      String(opts.latencyMs),
+      ...(scriptFile ? ['--script', scriptFile] : []),
+      '--no-bodies',
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url))
+    child.once('exit', (code) => reject(new Error(`fake server exited with ${code}`)))
+  })
+  return {
+    url,
+    child,
+    stop() {
+      child.kill()
+      if (scriptFile) rmSync(scriptFile, { force: true })
+    },
+  }
+}
+
+/**
+ * A fresh database, migrated, in DATABASE_URL for the rest of the process; `drop()` removes it
+ * (and stops the embedded PostgreSQL if one was started).
+ */
+export async function throwawayDatabase(): Promise<{ drop(): Promise<void> }> {
+  let embedded: { url: string; stop: () => Promise<void> } | undefined
+  let adminUrl = process.env.DATABASE_URL
+  if (!adminUrl) {
+    embedded = await startEmbedded({
+      dataDir: path.join(root, '.data', 'test-pg'),
+      port: Number(process.env.PARLEY_TEST_PG_PORT ?? 54330),
+      database: 'postgres',
+    })
+    adminUrl = embedded.url
+  }
+  const dbName = `parley_bench_${Date.now().toString(36)}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE "${dbName}"`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${dbName}`
+  process.env.DATABASE_URL = url.toString()
+  process.env.BETTER_AUTH_SECRET ??= 'bench-secret-bench-secret-bench-secret-0123'
+  process.env.PARLEY_JOB_MAINTENANCE_SECONDS = '30'
+  await deploy([], { quiet: true })
+  return {
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
+      await admin.end()
+      await embedded?.stop()
+    },
+  }
+}
+
+/** A researcher, their study and a connection to the fake server (call after throwawayDatabase). */
+export async function benchWorld(opts: { baseURL: string; defaultModel: string; maxConcurrency: number }) {
+  const { db } = await import('../lib/server/db')
+  const user = await db.user.create({
+    data: {
+      id: `bench-${Date.now()}`,
+      email: `bench-${Date.now()}@parley.local`,
+      name: 'Bench',
+      role: 'researcher',
+      emailVerified: true,
+    },
+  })
+  const actor = {
+    userId: user.id,
+    email: user.email,
+    name: user.name,
+    role: 'researcher' as const,
+    via: 'cli' as const,
+  }
+  const study = await db.study.create({
+    data: { name: 'bench', createdById: user.id, members: { create: { userId: user.id, role: 'researcher' } } },
+  })
+  const conn = await db.llmConnection.create({
+    data: {
+      studyId: study.id,
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: opts.baseURL,
+      defaultModel: opts.defaultModel,
+      timeoutMs: 30_000,
+      maxConcurrency: opts.maxConcurrency,
+    },
+  })
+  return { actor, study, conn }
+}

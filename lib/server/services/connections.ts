@@ -121,6 +121,13 @@ export async function ownerOptions(actor: Actor): Promise<Array<{ value: string;
   ]
 }
 
+/** A connection the actor may use (their studies' and the global ones), or 404. */
+export async function usableConnection(actor: Actor, connectionId: string) {
+  const row = await db.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
+  if (!row) throw notFound('Connection')
+  return row
+}
+
 /** Load a connection the actor may change (global: needs connections:manage-global). */
 async function editableConnection(tx: Tx, actor: Actor, connectionId: string) {
   const row = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })

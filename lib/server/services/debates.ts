@@ -21,7 +21,7 @@ import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { appendDebateMessage, DebateInstance, EvinceSeats, evinceLog } from '@/lib/server/runner/evince'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { visibleConnections } from '@/lib/server/services/connections'
+import { usableConnection } from '@/lib/server/services/connections'
 import { experimentPage } from '@/lib/server/services/experiment-views'
 import { visibleSessions } from '@/lib/server/services/pxp-sessions'
 import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
@@ -84,10 +84,7 @@ export const createDebate = defineOperation({
     await findVisibleStudy(db, actor, input.studyId)
     const refs = [input.A, input.B].filter((s) => s.kind === 'llm') as Array<{ connectionId: string }>
     if (input.judge) refs.push(input.judge)
-    for (const ref of refs) {
-      const ok = await db.llmConnection.findFirst({ where: { id: ref.connectionId, ...visibleConnections(actor) } })
-      if (!ok) throw notFound('Connection')
-    }
+    for (const ref of refs) await usableConnection(actor, ref.connectionId)
     for (const s of [input.A, input.B])
       if (s.kind === 'human') {
         const member = await db.studyMember.findFirst({ where: { studyId: input.studyId, userId: s.userId } })

@@ -7,7 +7,7 @@ import { badRequest, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { runPxpSession, type StepResult } from '@/lib/server/runner/pxp'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { visibleConnections } from '@/lib/server/services/connections'
+import { usableConnection } from '@/lib/server/services/connections'
 import { findVisibleStudy, id } from '@/lib/server/services/studies'
 import { boolParam } from '@/lib/server/pagination'
 
@@ -83,10 +83,8 @@ export const createPxpExperiment = defineOperation({
       throw badRequest('One seat must be filled by an LLM or the proxy: experts cannot sit on both sides.', {
         tester: ['Choose the proxy or an LLM tester when experts play the machine.'],
       })
-    for (const ref of [input.generator, input.checker, ...(input.testerGenerator ? [input.testerGenerator] : [])]) {
-      const ok = await db.llmConnection.findFirst({ where: { id: ref.connectionId, ...visibleConnections(actor) } })
-      if (!ok) throw notFound('Connection')
-    }
+    for (const ref of [input.generator, input.checker, ...(input.testerGenerator ? [input.testerGenerator] : [])])
+      await usableConnection(actor, ref.connectionId)
     // The protocol reads n and k; a generic task's template travels with them (a snapshot, so a
     // later template never changes a running experiment).
     const config = { ...pxpConfig.parse({ n: input.n, k: input.k }), ...(template ? { template } : {}) }

@@ -4,18 +4,12 @@ import { hasScope } from '@/lib/server/auth/roles'
 import { SecretUnreadableError } from '@/lib/server/crypto'
 import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
-import { type ConnectionRow, LlmError, clientFor, forgetPrices, recordedChat } from '@/lib/server/llm/runtime'
+import { LlmError, clientFor, forgetPrices, recordedChat } from '@/lib/server/llm/runtime'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake, boolParam } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { visibleConnections } from '@/lib/server/services/connections'
+import { usableConnection } from '@/lib/server/services/connections'
 import { id } from '@/lib/server/services/studies'
-
-async function usableConnection(actor: Actor, connectionId: string): Promise<ConnectionRow> {
-  const row = await db.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
-  if (!row) throw notFound('Connection')
-  return row
-}
 
 /** A failed model call in words a person can act on (kind, HTTP status, provider message). */
 export function describeLlmError(err: unknown): string {

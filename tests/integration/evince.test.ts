@@ -398,6 +398,14 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     const lines: string[] = []
     for await (const l of debateExportLines(r.data.id, 'rounds', 'csv')) lines.push(l)
     expect(lines).toHaveLength(1 + 3 + 3) // header + Dengue's 3 rounds + Jaundice's 3 rounds
+    // The JSONL rows carry every column of the CSV header, in its order, with the round's numbers.
+    const jsonl: Array<Record<string, unknown>> = []
+    for await (const l of debateExportLines(r.data.id, 'rounds', 'jsonl')) jsonl.push(JSON.parse(l))
+    expect(Object.keys(jsonl[0] ?? {})).toEqual(lines[0]?.split(','))
+    const dengue1 = jsonl.find((x) => x.round === 1 && (x.labels as string[]).includes('Dengue Fever'))
+    const d = loadDebateFixture('dengue').rounds[0]
+    const { rawSumA: _a, rawSumB: _b, ...expected } = roundMetrics(d?.A ?? [], d?.B ?? [], { epsilon: 0.001 })
+    expect(dengue1).toMatchObject({ ...expected, critA: 0.56, critB: 0.56 })
     const finals: string[] = []
     for await (const l of debateExportLines(r.data.id, 'finals', 'jsonl')) finals.push(l)
     expect(finals.map((l) => JSON.parse(l).truth).sort()).toEqual(['Dengue Fever', 'Jaundice'])

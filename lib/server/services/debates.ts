@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
-import { accuracy, canonicalLabel, entropy, type LabelProb } from '@/lib/metrics/evince'
+import { accuracy, canonicalLabel, entropy, type LabelProb, type RoundMetrics } from '@/lib/metrics/evince'
 import {
   EVINCE_PROTOCOL_VERSION,
   type EvinceRound,
@@ -259,43 +259,21 @@ export function replayDebate(s: {
 }
 
 /** One round's numbers, flat: what the charts, the metrics table and the rounds export show. */
-export interface RoundPoint {
-  round: number
-  delta: number
-  entropyA: number
-  entropyB: number
-  klAB: number
-  klBA: number
-  crossEntropyAB: number
-  crossEntropyBA: number
-  jsd: number
-  wd: number
-  mi: number
-  nmi: number
-  critA: number | null
-  critB: number | null
-  crit: number | null
-}
+export type RoundPoint = { round: number; delta: number } & Omit<
+  RoundMetrics,
+  'labels' | 'wdOrdinal' | 'rawSumA' | 'rawSumB' | 'warnings'
+> & { critA: number | null; critB: number | null; crit: number | null }
 
 /** The complete rounds (both turns in) as flat points. */
 export function roundPoints(rounds: readonly EvinceRound[]): RoundPoint[] {
   return rounds.flatMap((r) => {
-    const m = r.metrics
-    if (!m) return []
+    if (!r.metrics) return []
+    const { labels: _l, wdOrdinal: _o, rawSumA: _a, rawSumB: _b, warnings: _w, ...metrics } = r.metrics
     return [
       {
         round: r.round,
         delta: r.delta,
-        entropyA: m.entropyA,
-        entropyB: m.entropyB,
-        klAB: m.klAB,
-        klBA: m.klBA,
-        crossEntropyAB: m.crossEntropyAB,
-        crossEntropyBA: m.crossEntropyBA,
-        jsd: m.jsd,
-        wd: m.wd,
-        mi: m.mi,
-        nmi: m.nmi,
+        ...metrics,
         critA: r.critA?.score ?? null,
         critB: r.critB?.score ?? null,
         crit: r.crit ?? null,

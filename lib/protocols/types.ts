@@ -1,23 +1,55 @@
 /**
  * The generic shape every Parley protocol has (see docs/ARCHITECTURE.md, "Protocols are pure").
  *
- * A protocol is pure: no database, no network, no React. The runner derives a session's state by
+ * A protocol is pure: no database, no network, no React. The engine derives a session's state by
  * replaying its append-only message log,
  *
  *   state = messages.reduce(protocol.apply, protocol.init(config, instance))
  *
  * then asks `next(state)` whose turn it is (an {@link Ask}) or how the session ended (a {@link Done}).
- * PXP is the first protocol; EVINCE debates and ReHAC collaboration reuse the same interface.
+ * The protocol also declares its seats (who may fill each: a person, an LLM, a proxy over a
+ * dataset's ground truth, or a program), the instance it runs on, and the kinds of asks it makes,
+ * so one engine can run every protocol without naming any of them.
  */
 import type { z } from 'zod'
 
-/** What the protocol asks of one seat: write message number `j`. */
-export interface Ask<Seat extends string = string, Tag extends string = string> {
+/** Who can fill a seat: a person in the browser, an LLM, a proxy over ground truth, or a program. */
+export const AGENT_KINDS = ['human', 'llm', 'proxy', 'program'] as const
+export type AgentKind = (typeof AGENT_KINDS)[number]
+
+/** A named LLM a seat's agent uses besides its main model (PXP's AGREE checker …). */
+export interface HelperDecl {
+  name: string
+  label: string
+  /** Must be given when the seat is filled by an agent that uses it. */
+  required: boolean
+  /** Which agent kinds of the seat use the helper (all non-human kinds when absent). */
+  for?: readonly Exclude<AgentKind, 'human'>[]
+}
+
+/** A seat of the protocol, and which agent kinds may fill it. */
+export interface SeatDecl<Seat extends string = string> {
+  name: Seat
+  label: string
+  kinds: readonly AgentKind[]
+  /** Programs that may fill the seat (for kind `program`), by name. */
+  programs?: readonly string[]
+  helpers?: readonly HelperDecl[]
+  description?: string
+}
+
+/** What the protocol asks of one seat: write message number `j`, of kind `kind`. */
+export interface Ask<Seat extends string = string, Tag extends string = string, Kind extends string = string> {
   done: false
   /** The seat whose turn it is. */
   seat: Seat
   /** The message number (the log's `seq`) the seat is asked to write; the first message is 1. */
   j: number
+  /**
+   * What is asked ("turn", "crit", "probe" …): the engine hands it to the seat's agent, and the UI
+   * picks the form a person sees by it. Protocols with one kind of message may leave it out.
+   */
+  kind?: Kind
   /** The tags the seat may attach, when the protocol has tags; the runner and the UI offer only these. */
   allowedTags?: readonly Tag[]
 }
@@ -28,28 +60,44 @@ export interface Done<Reason extends string = string> {
   reason: Reason
 }
 
+/** Every message names its number and its sender seat; the rest is the protocol's. */
+export interface BaseMessage {
+  seq: number
+  sender: string
+}
+
 export interface Protocol<
   Config,
   State,
-  Message,
+  Message extends BaseMessage,
   Instance = unknown,
-  A extends Ask<string, string> = Ask,
+  A extends Ask<string, string, string> = Ask,
   D extends Done<string> = Done,
 > {
   /** Stable identifier, e.g. "pxp". */
   id: string
   /** Bumped when the rules change, so a stored session can say which rules it ran under. */
   version: string
+  /** A human-readable name ("PXP / INTERACT"). */
+  label: string
   /** Validated parameters (n, k, rounds, budget, λ …); `parse` fills the defaults. */
   config: z.ZodType<Config, any>
   /** What a seat may say. */
   message: z.ZodType<Message, any>
+  /** What one session runs on (a data instance, a case, a game instance …). */
+  instance: z.ZodType<Instance, any>
+  /** The seats, in the order the UI lists them. */
+  seats: readonly SeatDecl[]
   init(config: Config, instance: Instance): State
   /** Whose turn it is and what is asked of that seat, or the outcome. */
   next(state: State): A | D
   /** The state after one more message; throws a {@link ProtocolError} for a message the rules refuse. */
   apply(state: State, msg: Message): State
 }
+
+/** Any protocol (for registries and the engine, which never look inside). */
+// biome-ignore lint/suspicious/noExplicitAny: the engine handles every protocol through this erased type
+export type AnyProtocol = Protocol<any, any, any, any, Ask<string, string, string>, Done<string>>
 
 /**
  * A message the protocol refuses. `code` is machine-readable (each protocol lists its codes);
@@ -66,13 +114,13 @@ export class ProtocolError<Code extends string = string> extends Error {
   }
 }
 
-export function isDone<A extends Ask<string, string>, D extends Done<string>>(r: A | D): r is D {
+export function isDone<A extends Ask<string, string, string>, D extends Done<string>>(r: A | D): r is D {
   return r.done
 }
 
 /** Folds a message log into the state: the one way state is ever derived. */
 export function replay<Config, State, Message, Instance>(
-  protocol: Pick<Protocol<Config, State, Message, Instance>, 'init' | 'apply'>,
+  protocol: { init(config: Config, instance: Instance): State; apply(state: State, msg: Message): State },
   config: Config,
   instance: Instance,
   messages: Iterable<Message>,

@@ -36,7 +36,7 @@ import {
   align,
   wasserstein01,
 } from '../../metrics/evince'
-import { type Ask, type Done, type Protocol, ProtocolError } from '../types'
+import { type Ask, type Done, type Protocol, ProtocolError, type SeatDecl } from '../types'
 
 export const EVINCE_PROTOCOL_ID = 'evince'
 export const EVINCE_PROTOCOL_VERSION = '1'
@@ -71,6 +71,26 @@ export type EvinceConfig = z.output<typeof evinceConfig>
 export const evinceSeat = z.enum(['A', 'B', 'moderator'])
 export type EvinceSeat = z.infer<typeof evinceSeat>
 export type Debater = 'A' | 'B'
+
+/** One case: the symptoms the debaters see; the ground truth ('' when unknown) is never shown to them. */
+export const evinceInstance = z.object({
+  input: z.object({ symptoms: z.string() }).passthrough(),
+  prediction: z.string().default(''),
+  explanation: z.string().default(''),
+})
+export type EvinceInstance = z.output<typeof evinceInstance>
+
+export const EVINCE_SEATS = [
+  { name: 'A', label: 'Debater A', kinds: ['llm', 'human'], description: 'Opens every round.' },
+  { name: 'B', label: 'Debater B', kinds: ['llm', 'human'], description: "Answers after seeing A's round." },
+  {
+    name: 'moderator',
+    label: 'Moderator',
+    kinds: ['llm', 'program'],
+    programs: ['no-judge'],
+    description: 'Scores each agent with CRIT and writes the report (a judge LLM); the program gives equal weights.',
+  },
+] as const satisfies readonly SeatDecl[]
 
 const prediction = z.object({
   label: z.string().trim().min(1).max(200),
@@ -161,7 +181,7 @@ export interface EvinceState<Instance = unknown> {
   readonly report: ReportMessage | null
 }
 
-export type EvinceAsk = Ask<EvinceSeat> &
+export type EvinceAsk = Ask<EvinceSeat, string, 'turn' | 'crit' | 'report'> &
   (
     | { kind: 'turn'; round: number; delta: number }
     | { kind: 'crit'; round: number; target: Debater }
@@ -306,8 +326,11 @@ export const evince: Protocol<EvinceConfig, EvinceState, EvinceMessage, unknown,
 } = {
   id: EVINCE_PROTOCOL_ID,
   version: EVINCE_PROTOCOL_VERSION,
+  label: 'EVINCE debate',
   config: evinceConfig,
   message: evinceMessage,
+  instance: evinceInstance,
+  seats: EVINCE_SEATS,
   init,
   next,
   apply,

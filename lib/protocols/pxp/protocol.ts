@@ -16,7 +16,7 @@
  * message must satisfy and refuses the rest with a {@link PxpMessageError}.
  */
 import { z } from 'zod'
-import { type Ask, type Done, type Protocol, ProtocolError } from '../types'
+import { type Ask, type Done, type Protocol, ProtocolError, type SeatDecl } from '../types'
 import { legalTags } from './agent'
 import { type PxpSeat, type PxpTag, pxpSeat, pxpTag, seatForMessage } from './tags'
 
@@ -43,9 +43,40 @@ export const pxpMessage = z.object({
 })
 export type PxpMessage = z.output<typeof pxpMessage>
 
+/**
+ * D's instance: x (the input shown to the agents), y and e (the ground truth). For RAD the image is
+ * named in `input.image` and read from the dataset's assets (`datasetId`), or given as `imageUrl`.
+ */
+export const pxpInstance = z.object({
+  input: z.record(z.string(), z.unknown()),
+  prediction: z.string(),
+  explanation: z.string(),
+  imageUrl: z.string().optional(),
+  datasetId: z.string().optional(),
+})
+export type PxpInstance = z.output<typeof pxpInstance>
+
+/** The two seats: the machine m writes odd messages, the human h (the tester) even ones. */
+export const PXP_SEAT_DECLS = [
+  {
+    name: 'm',
+    label: 'Machine',
+    kinds: ['llm', 'human'],
+    helpers: [{ name: 'checker', label: 'AGREE checker (temperature 0)', required: true, for: ['llm'] }],
+    description: 'Writes odd messages: INIT, then its tagged revisions.',
+  },
+  {
+    name: 'h',
+    label: 'Tester',
+    kinds: ['proxy', 'human', 'llm'],
+    helpers: [{ name: 'checker', label: 'AGREE checker (temperature 0)', required: true, for: ['proxy', 'llm'] }],
+    description: 'Writes even messages; the proxy answers the dataset\'s ground truth.',
+  },
+] as const satisfies readonly SeatDecl[]
+
 export type PxpStopReason = 'mutual-ratify' | 'machine-reject' | 'human-reject' | 'bound'
 
-export type PxpAsk = Ask<PxpSeat, PxpTag>
+export type PxpAsk = Ask<PxpSeat, PxpTag, 'turn'>
 export type PxpDone = Done<PxpStopReason>
 
 export interface PxpState<Instance = unknown> {
@@ -87,7 +118,13 @@ function init<Instance>(config: PxpConfig, instance: Instance): PxpState<Instanc
 function next(state: PxpState<unknown>): PxpAsk | PxpDone {
   if (state.stop) return { done: true, reason: state.stop }
   if (state.j > state.config.n) return { done: true, reason: 'bound' }
-  return { done: false, seat: seatForMessage(state.j), j: state.j, allowedTags: legalTags(state.j, state.config.k) }
+  return {
+    done: false,
+    seat: seatForMessage(state.j),
+    j: state.j,
+    kind: 'turn',
+    allowedTags: legalTags(state.j, state.config.k),
+  }
 }
 
 function apply<Instance>(state: PxpState<Instance>, raw: PxpMessage): PxpState<Instance> {
@@ -127,8 +164,11 @@ function seatName(seat: PxpSeat) {
 export const pxp: Protocol<PxpConfig, PxpState, PxpMessage, unknown, PxpAsk, PxpDone> = {
   id: PXP_PROTOCOL_ID,
   version: PXP_PROTOCOL_VERSION,
+  label: 'PXP / INTERACT',
   config: pxpConfig,
   message: pxpMessage,
+  instance: pxpInstance,
+  seats: PXP_SEAT_DECLS,
   init,
   next,
   apply,

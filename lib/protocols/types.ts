@@ -96,7 +96,6 @@ export interface Protocol<
 }
 
 /** Any protocol (for registries and the engine, which never look inside). */
-// biome-ignore lint/suspicious/noExplicitAny: the engine handles every protocol through this erased type
 export type AnyProtocol = Protocol<any, any, any, any, Ask<string, string, string>, Done<string>>
 
 /**

@@ -70,7 +70,7 @@ export const PXP_SEAT_DECLS = [
     label: 'Tester',
     kinds: ['proxy', 'human', 'llm'],
     helpers: [{ name: 'checker', label: 'AGREE checker (temperature 0)', required: true, for: ['proxy', 'llm'] }],
-    description: 'Writes even messages; the proxy answers the dataset\'s ground truth.',
+    description: "Writes even messages; the proxy answers the dataset's ground truth.",
   },
 ] as const satisfies readonly SeatDecl[]
 

@@ -224,12 +224,12 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     .action(async (opts: { experiment: string; concurrency: number }) => {
       await ensureDatabaseUrl(async () => {
         const { db } = await import('@/lib/server/db')
-        const { runExperiment } = await import('@/lib/server/services/experiments')
+        const { runHeadless } = await import('@/lib/server/engine/headless')
         if (!(await db.experiment.findUnique({ where: { id: opts.experiment } }))) {
           throw new CliError(`No experiment has the id ${opts.experiment}.`)
         }
         const tty = process.stderr.isTTY
-        const p = await runExperiment(opts.experiment, {
+        const p = await runHeadless(opts.experiment, {
           concurrency: opts.concurrency,
           onProgress: (x) => {
             const width = 30
@@ -250,8 +250,8 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     .requiredOption('--experiment <id>', 'the experiment id')
     .action(async (opts: { experiment: string }) => {
       await ensureDatabaseUrl(async () => {
-        const { exportExperimentMessages } = await import('@/lib/server/services/experiments')
-        for await (const line of exportExperimentMessages(opts.experiment)) out(line)
+        const { runTableLines } = await import('@/lib/server/services/run-export')
+        for await (const line of runTableLines(opts.experiment, 'm', 'jsonl')) out(line)
       })
     })
   program
@@ -260,10 +260,10 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
       await ensureDatabaseUrl(async () => {
-        const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
+        const { startWorkers } = await import('@/lib/server/engine/jobs')
         const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
         const count = opts.concurrency ?? jobSettings().workers
-        const workers = await startPxpWorkers(count)
+        const workers = await startWorkers(count)
         process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve)

@@ -131,6 +131,9 @@ export type ChatResult = {
   attempts: AttemptRecord[]
 }
 
+/** A reply checked by a parser: its value, or why it cannot be used. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string }
+
 /** The outcome of {@link LlmClient.structured}: the validated value and the call. */
 export type StructuredResult<T> = ChatResult & { value: T }
 
@@ -197,6 +200,16 @@ export type LlmClient = {
     schema: S,
     opts?: StructuredOptions,
   ): Promise<StructuredResult<z.output<S>>>
+  /**
+   * Ask, check the reply with `parse`, and re-ask with its error when it fails (bounded by
+   * `maxReasks`); a rejected reply's attempt record is marked `invalid_output`. `structured` is this
+   * with a JSON parse and a zod schema.
+   */
+  validated<T>(
+    params: ChatParams,
+    parse: (text: string) => Parsed<T>,
+    opts?: StructuredOptions,
+  ): Promise<StructuredResult<T>>
   /** Model ids the endpoint lists (a connection test). */
   listModels(opts?: { signal?: AbortSignal }): Promise<string[]>
 }
@@ -630,22 +643,35 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
       return run(params, true, newState(), opts, undefined)
     },
     async structured<S extends z.ZodType>(params: ChatParams, schema: S, opts: StructuredOptions = {}) {
+      const parse = (text: string): Parsed<z.output<S>> => {
+        const json = parseJsonReply(text)
+        if (!json.ok) return json
+        const checked = schema.safeParse(json.value)
+        if (!checked.success)
+          return { ok: false, error: `the JSON does not match the required shape:\n${z.prettifyError(checked.error)}` }
+        return { ok: true, value: checked.data }
+      }
+      return this.validated(
+        { ...params, response_format: params.response_format ?? { type: 'json_object' } },
+        parse,
+        opts,
+      )
+    },
+    async validated<T>(params: ChatParams, parse: (text: string) => Parsed<T>, opts: StructuredOptions = {}) {
       const maxReasks = opts.maxReasks ?? 2
       const reaskPrompt = opts.reaskPrompt ?? DEFAULT_REASK
       const state = newState()
       const messages: ChatCompletionMessageParam[] = [...params.messages]
-      let value: z.output<S> | undefined
+      let value: T | undefined
       const validate = (text: string): string | undefined => {
-        const parsed = parseJsonReply(text)
+        const parsed = parse(text)
         if (!parsed.ok) return parsed.error
-        const checked = schema.safeParse(parsed.value)
-        if (!checked.success) return `the JSON does not match the required shape:\n${z.prettifyError(checked.error)}`
-        value = checked.data
+        value = parsed.value
         return undefined
       }
       for (let ask = 0; ; ask++) {
         const result = await run(
-          { ...params, messages: [...messages], response_format: params.response_format ?? { type: 'json_object' } },
+          { ...params, messages: [...messages] },
           opts.stream === true,
           state,
           opts,
@@ -654,7 +680,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         )
         if (result.invalid === undefined) {
           const { invalid: _, ...ok } = result
-          return { ...ok, value: value as z.output<S> }
+          return { ...ok, value: value as T }
         }
         if (ask >= maxReasks) {
           fail(state, {

@@ -8,7 +8,6 @@
  * 'demo' })`, or any request for the model {@link DEMO_MODEL_ID}), so the app talks to it through
  * the ordinary openai SDK code path.
  */
-import { demoDebateReply } from './demo-debate'
 import { contentText, fnv1a, lastUserText, type MessageLike } from './text'
 
 /** Model id under which the demo model answers. */
@@ -16,6 +15,9 @@ export const DEMO_MODEL_ID = 'parley-demo-simulated'
 
 /** Prefix of every free-text reply of the demo model. */
 export const DEMO_LABEL = '[Simulated demo model]'
+
+/** A protocol's demo rules: its reply to a request it recognises, undefined otherwise. */
+export type DemoResponder = (req: DemoRequest) => string | undefined
 
 /** The parts of a chat completion request the demo model looks at. */
 export type DemoRequest = {
@@ -32,19 +34,18 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
  * Other requests get a short labelled text chosen by simple rules (multiple choice, yes/no,
  * relevance grades, questions).
  */
-export function demoReply(req: DemoRequest): string {
+export function demoReply(req: DemoRequest, responders: readonly DemoResponder[] = []): string {
+  // A protocol's own rules first (registered by the app: the demo plays every protocol's seats).
+  for (const r of responders) {
+    const reply = r(req)
+    if (reply !== undefined) return reply
+  }
   const seed = fnv1a(JSON.stringify(req.messages.map((m) => [m.role, contentText(m.content)])))
   const format = req.response_format as { type?: string; json_schema?: { schema?: unknown } } | undefined
   if (format?.type === 'json_schema') {
     return JSON.stringify(fromSchema(format.json_schema?.schema ?? {}, seed, ''))
   }
   if (format?.type === 'json_object') {
-    const system = req.messages
-      .filter((m) => m.role === 'system')
-      .map((m) => contentText(m.content))
-      .join('\n')
-    const debate = demoDebateReply(system, lastUserText(req.messages))
-    if (debate !== undefined) return JSON.stringify(debate)
     const shape = findShape(req.messages)
     if (shape !== undefined) {
       return JSON.stringify(isSchema(shape) ? fromSchema(shape, seed, '') : fromExample(shape, seed, ''))

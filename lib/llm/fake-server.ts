@@ -14,7 +14,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { z } from 'zod'
-import { DEMO_MODEL_ID, demoReply } from './demo-model'
+import { DEMO_MODEL_ID, type DemoResponder, demoReply } from './demo-model'
 import { approxTokens, conversationText, lastUserText, type MessageLike } from './text'
 
 /** Matches a string exactly (string) or by pattern (RegExp). `contains` matchers test substrings. */
@@ -85,6 +85,8 @@ export type FakeServerOptions = {
   script?: FakeRule[]
   /** What unmatched requests get: a deterministic echo (default) or the demo model's answer. */
   defaultReply?: 'echo' | 'demo'
+  /** The demo model's protocol rules, tried before its generic ones. */
+  demoResponders?: readonly DemoResponder[]
   /** Ids listed by /v1/models (default: fake-model and the demo model). */
   models?: string[]
   /** Keep request bodies in `requests` (default true). */
@@ -225,7 +227,7 @@ export async function startFakeLlmServer(opts: FakeServerOptions = {}): Promise<
             : 'text'
     } else if (opts.defaultReply === 'demo' || model === DEMO_MODEL_ID) {
       // The simulated model says so in the response's model id, whatever was asked for.
-      reply = { text: demoReply({ messages, response_format: body.response_format }) }
+      reply = { text: demoReply({ messages, response_format: body.response_format }, opts.demoResponders) }
       model = DEMO_MODEL_ID
       rec.reply = 'demo'
     } else {

@@ -2,28 +2,24 @@ import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
-import {
-  cancelExperiment,
-  pauseExperiment,
-  resumeExperiment,
-  retrySession,
-  startExperiment,
-} from '@/lib/server/services/experiment-runs'
-import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
-import { experimentDashboard } from '@/lib/server/services/pxp-dashboard'
-import { exportExperiment } from '@/lib/server/services/pxp-export'
+import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
-import { createPxpExperiment } from '@/lib/server/services/experiments'
-import { exportDebates } from '@/lib/server/services/debate-export'
 import {
-  createDebate,
-  getDebate,
-  listDebates,
-  mergeDebateLabels,
-  submitDebateTurn,
-  viewDebate,
-} from '@/lib/server/services/debates'
-import { getPxpSession, listMySessions, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
+  cancelRun,
+  changeSeatModel,
+  createRun,
+  getRun,
+  listRuns,
+  pauseRun,
+  resumeRun,
+  retrySession,
+  retryStalled,
+  runDashboard,
+  startRun,
+  viewRun,
+} from '@/lib/server/services/runs'
+import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
+import { claimSeat, getSession, inspectSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import {
   createConnection,
   deleteConnection,
@@ -103,29 +99,28 @@ export const OPERATIONS: Operation<any, any>[] = [
   importDataset,
   listDatasets,
   getDataset,
-  createPxpExperiment,
-  listExperiments,
-  getExperiment,
-  inspectSession,
-  experimentDashboard,
-  exportExperiment,
   createTaskTemplate,
   listTaskTemplates,
   getTaskTemplate,
   tryMatch,
-  startExperiment,
-  pauseExperiment,
-  resumeExperiment,
-  cancelExperiment,
+  createRun,
+  listRuns,
+  getRun,
+  viewRun,
+  runDashboard,
+  startRun,
+  pauseRun,
+  resumeRun,
+  cancelRun,
   retrySession,
-  listMySessions,
-  getPxpSession,
-  submitHumanMessage,
-  createDebate,
-  listDebates,
-  getDebate,
-  viewDebate,
-  submitDebateTurn,
-  exportDebates,
+  retryStalled,
+  changeSeatModel,
+  exportRun,
+  exportRunFile,
+  myQueue,
+  getSession,
+  submitTurn,
+  claimSeat,
+  inspectSession,
   mergeDebateLabels,
 ]

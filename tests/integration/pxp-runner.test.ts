@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
-import { runPxpSession, stepPxpSession } from '@/lib/server/runner/pxp'
-import { makeStudy, makeUser } from '../support/fixtures'
+import { runSession, stepSession } from '@/lib/server/engine/runner'
+import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 const fake = useFakeLlm()
@@ -11,20 +11,16 @@ const TRUTH = { y: 'Atelectasis', e: 'Volume loss of the left lower lobe with sh
 async function session(
   studyId: string,
   connectionId: string,
-  h: object = { kind: 'proxy', checker: { connectionId, model: 'judge' } },
+  h: Record<string, unknown> = { kind: 'proxy', helpers: { checker: { connectionId, model: 'judge' } } },
 ) {
-  return db.protocolSession.create({
-    data: {
-      studyId,
-      protocol: 'pxp',
-      protocolVersion: '1',
-      config: { n: 10, k: 3 },
-      task: 'rad',
-      instance: { input: { image: 'x.png' }, prediction: TRUTH.y, explanation: TRUTH.e },
-      seats: {
-        m: { kind: 'llm', generator: { connectionId, model: 'gen' }, checker: { connectionId, model: 'judge' } },
-        h,
-      },
+  return makeSession(studyId, {
+    protocol: 'pxp',
+    config: { n: 10, k: 3 },
+    task: 'rad',
+    instance: { input: { image: 'x.png' }, prediction: TRUTH.y, explanation: TRUTH.e },
+    seats: {
+      m: { kind: 'llm', model: { connectionId, model: 'gen' }, helpers: { checker: { connectionId, model: 'judge' } } },
+      h,
     },
   })
 }
@@ -53,7 +49,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
       { match: { model: 'judge', contains: 'Volume loss on the left' }, replies: [{ text: 'Yes' }] },
     ])
     const s = await session(study.id, conn.id)
-    const end = await runPxpSession(s.id)
+    const end = await runSession(s.id)
     expect(end).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const messages = await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })
     expect(messages.map((m) => [m.seq, m.sender, m.tag])).toEqual([
@@ -81,18 +77,19 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     fake().setScript([
       { match: { model: 'gen' }, replies: [{ text: 'Prediction: Pneumonia\nExplanation: x', latencyMs: 50 }] },
     ])
-    const s = await session(study.id, conn.id, { kind: 'human', userId: 'someone' })
-    const [a, b] = await Promise.all([stepPxpSession(s.id), stepPxpSession(s.id)])
+    const expert = await makeUser('expert')
+    const s = await session(study.id, conn.id, { kind: 'human', userId: expert.userId })
+    const [a, b] = await Promise.all([stepSession(s.id), stepSession(s.id)])
     expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
     expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(1)
-    expect(await stepPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'h' })
+    expect(await stepSession(s.id)).toEqual({ kind: 'awaiting', seat: 'h' })
   })
 
   it('a failing model stalls the session with the error; after the fault it resumes where it stopped', async () => {
     const { study, conn } = await setup()
     fake().setScript([{ match: { model: 'gen' }, replies: [{ fault: '500' }] }])
     const s = await session(study.id, conn.id)
-    const r = await stepPxpSession(s.id)
+    const r = await stepSession(s.id)
     expect(r).toMatchObject({ kind: 'stalled', error: expect.stringContaining('server') })
     expect(await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })).toMatchObject({ status: 'stalled' })
     expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(0)
@@ -100,7 +97,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
       { match: { model: 'gen' }, replies: [{ text: `Prediction: Atelectasis\nExplanation: ${TRUTH.e}` }] },
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
-    expect(await runPxpSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
+    expect(await runSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const tags = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
       (m) => m.tag,
     )
@@ -123,26 +120,23 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
     const parts = async (vision: boolean) => {
-      const s = await db.protocolSession.create({
-        data: {
-          studyId: study.id,
-          protocol: 'pxp',
-          protocolVersion: '1',
-          config: { n: 10, k: 3 },
-          task: 'rad',
-          instance: { input: { image: 'x.png' }, prediction: TRUTH.y, explanation: TRUTH.e, datasetId: ds.id },
-          seats: {
-            m: {
-              kind: 'llm',
-              generator: { connectionId: conn.id, model: 'gen', vision },
-              checker: { connectionId: conn.id, model: 'judge' },
-            },
-            h: { kind: 'proxy', checker: { connectionId: conn.id, model: 'judge' } },
+      const s = await makeSession(study.id, {
+        protocol: 'pxp',
+        config: { n: 10, k: 3 },
+        task: 'rad',
+        instance: { input: { image: 'x.png' }, prediction: TRUTH.y, explanation: TRUTH.e, datasetId: ds.id },
+        seats: {
+          m: {
+            kind: 'llm',
+            model: { connectionId: conn.id, model: 'gen', vision },
+            helpers: { checker: { connectionId: conn.id, model: 'judge' } },
           },
+          h: { kind: 'proxy', helpers: { checker: { connectionId: conn.id, model: 'judge' } } },
         },
       })
       const before = fake().requests.length
-      expect(await stepPxpSession(s.id)).toMatchObject({ kind: 'appended', tag: 'INIT' })
+      expect(await stepSession(s.id)).toMatchObject({ kind: 'appended', seq: 1 })
+      expect((await db.protocolMessage.findFirstOrThrow({ where: { sessionId: s.id } })).tag).toBe('INIT')
       const body = fake()
         .requests.slice(before)
         .find((r) => r.model === 'gen')?.body as {
@@ -152,5 +146,19 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     }
     expect(await parts(true)).toContain('data:image/png;base64,iVBORw==')
     expect(await parts(false)).not.toContain('image_url')
+    // The context snapshot and the call log name the image by reference: no base64 is stored.
+    const sessions = await db.protocolSession.findMany({
+      where: { studyId: study.id, instance: { path: ['datasetId'], equals: ds.id } },
+    })
+    const stored = JSON.stringify(
+      await db.contextSnapshot.findMany({ where: { sessionId: { in: sessions.map((x) => x.id) } } }),
+    )
+    expect(stored).toContain('asset:x.png')
+    expect(stored).not.toContain('base64')
+    const calls = JSON.stringify(
+      await db.llmCall.findMany({ where: { sessionRef: { in: sessions.map((x) => x.id) } } }),
+    )
+    expect(calls).toMatch(/asset:x\.png#sha256=[0-9a-f]{64}/)
+    expect(calls).not.toContain('base64')
   })
 })

@@ -24,3 +24,41 @@ export async function makeStudy(owner: Actor, members: Actor[] = []) {
 export async function makeWork(studyId: string, assignee: Actor, title = 'work item') {
   return db.assignment.create({ data: { studyId, userId: assignee.userId, kind: 'review', title } })
 }
+
+/**
+ * A session without a run (the runner's tests): the row, and the people of its human seats. Seats are
+ * the engine's SeatFill shape (lib/server/engine/seats.ts).
+ */
+export async function makeSession(
+  studyId: string,
+  s: {
+    protocol: string
+    config: object
+    task: string
+    instance: object
+    seats: Record<string, Record<string, unknown>>
+  },
+) {
+  const session = await db.protocolSession.create({
+    data: {
+      studyId,
+      protocol: s.protocol,
+      protocolVersion: '1',
+      config: s.config,
+      task: s.task,
+      instance: s.instance,
+      seats: s.seats as object,
+    },
+  })
+  const people = Object.entries(s.seats).filter(([, f]) => f.kind === 'human')
+  if (people.length)
+    await db.sessionSeat.createMany({
+      data: people.map(([seat, f]) => ({
+        sessionId: session.id,
+        seat,
+        userId: (f.userId as string | undefined) ?? null,
+        claimable: f.claimable === true,
+      })),
+    })
+  return session
+}

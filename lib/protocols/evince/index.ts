@@ -4,3 +4,4 @@
  * lib/server/runner/evince.ts.
  */
 export * from './protocol'
+export * from './analysis'

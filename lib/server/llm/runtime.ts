@@ -7,6 +7,7 @@ import {
   createLlmClient,
   type LlmClient,
   LlmError,
+  type Parsed,
 } from '@/lib/llm/client'
 import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
@@ -43,7 +44,25 @@ const g = globalThis as unknown as {
  * this process on first use, so the demo goes through exactly the same SDK path as a real model.
  */
 export function demoEndpoint(): Promise<FakeLlmServer> {
-  g.parleyDemoServer ??= startFakeLlmServer({ defaultReply: 'demo', models: [DEMO_MODEL_ID], recordBodies: false })
+  g.parleyDemoServer ??= (async () => {
+    // Every protocol's demo rules (its plugin's `demo`), so the simulated model plays every seat.
+    const { allPlugins } = await import('@/lib/server/engine/plugins')
+    const plugins = await allPlugins()
+    return startFakeLlmServer({
+      defaultReply: 'demo',
+      demoResponders: [
+        (req) => {
+          for (const p of plugins) {
+            const reply = p.demo?.(req)
+            if (reply !== undefined) return reply
+          }
+          return undefined
+        },
+      ],
+      models: [DEMO_MODEL_ID],
+      recordBodies: false,
+    })
+  })()
   return g.parleyDemoServer
 }
 
@@ -163,6 +182,19 @@ export interface CallContext {
   signal?: AbortSignal
   /** Stream the reply; called with each text delta. */
   onToken?: (delta: string, info: { attempt: number; text: string }) => void
+  /**
+   * How a request is written to the call log (default: as sent). Protocol steps replace inline images
+   * by the asset they came from, so the log names the exact bytes without repeating them.
+   */
+  recordRequest?: (request: unknown) => unknown
+}
+
+/** A reply check for {@link recordedAsk}: the value, or the error the model is re-asked with. */
+export interface AskCheck<T> {
+  parse: (text: string) => Parsed<T>
+  /** Re-asks after an unusable reply (default 2, so 3 asks in all). */
+  maxReasks?: number
+  reaskPrompt?: (error: string) => string
 }
 
 export interface RecordedResult extends ChatResult {
@@ -180,7 +212,29 @@ function json(value: unknown): Prisma.InputJsonValue {
  * error, tokens, latency, time to first token, cost). With `replay`, an identical earlier
  * successful request is served from the log and recorded as a cached row.
  */
-export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: CallContext): Promise<RecordedResult> {
+export function recordedChat(row: ConnectionRow, params: ChatParams, ctx: CallContext): Promise<RecordedResult> {
+  return recorded(row, params, ctx, undefined) as Promise<RecordedResult>
+}
+
+/**
+ * {@link recordedChat} with a check of the reply: an unusable reply is re-asked with the error
+ * (bounded), and its attempt row is marked failed (`invalid_output`), never "ok".
+ */
+export async function recordedAsk<T>(
+  row: ConnectionRow,
+  params: ChatParams,
+  ctx: CallContext,
+  check: AskCheck<T>,
+): Promise<RecordedResult & { value: T }> {
+  return (await recorded(row, params, ctx, check)) as RecordedResult & { value: T }
+}
+
+async function recorded<T>(
+  row: ConnectionRow,
+  params: ChatParams,
+  ctx: CallContext,
+  check: AskCheck<T> | undefined,
+): Promise<RecordedResult & { value?: T }> {
   const hash = promptHash(params)
   const simulated = row.provider === 'demo'
   const base = {
@@ -202,9 +256,13 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
       where: { promptHash: hash, status: 'ok', cached: false },
       orderBy: { createdAt: 'desc' },
     })
-    if (hit?.response) {
-      const response = hit.response as { choices?: Array<{ message?: { content?: string }; finish_reason?: string }> }
-      const text = response.choices?.[0]?.message?.content ?? ''
+    const response = hit?.response as
+      | { choices?: Array<{ message?: { content?: string }; finish_reason?: string }> }
+      | undefined
+    const text = response?.choices?.[0]?.message?.content ?? ''
+    // A cached reply that fails the check is not served: the model is asked again.
+    const checked = check ? check.parse(text) : undefined
+    if (hit?.response && response && (!checked || checked.ok)) {
       ctx.onToken?.(text, { attempt: 1, text })
       const created = await db.llmCall.create({
         data: {
@@ -231,6 +289,7 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
         callIds: [created.id],
         cached: true,
         simulated,
+        ...(checked?.ok ? { value: checked.value } : {}),
       }
     }
   }
@@ -264,7 +323,7 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
         JSON.stringify(base.params),
         base.seed,
         base.promptHash,
-        JSON.stringify(a.request ?? null),
+        JSON.stringify((ctx.recordRequest ? ctx.recordRequest(a.request) : a.request) ?? null),
         a.response ? JSON.stringify(a.response) : null,
         a.error ?? null,
         a.errorKind ?? null,
@@ -282,6 +341,16 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
     callIds.push(created.id)
   }
   const client = await clientFor(row)
+  if (check) {
+    const result = await client.validated(params, check.parse, {
+      signal: ctx.signal,
+      onAttempt,
+      ...(ctx.onToken ? { stream: true, onToken: ctx.onToken } : {}),
+      ...(check.maxReasks !== undefined ? { maxReasks: check.maxReasks } : {}),
+      ...(check.reaskPrompt ? { reaskPrompt: check.reaskPrompt } : {}),
+    })
+    return { ...result, callIds, cached: false, simulated }
+  }
   const result = ctx.onToken
     ? await client.stream(params, { signal: ctx.signal, onAttempt, onToken: ctx.onToken })
     : await client.chat(params, { signal: ctx.signal, onAttempt })

@@ -5,7 +5,8 @@
  * the moderator answer in the shapes the runner asks for. Deterministic and clearly simulated
  * (justifications and the conclusion carry the demo label). Not medical knowledge.
  */
-import { DEMO_LABEL as DEMO_LABEL_TEXT } from './demo-model'
+import { DEMO_LABEL as DEMO_LABEL_TEXT, type DemoRequest } from '@/lib/llm/demo-model'
+import { contentText, lastUserText } from '@/lib/llm/text'
 
 const TABLE: Array<[string, string[]]> = [
   ['Dengue Fever', ['fever', 'joint', 'eyes', 'rash', 'muscle', 'headache', 'red spots']],
@@ -116,4 +117,16 @@ export function demoDebateReply(system: string, user: string): unknown | undefin
     }
   }
   return undefined
+}
+
+/** The demo model's EVINCE answers (JSON), undefined when the request is not a debate's. */
+export function evinceDemo(req: DemoRequest): string | undefined {
+  const format = req.response_format as { type?: string } | undefined
+  if (format?.type !== 'json_object') return undefined
+  const system = req.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => contentText(m.content))
+    .join('\n')
+  const reply = demoDebateReply(system, lastUserText(req.messages))
+  return reply === undefined ? undefined : JSON.stringify(reply)
 }

@@ -7,10 +7,7 @@ import {
   reportProportions,
 } from '@/lib/metrics/intelligibility'
 import { db } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors'
-import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { id, visibleStudies } from '@/lib/server/services/studies'
 
 /**
  * The intelligibility dashboard of a PXP experiment, computed in PostgreSQL. Each session is folded
@@ -111,65 +108,52 @@ export async function tagSequences(experimentId: string, limit = 15) {
   return rows.map((r) => ({ sequence: r.sequence, sessions: num(r.sessions) }))
 }
 
-async function findExperiment(actor: Parameters<typeof visibleStudies>[0], experimentId: string) {
-  const e = await db.experiment.findFirst({
-    where: { id: experimentId, study: visibleStudies(actor) },
-    include: { study: { select: { id: true, name: true } } },
-  })
-  if (!e) throw notFound('Experiment')
-  return e
-}
-
-export const experimentDashboard = defineOperation({
-  name: 'experiments.dashboard',
-  scope: 'dashboards:read',
-  input: z.object({
-    experimentId: id,
-    ...pageInput,
-    class: z.enum(Object.keys(SESSION_CLASSES) as [SessionClass, ...SessionClass[]]).optional(),
-  }),
-  async run(actor, input) {
-    const experiment = await findExperiment(actor, input.experimentId)
-    const filter = input.class ? Prisma.sql`WHERE ${SESSION_CLASSES[input.class]}` : Prisma.empty
-    const { skip, take } = skipTake(input.page, input.pageSize)
-    const [report, sequences, sessions, totals] = await Promise.all([
-      experimentIntelligibility(experiment.id),
-      tagSequences(experiment.id),
-      db.$queryRaw<
-        Array<{
-          id: string
-          repetition: number
-          position: number
-          sequence: string
-          oh: boolean
-          om: boolean
-          sh: boolean
-          sm: boolean
-          uh: boolean
-          um: boolean
-        }>
-      >`
-        WITH s AS (${summaries(experiment.id)})
-        SELECT s.id, s.repetition, s.position,
-          (SELECT string_agg(m.tag || '_' || m.sender, ' ' ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS sequence,
-          ${ONE_WAY('h')} AS oh, ${ONE_WAY('m')} AS om, ${STRONG('h')} AS sh, ${STRONG('m')} AS sm,
-          ${ULTRA('h')} AS uh, ${ULTRA('m')} AS um
-        FROM s ${filter}
-        ORDER BY s.repetition, s.position LIMIT ${take} OFFSET ${skip}`,
-      db.$queryRaw<Array<{ n: N; open: N }>>`
-        WITH s AS (${summaries(experiment.id)})
-        SELECT count(*) AS n,
-          (SELECT count(*) FROM "ProtocolSession" p WHERE p."experimentId" = ${experiment.id} AND p.status <> 'done') AS open
-        FROM s ${filter}`,
-    ])
-    const total = num(totals[0]?.n)
-    return {
-      experiment: { id: experiment.id, name: experiment.name, status: experiment.status, study: experiment.study },
-      report,
-      proportions: report ? reportProportions(report) : null,
-      sequences,
-      unfinished: num(totals[0]?.open),
-      sessions: pageOf(sessions, total, input.page, input.pageSize),
-    }
-  },
+/** The dashboard of a run: Fig. 4 and Fig. 5 numbers, tag sequences, and a page of sessions by class. */
+export const PxpDashboardArgs = z.object({
+  ...pageInput,
+  class: z.enum(Object.keys(SESSION_CLASSES) as [SessionClass, ...SessionClass[]]).optional(),
 })
+
+export async function pxpDashboard(experimentId: string, rawArgs: Record<string, string | undefined>) {
+  const input = PxpDashboardArgs.parse(rawArgs)
+  const filter = input.class ? Prisma.sql`WHERE ${SESSION_CLASSES[input.class]}` : Prisma.empty
+  const { skip, take } = skipTake(input.page, input.pageSize)
+  const [report, sequences, sessions, totals] = await Promise.all([
+    experimentIntelligibility(experimentId),
+    tagSequences(experimentId),
+    db.$queryRaw<
+      Array<{
+        id: string
+        repetition: number
+        position: number
+        sequence: string
+        oh: boolean
+        om: boolean
+        sh: boolean
+        sm: boolean
+        uh: boolean
+        um: boolean
+      }>
+    >`
+      WITH s AS (${summaries(experimentId)})
+      SELECT s.id, s.repetition, s.position,
+        (SELECT string_agg(m.tag || '_' || m.sender, ' ' ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS sequence,
+        ${ONE_WAY('h')} AS oh, ${ONE_WAY('m')} AS om, ${STRONG('h')} AS sh, ${STRONG('m')} AS sm,
+        ${ULTRA('h')} AS uh, ${ULTRA('m')} AS um
+      FROM s ${filter}
+      ORDER BY s.repetition, s.position LIMIT ${take} OFFSET ${skip}`,
+    db.$queryRaw<Array<{ n: N; open: N }>>`
+      WITH s AS (${summaries(experimentId)})
+      SELECT count(*) AS n,
+        (SELECT count(*) FROM "ProtocolSession" p WHERE p."experimentId" = ${experimentId} AND p.status NOT IN ('done', 'cancelled')) AS open
+      FROM s ${filter}`,
+  ])
+  const total = num(totals[0]?.n)
+  return {
+    report,
+    proportions: report ? reportProportions(report) : null,
+    sequences,
+    unfinished: num(totals[0]?.open),
+    sessions: pageOf(sessions, total, input.page, input.pageSize),
+  }
+}

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { align } from '@/lib/metrics/evince'
 import { evinceConfig, type TurnMessage } from '@/lib/protocols/evince'
 import { critPrompt, critReply, debaterPrompt, reportPrompt, reportReply, turnReply } from '@/lib/tasks/evince-prompts'
-import { DEMO_LABEL, demoReply } from './demo-model'
+import { DEMO_LABEL, demoReply } from '@/lib/llm/demo-model'
+import { evinceDemo } from './demo'
 
 const json = (messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>) =>
-  JSON.parse(demoReply({ messages, response_format: { type: 'json_object' } }))
+  JSON.parse(demoReply({ messages, response_format: { type: 'json_object' } }, [evinceDemo]))
 
 describe('the demo model in an EVINCE debate', () => {
   const config = evinceConfig.parse({ k: 3 })

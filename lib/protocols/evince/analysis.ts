@@ -1,0 +1,111 @@
+/**
+ * What the pages and exports of a debate run derive from replayed debates (pure): one flat record per
+ * round, one result per case, batch accuracy of A alone, B's first answer and the debate, and the
+ * confusion of the final top-1 against the ground truth.
+ */
+import { accuracy, canonicalLabel, entropy, type LabelProb, type RoundMetrics } from '../../metrics/evince'
+import { type EvinceInstance, type EvinceRound, type EvinceState, finalDistribution } from './protocol'
+
+/** One round's numbers, flat: what the charts, the metrics table and the rounds export show. */
+export type RoundPoint = { round: number; delta: number } & Omit<
+  RoundMetrics,
+  'labels' | 'wdOrdinal' | 'rawSumA' | 'rawSumB' | 'warnings'
+> & { critA: number | null; critB: number | null; crit: number | null }
+
+/** The complete rounds (both turns in) as flat points. */
+export function roundPoints(rounds: readonly EvinceRound[]): RoundPoint[] {
+  return rounds.flatMap((r) => {
+    if (!r.metrics) return []
+    const { labels: _l, wdOrdinal: _o, rawSumA: _a, rawSumB: _b, warnings: _w, ...metrics } = r.metrics
+    return [
+      {
+        round: r.round,
+        delta: r.delta,
+        ...metrics,
+        critA: r.critA?.score ?? null,
+        critB: r.critB?.score ?? null,
+        crit: r.crit ?? null,
+      },
+    ]
+  })
+}
+
+export interface CaseResult {
+  sessionId: string
+  position: number
+  status: string
+  stopReason: string | null
+  symptoms: string
+  truth: string
+  rounds: number
+  aloneA: LabelProb[] | null
+  firstB: LabelProb[] | null
+  final: LabelProb[] | null
+  /** EnToPPS (appendix F) of the same last round, for comparison. */
+  entopps: LabelProb[] | null
+  finalEntropy: number | null
+}
+
+/** A replayed debate as one case's result (finals only for finished debates). */
+export function caseResult(
+  s: { id: string; position: number; status: string; stopReason: string | null },
+  instance: EvinceInstance,
+  state: EvinceState,
+): CaseResult {
+  const final = finalDistribution(state)
+  const first = state.rounds[0]
+  const done = s.status === 'done'
+  return {
+    sessionId: s.id,
+    position: s.position,
+    status: s.status,
+    stopReason: s.stopReason,
+    symptoms: instance.input.symptoms,
+    truth: instance.prediction,
+    rounds: state.rounds.filter((r) => r.A && r.B).length,
+    aloneA: first?.A?.predictions ?? null,
+    firstB: first?.B?.predictions ?? null,
+    final: done ? (final?.crit ?? null) : null,
+    entopps: done ? (final?.entopps ?? null) : null,
+    finalEntropy: done && final ? entropy(final.crit.map((p) => p.probability)) : null,
+  }
+}
+
+/** Accuracy (top-1, top-k, MRR with 95% intervals) of A alone, B's first answer and the debate. */
+export function batchAccuracy(cases: CaseResult[], k: number, aliases: Record<string, string>) {
+  const withTruth = cases.filter((c) => c.truth && c.status === 'done')
+  const of = (pick: (c: CaseResult) => LabelProb[] | null) =>
+    accuracy(
+      withTruth.flatMap((c) => {
+        const d = pick(c)
+        return d ? [{ truth: c.truth, final: d }] : []
+      }),
+      k,
+      aliases,
+    )
+  return {
+    n: withTruth.length,
+    rows: [
+      { key: 'A', label: 'Debater A alone (round 1)', ...of((c) => c.aloneA) },
+      { key: 'B', label: "Debater B, round 1 (after seeing A's answer)", ...of((c) => c.firstB) },
+      { key: 'debate', label: 'EVINCE debate (CRIT-weighted P_f)', ...of((c) => c.final) },
+      { key: 'entopps', label: 'EVINCE debate, EnToPPS combination', ...of((c) => c.entopps) },
+    ],
+  }
+}
+
+/** Final top-1 against the ground truth, labels canonicalised: {truth → {predicted → count}}. */
+export function confusion(cases: CaseResult[], aliases: Record<string, string>) {
+  const m = new Map<string, Map<string, number>>()
+  for (const c of cases) {
+    if (!c.truth || !c.final?.length) continue
+    const t = canonicalLabel(c.truth, aliases)
+    const p = canonicalLabel(c.final[0]?.label ?? '', aliases)
+    const row = m.get(t) ?? new Map<string, number>()
+    row.set(p, (row.get(p) ?? 0) + 1)
+    m.set(t, row)
+  }
+  const truths = [...m.keys()].sort()
+  const predicted = [...new Set([...m.values()].flatMap((r) => [...r.keys()]))].sort()
+  return { truths, predicted, counts: truths.map((t) => predicted.map((p) => m.get(t)?.get(p) ?? 0)) }
+}

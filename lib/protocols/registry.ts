@@ -1,0 +1,33 @@
+/**
+ * The protocols Parley runs, in one place. Adding a protocol: its pure module under
+ * lib/protocols/<id>, its id here, its server plugin in lib/server/protocols/registry.ts and its UI in
+ * components/protocols/registry.tsx; each registry is typed by {@link ProtocolId}, so a protocol
+ * missing from any of them does not compile.
+ */
+import { evince } from './evince'
+import { pxp } from './pxp'
+import type { AnyProtocol } from './types'
+
+export const PROTOCOL_IDS = ['pxp', 'evince'] as const
+export type ProtocolId = (typeof PROTOCOL_IDS)[number]
+
+export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = { pxp, evince }
+
+/** Protocols a study may be set up for before Parley runs them (the seeds' next systems). */
+export const PLANNED_PROTOCOLS = {
+  rehac: 'ReHAC collaboration',
+  mint: 'MINT multi-turn feedback',
+  relevance: 'LLM relevance labelling',
+} as const
+
+export function isProtocolId(id: string): id is ProtocolId {
+  return (PROTOCOL_IDS as readonly string[]).includes(id)
+}
+
+/** Every protocol a study can name, with its label (running ones first). */
+export function studyProtocolChoices(): Array<{ id: string; label: string; runs: boolean }> {
+  return [
+    ...PROTOCOL_IDS.map((id) => ({ id, label: protocols[id].label, runs: true })),
+    ...Object.entries(PLANNED_PROTOCOLS).map(([id, label]) => ({ id, label, runs: false })),
+  ]
+}

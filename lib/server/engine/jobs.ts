@@ -1,0 +1,154 @@
+import type PgBoss from 'pg-boss'
+import { sql } from '@/lib/server/db'
+import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/server/engine/runner'
+import { jobSettings, queue } from '@/lib/server/jobs/queue'
+
+/**
+ * Sessions on the job queue, for every protocol: queue `session-step`, one job per session. A job
+ * advances its session message by message until it needs a person, stalls or ends, or has used its
+ * quantum (`PARLEY_JOB_SLICE_MS`), and then puts the session at the back of the queue, so sessions
+ * share the workers round robin. The job carries no protocol: the session row says which. A crash
+ * costs at most the message in flight; the (session, seq) key makes a re-run harmless (two jobs
+ * racing for one message yield one message, and the loser's job ends), so duplicates die out.
+ */
+export const STEP_QUEUE = 'session-step'
+/** The queue before the engine (PXP and EVINCE shared it); workers drain what is left in it. */
+export const LEGACY_QUEUES = ['pxp-step'] as const
+
+export interface StepJob {
+  sessionId: string
+  /** The run (for cancel to drop its queued jobs); null for a session without a run. */
+  experimentId: string | null
+}
+
+/** The ids of the workers running in this process. */
+const localWorkers = new Set<string>()
+
+export async function enqueueSteps(sessionIds: readonly string[], experimentId: string | null): Promise<void> {
+  if (!sessionIds.length) return
+  const b = await queue(STEP_QUEUE)
+  const { expireInSeconds } = jobSettings()
+  await b.insert(
+    sessionIds.map((sessionId) => ({
+      name: STEP_QUEUE,
+      data: { sessionId, experimentId } satisfies StepJob,
+      expireInSeconds,
+      retryLimit: 5,
+      retryDelay: 1,
+    })),
+  )
+  // Workers of this process fetch now instead of at their next poll (up to half a second later).
+  for (const id of localWorkers) b.notifyWorker(id)
+}
+
+/** Drop the queued (not yet started) steps of a run. */
+export async function dropQueuedSteps(experimentId: string): Promise<number> {
+  try {
+    const { rowCount } = await sql().query(
+      `DELETE FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') AND data->>'experimentId' = $2`,
+      [[STEP_QUEUE, ...LEGACY_QUEUES], experimentId],
+    )
+    return rowCount ?? 0
+  } catch {
+    return 0 // the queue's schema does not exist yet: nothing was ever queued
+  }
+}
+
+/**
+ * The sessions a run (re)starts from: every session that is queued or was left running by a worker
+ * that died (a chained session waits for its predecessor and is not among them). Sessions waiting for
+ * a person or stalled are not enqueued: a submission or a Retry moves them.
+ */
+export async function runnableSessions(experimentId: string): Promise<string[]> {
+  const { rows } = await sql().query<{ id: string }>(
+    `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status IN ('queued', 'running')
+     ORDER BY repetition, position`,
+    [experimentId],
+  )
+  return rows.map((r) => r.id)
+}
+
+/**
+ * One job: advance one session step by step until it needs a person, stalls, ends, or the job has
+ * used its quantum; then enqueue it again at the back of the queue. Every step reads the run's status
+ * with the session (or from its last append) and does nothing unless the run is running, so a pause
+ * holds within one message.
+ */
+export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult) => void } = {}): Promise<void> {
+  const { expireInSeconds, sliceMs } = jobSettings()
+  const budgetMs = Math.min((expireInSeconds * 1000) / 2, sliceMs)
+  const started = Date.now()
+  let loaded: Loaded | undefined
+  for (;;) {
+    let r: StepResult
+    try {
+      r = await stepSession(
+        job.sessionId,
+        loaded ? { onlyIfRunning: true, loaded } : { onlyIfRunning: true, claim: true },
+      )
+    } catch (err) {
+      // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
+      console.error(`[parley] step of session ${job.sessionId} failed:`, err)
+      await markStalled(
+        { id: job.sessionId, experimentId: job.experimentId, status: 'running' },
+        `internal: ${(err as Error).message}`,
+      ).catch(() => {})
+      return
+    }
+    hooks.onStep?.(r)
+    if (r.kind === 'paused') {
+      // Paused or cancelled: a session a worker had taken is queued again for the resume.
+      await sql().query(`UPDATE "ProtocolSession" SET status = 'queued' WHERE id = $1 AND status = 'running'`, [
+        job.sessionId,
+      ])
+      return
+    }
+    if (r.kind !== 'appended' || r.done) return
+    loaded = r.next
+    if (Date.now() - started > budgetMs) {
+      // Back of the queue: the session is queued again (honestly), unless the run stopped meanwhile.
+      const { rows } = await sql().query<{ status: string | null }>(
+        `WITH u AS (UPDATE "ProtocolSession" SET status = 'queued' WHERE id = $1 AND status = 'running' RETURNING id)
+         SELECT (SELECT status FROM "Experiment" WHERE id = $2) AS status`,
+        [job.sessionId, job.experimentId],
+      )
+      if (!job.experimentId || rows[0]?.status === 'running') await enqueueSteps([job.sessionId], job.experimentId)
+      return
+    }
+  }
+}
+
+export interface Workers {
+  stop(): Promise<void>
+}
+
+/** Work the step queue (and what is left in the legacy queue) in this process with `count` concurrent steps. */
+export async function startWorkers(count = jobSettings().workers): Promise<Workers> {
+  const b: PgBoss = await queue(STEP_QUEUE)
+  const ids: string[] = []
+  const work = async (name: string, i: number) => {
+    await queue(name)
+    const id = await b.work<StepJob>(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
+      try {
+        for (const job of jobs)
+          await handleStep({ sessionId: job.data.sessionId, experimentId: job.data.experimentId ?? null })
+      } finally {
+        // pg-boss 10 sleeps a polling interval after every fetch unless told there is more work.
+        const me = ids[i]
+        if (me) b.notifyWorker(me)
+      }
+    })
+    ids[i] = id
+    if (name === STEP_QUEUE) localWorkers.add(id)
+  }
+  for (let i = 0; i < count; i++) await work(STEP_QUEUE, i)
+  for (const legacy of LEGACY_QUEUES) await work(legacy, count)
+  return {
+    async stop() {
+      for (const id of ids) {
+        localWorkers.delete(id)
+        await b.offWork({ id })
+      }
+    },
+  }
+}

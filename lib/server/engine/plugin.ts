@@ -1,0 +1,192 @@
+import type { z } from 'zod'
+import type { DemoRequest } from '@/lib/llm/demo-model'
+import type { AnyProtocol, Ask, BaseMessage } from '@/lib/protocols/types'
+import type { Actor } from '@/lib/server/actor'
+import type { LlmTools } from '@/lib/server/engine/llm'
+import type { Seats, SeatFill } from '@/lib/server/engine/seats'
+
+/**
+ * What a protocol brings to the engine besides its pure module: how its LLM, proxy and program
+ * agents answer an ask, what a person submits for a turn, how a run is set up, what the pages
+ * read, what can be exported, and how the offline demo model plays it. One plugin per protocol
+ * (`lib/server/protocols/<id>/plugin.ts`), registered in `lib/server/protocols/registry.ts`. The
+ * engine (lib/server/engine) and the generic services and pages only ever talk to this interface.
+ */
+
+/** A session as a step sees it: the stored row with its message bodies, in seq order. */
+export interface StepSession {
+  id: string
+  studyId: string
+  experimentId: string | null
+  protocol: string
+  task: string
+  repetition: number
+  position: number
+  status: string
+  awaitingSeat: string | null
+  config: unknown
+  seats: unknown
+  instance: unknown
+  messages: BaseMessage[]
+  /** The run's status (null for a session without a run). */
+  runStatus: string | null
+  /** The session belongs to a chain (carry-over): it starts after the previous one ends. */
+  chained: boolean
+}
+
+/** A session's stored config, split into the protocol's config and the plugin's extras. */
+export interface SessionConfig<C = unknown, X = unknown> {
+  config: C
+  extras: X
+}
+
+/** Everything a step knows about the session, parsed. */
+export interface SessionContext<C = any, I = any, S = any> {
+  session: StepSession
+  config: C
+  extras: any
+  instance: I
+  seats: Seats
+  state: S
+}
+
+export interface AgentContext<C = any, I = any, S = any, A extends Ask<string, string, string> = any>
+  extends SessionContext<C, I, S> {
+  ask: A
+  fill: SeatFill
+  llm: LlmTools
+  /** A person fills another seat and may watch the session live (stream the answer to them). */
+  watched: boolean
+  /** The message bodies of the earlier sessions of this session's chain (carry-over), in order. */
+  chain(): Promise<BaseMessage[][]>
+}
+
+/** What an agent (or a person's submission) writes: one message, and what it was conditioned on. */
+export interface Produced<M extends BaseMessage = BaseMessage> {
+  message: M
+  /** C: what the sender was conditioned on (the assembled prompt), for the inspector. */
+  context?: unknown
+  /** Kept beside the message in M's payload (raw reply, warnings, the judgements behind a tag …). */
+  meta?: Record<string, unknown>
+  /** The LLM call that produced it. */
+  callId?: string | null
+}
+
+export type Agent = (ctx: AgentContext) => Promise<Produced>
+
+export interface HumanContext<C = any, I = any, S = any, A extends Ask<string, string, string> = any>
+  extends SessionContext<C, I, S> {
+  ask: A
+  /** The seat the person fills (whose turn it is). */
+  seat: string
+  actor: Actor
+}
+
+/** The indexed columns of a message (M's receiver, and projections dashboards query). */
+export interface Projection {
+  receiver: string
+  tag?: string | null
+  prediction?: string | null
+  explanation?: string | null
+}
+
+/** A run as the setup of a protocol plans it; the engine validates it and writes it. */
+export interface RunPlan {
+  name: string
+  /** The task or instance kind (rad, drug, generic, cases, clembench …). */
+  task: string
+  datasetId: string
+  /** The config every session gets (the protocol's config plus the plugin's extras). */
+  config: unknown
+  /** The seat template of the run (shown on the run page; sessions may differ, e.g. round-robin experts). */
+  seats: Seats
+  repetitions: number
+  /** Sessions of one repetition form a chain: each starts when the one before it ends (carry-over). */
+  chained: boolean
+  sessions: Array<{
+    instanceId: string | null
+    instance: unknown
+    seats: Seats
+    repetition: number
+    position: number
+  }>
+  analysis?: unknown
+  /** Facts for the audit row. */
+  audit?: Record<string, unknown>
+}
+
+export interface SetupTools {
+  /** The instances of a dataset of the study, in their stored order (the first `take` when given). */
+  instances(
+    datasetId: string,
+    take?: number,
+  ): Promise<
+    Array<{ id: string; index: number; input: unknown; prediction: string; explanation: string; meta: unknown }>
+  >
+}
+
+/** One exportable table of a run: rows as plain objects (streamed). */
+export interface ExportTable {
+  label: string
+  description?: string
+  /** Streams the rows of the run, in a stable order. */
+  rows(runId: string): AsyncIterable<Record<string, unknown>>
+}
+
+/** A file of a run (a zip of clembench's folder layout …). */
+export interface ExportFile {
+  label: string
+  description?: string
+  filename: string
+  contentType: string
+  build(runId: string): Promise<Uint8Array>
+}
+
+export interface ViewContext<C = any, I = any, S = any> extends SessionContext<C, I, S> {
+  /** The seats the viewer fills in this session (empty for researchers and viewers). */
+  mySeats: string[]
+  ask: Ask<string, string, string> | null
+}
+
+export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
+  protocol: P
+  /** Splits a session's stored config (default: all of it is the protocol's). */
+  sessionConfig?(raw: unknown, task: string): SessionConfig
+  /** Agents by kind; `program` agents by program name. */
+  agents: {
+    llm?: Agent
+    proxy?: Agent
+    program?: Record<string, Agent>
+  }
+  human: {
+    /** What a person submits for a turn (besides the session and the message number). */
+    input: z.ZodType<unknown, any>
+    /** The person's input → the protocol's message; throws an AppError (400) for input the rules refuse. */
+    toMessage(ctx: HumanContext, input: any): Produced | Promise<Produced>
+    /** The turn form's fields → the input (the browser's form; REST and the CLI send the input itself). */
+    fromForm?(form: Record<string, unknown>): unknown
+  }
+  /** M's receiver and indexed projections of a message. */
+  project(message: any, meta: Record<string, unknown> | undefined, seats: Seats): Projection
+  setup: {
+    input: z.ZodType<unknown, any>
+    plan(actor: Actor, studyId: string, input: any, tools: SetupTools): Promise<RunPlan>
+    /** The set-up form's fields → the input (the browser's form; REST and the CLI send the input itself). */
+    fromForm?(form: Record<string, unknown>): unknown
+  }
+  /** Extra tables and files of a run beside the generic D, M and C. */
+  exports?: Record<string, ExportTable>
+  files?: Record<string, ExportFile>
+  views: {
+    /** What the session page shows beside the log (participants never see the ground truth). */
+    session(ctx: ViewContext): unknown | Promise<unknown>
+    /** The run page's protocol part (results, accuracy …). */
+    run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
+    /** The protocol's dashboard (intelligibility, clemscore …). */
+    dashboard?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
+  }
+  /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
+  demo?(req: DemoRequest): string | undefined
+  /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
+  title?(instance: unknown, task: string): string
+}

@@ -1,0 +1,393 @@
+import { randomUUID } from 'node:crypto'
+import { LlmError } from '@/lib/llm/client'
+import { type Ask, type BaseMessage, ProtocolError, replay } from '@/lib/protocols/types'
+import { sql } from '@/lib/server/db'
+import { isUniqueViolation } from '@/lib/server/errors'
+import { llmTools } from '@/lib/server/engine/llm'
+import type { AgentContext, ProtocolPlugin, Produced, SessionContext, StepSession } from '@/lib/server/engine/plugin'
+import { pluginFor } from '@/lib/server/engine/plugins'
+import { Seats } from '@/lib/server/engine/seats'
+import { publish, publishSession } from '@/lib/server/live'
+
+/**
+ * The one runner (DESIGN.md "one runner"). A step loads a session (one statement), replays its log
+ * through the protocol, asks `next`, and dispatches the ask to the seat's agent: a person leaves the
+ * session `awaiting`; an LLM, proxy or program agent writes exactly one message, which is validated
+ * with the protocol's `apply` before it is stored. M + C + the session's status are one statement
+ * keyed by (session, seq), so a racing step gets `conflict` and nothing is written twice; the live
+ * notice goes out after the commit. An LLM failure after the client's retries (or a message the
+ * protocol refuses) stalls the session with the error and appends nothing: it stays resumable.
+ * Within one job the session's state is carried from step to step, so a step costs one statement
+ * besides its model calls.
+ */
+
+export interface Loaded {
+  session: StepSession
+  plugin: ProtocolPlugin
+  ctx: SessionContext
+  /** Carry-over logs of the chain, read once per job. */
+  chainLogs?: Promise<BaseMessage[][]>
+}
+
+export type StepResult =
+  | { kind: 'appended'; seq: number; next: Loaded; done: boolean }
+  | { kind: 'done'; reason: string }
+  | { kind: 'awaiting'; seat: string }
+  | { kind: 'conflict'; seq: number }
+  | { kind: 'stalled'; error: string }
+  /** The run is not running (paused, cancelled, finished): nothing was done. */
+  | { kind: 'paused' }
+  /** The session waits for the previous session of its chain, or was cancelled. */
+  | { kind: 'idle'; status: string }
+
+/** Timing of every step (the runner's own time is totalMs − llmMs); used by the benchmarks. */
+export type StepTiming = { kind: StepResult['kind']; totalMs: number; llmMs: number }
+let stepObserver: ((t: StepTiming) => void) | undefined
+export function observeSteps(fn: ((t: StepTiming) => void) | undefined) {
+  stepObserver = fn
+}
+
+type Row = Omit<StepSession, 'messages'> & { messages: BaseMessage[] | null; claimed: boolean }
+
+/**
+ * The session, its messages' bodies and its run's status and carry-over flag: one statement. With
+ * `claim`, a queued session is marked running in the same statement (a worker has it now).
+ */
+export async function loadSession(sessionId: string, claim = false): Promise<StepSession> {
+  const { rows } = await sql().query<Row>(
+    `WITH c AS (
+       UPDATE "ProtocolSession" SET status = 'running', "updatedAt" = now()
+       WHERE $2 AND id = $1 AND status = 'queued' RETURNING id
+     )
+     SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
+            s."awaitingSeat", s.config, s.seats, s.instance, e.status AS "runStatus",
+            COALESCE(e."carryOver", false) AS chained, EXISTS (SELECT 1 FROM c) AS claimed,
+            (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
+     FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     WHERE s.id = $1`,
+    [sessionId, claim],
+  )
+  const row = rows[0]
+  if (!row) throw new Error(`Session ${sessionId} does not exist.`)
+  const { claimed, ...rest } = row
+  return { ...rest, status: claimed ? 'running' : row.status, messages: row.messages ?? [] }
+}
+
+/** Parse a loaded session and replay its log. Throws for an unknown protocol or a corrupt log. */
+export async function prepare(session: StepSession): Promise<Loaded> {
+  const plugin = await pluginFor(session.protocol)
+  const { config, extras } = plugin.sessionConfig
+    ? plugin.sessionConfig(session.config, session.task)
+    : { config: plugin.protocol.config.parse(session.config), extras: undefined }
+  const instance = plugin.protocol.instance.parse(session.instance)
+  const seats = Seats.parse(session.seats)
+  const state = replay(plugin.protocol, config, instance, session.messages)
+  return { session, plugin, ctx: { session, config, extras, instance, seats, state } }
+}
+
+export interface StepOptions {
+  /** Only step while the run is running (the job queue); the status is read with the session. */
+  onlyIfRunning?: boolean
+  /** The session as the previous step of this job left it. */
+  loaded?: Loaded
+  /** Mark a queued session running (a worker took it). */
+  claim?: boolean
+}
+
+export async function stepSession(sessionId: string, opts: StepOptions = {}): Promise<StepResult> {
+  const clock = { llmMs: 0 }
+  const t0 = performance.now()
+  const r = await step(sessionId, clock, opts)
+  stepObserver?.({ kind: r.kind, totalMs: performance.now() - t0, llmMs: clock.llmMs })
+  return r
+}
+
+const OPEN = new Set(['queued', 'running', 'awaiting', 'stalled'])
+
+async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptions): Promise<StepResult> {
+  const loaded =
+    opts.loaded?.session.id === sessionId ? opts.loaded : await prepare(await loadSession(sessionId, opts.claim))
+  const { session, plugin, ctx } = loaded
+  if (opts.onlyIfRunning && session.experimentId && session.runStatus !== 'running') return { kind: 'paused' }
+  if (session.status === 'waiting' || session.status === 'cancelled') return { kind: 'idle', status: session.status }
+  // On the queue a stalled session waits for a Retry (a stale duplicate job must not call the model).
+  if (opts.onlyIfRunning && session.status === 'stalled') return { kind: 'idle', status: session.status }
+  const ask = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
+  if (ask.done) {
+    await finish(session, ask.reason)
+    return { kind: 'done', reason: ask.reason }
+  }
+  const fill = ctx.seats[ask.seat]
+  if (!fill) return markStalled(session, `internal: the ${ask.seat} seat is not filled.`)
+  if (fill.kind === 'human') {
+    await markAwaiting(session, ask.seat)
+    return { kind: 'awaiting', seat: ask.seat }
+  }
+  const agent = fill.kind === 'program' ? plugin.agents.program?.[fill.program] : plugin.agents[fill.kind]
+  if (!agent) return markStalled(session, `internal: no ${fill.kind} agent for the ${ask.seat} seat.`)
+  const j = ask.j
+  const dataset = (ctx.instance as { datasetId?: unknown } | null)?.datasetId
+  const watched = Object.entries(ctx.seats).some(([seat, f]) => seat !== ask.seat && f.kind === 'human')
+  const agentCtx: AgentContext = {
+    ...ctx,
+    ask,
+    fill,
+    watched,
+    llm: llmTools({
+      studyId: session.studyId,
+      sessionId,
+      seq: j,
+      ...(typeof dataset === 'string' ? { datasetId: dataset } : {}),
+      clock,
+      seat: ask.seat,
+      stream: (seat) => streamTo(sessionId, j, seat),
+    }),
+    chain: () => {
+      loaded.chainLogs ??= chainLogs(session)
+      return loaded.chainLogs
+    },
+  }
+  try {
+    const produced = await agent(agentCtx)
+    const after = plugin.protocol.apply(ctx.state, produced.message)
+    const next = plugin.protocol.next(after)
+    const runStatus = await appendMessage(loaded, produced, next.done ? next.reason : null, 'running')
+    notifyAppended(session, j, next.done ? next.reason : null)
+    const nextLoaded: Loaded = {
+      ...loaded,
+      session: {
+        ...session,
+        status: next.done ? 'done' : 'running',
+        runStatus,
+        messages: [...session.messages, produced.message],
+      },
+      ctx: { ...ctx, state: after },
+    }
+    nextLoaded.ctx.session = nextLoaded.session
+    if (next.done) await afterSessionDone(sessionId)
+    return { kind: 'appended', seq: j, next: nextLoaded, done: next.done }
+  } catch (err) {
+    if (isUniqueViolation(err)) return { kind: 'conflict', seq: j }
+    if (err instanceof LlmError) return markStalled(session, `${err.kind}: ${err.message}`)
+    if (err instanceof ProtocolError) return markStalled(session, `${err.code}: ${err.message}`)
+    throw err
+  }
+}
+
+/** The bodies of the earlier sessions of a session's chain, in order (carry-over context). */
+async function chainLogs(session: StepSession): Promise<BaseMessage[][]> {
+  if (!session.chained || !session.experimentId) return []
+  const { rows } = await sql().query<{ messages: BaseMessage[] | null }>(
+    `SELECT (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
+     FROM "ProtocolSession" s
+     WHERE s."experimentId" = $1 AND s.repetition = $2 AND s.position < $3
+     ORDER BY s.position`,
+    [session.experimentId, session.repetition, session.position],
+  )
+  return rows.map((r) => r.messages ?? [])
+}
+
+/** Runs one statement and returns its rows (the pg pool by default; a Prisma transaction for human turns). */
+export type Exec = <R>(text: string, params: unknown[]) => Promise<R[]>
+const pgExec: Exec = async <R>(text: string, params: unknown[]) => (await sql().query(text, params)).rows as R[]
+
+/** NUL cannot be stored in PostgreSQL text or jsonb; it is kept as the visible escape "\u0000". */
+export function storable(json: string): string {
+  return json.includes('\\u0000') ? json.replaceAll('\\u0000', '\\\\u0000') : json
+}
+
+/**
+ * Append one message: M + C + the session's status (and its stop reason when this message ends the
+ * session) in one statement. Returns the run's status as of the append. Throws a unique violation
+ * when another writer took the message number. The caller sends the live notice after the commit.
+ */
+export async function appendMessage(
+  loaded: Loaded,
+  produced: Produced,
+  doneReason: string | null,
+  status: 'running' | 'queued',
+  author?: { userId: string },
+  exec: Exec = pgExec,
+): Promise<string | null> {
+  const { session, plugin, ctx } = loaded
+  const m = produced.message
+  const p = plugin.project(m, produced.meta, ctx.seats)
+  const rows = await exec<{ runStatus: string | null }>(
+    `WITH m AS (
+       INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, body, tag, prediction, explanation,
+                                      payload, "llmCallId", "authorUserId")
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11, $12)
+       RETURNING "sessionId"
+     ), c AS (
+       INSERT INTO "ContextSnapshot" ("sessionId", seq, context)
+       SELECT "sessionId", $3, $13::jsonb FROM m
+     ), u AS (
+       UPDATE "ProtocolSession"
+       SET status = CASE WHEN $14::text IS NULL THEN $15 ELSE 'done' END, "stopReason" = $14,
+           "doneAt" = CASE WHEN $14::text IS NULL THEN NULL ELSE now() END,
+           "stallError" = NULL, "awaitingSeat" = NULL, "updatedAt" = now()
+       WHERE id = (SELECT "sessionId" FROM m)
+       RETURNING id
+     )
+     SELECT (SELECT count(*) FROM u) AS updated, (SELECT status FROM "Experiment" WHERE id = $16) AS "runStatus"`,
+    [
+      randomUUID(),
+      session.id,
+      m.seq,
+      m.sender,
+      p.receiver,
+      storable(JSON.stringify(m)),
+      p.tag ?? null,
+      p.prediction ?? null,
+      p.explanation ?? null,
+      storable(JSON.stringify(produced.meta ?? {})),
+      produced.callId ?? null,
+      author?.userId ?? null,
+      storable(JSON.stringify(produced.context ?? null)),
+      doneReason,
+      status,
+      session.experimentId,
+    ],
+  )
+  return rows[0]?.runStatus ?? null
+}
+
+/** The live notice of an append, sent after its commit (a NOTIFY inside would serialise commits). */
+export function notifyAppended(
+  session: Pick<StepSession, 'id' | 'experimentId'>,
+  seq: number,
+  doneReason: string | null,
+) {
+  void publishSession(
+    session.id,
+    session.experimentId,
+    doneReason ? { type: 'status', status: 'done' } : { type: 'message', seq },
+  )
+}
+
+interface SessionRef {
+  id: string
+  experimentId: string | null
+  status: string
+  awaitingSeat?: string | null
+}
+
+/** The session ended (its protocol says Done): record it once, then continue its chain and close the run. */
+async function finish(s: SessionRef, reason: string): Promise<void> {
+  if (s.status !== 'done') {
+    await sql().query(
+      `UPDATE "ProtocolSession" SET status = 'done', "stopReason" = $2, "doneAt" = COALESCE("doneAt", now()),
+         "stallError" = NULL, "awaitingSeat" = NULL, "updatedAt" = now()
+       WHERE id = $1`,
+      [s.id, reason],
+    )
+    void publishSession(s.id, s.experimentId, { type: 'status', status: 'done' })
+  }
+  await afterSessionDone(s.id)
+}
+
+export async function markAwaiting(s: SessionRef, seat: string): Promise<void> {
+  if (s.status === 'awaiting' && s.awaitingSeat === seat) return
+  await sql().query(
+    `UPDATE "ProtocolSession" SET status = 'awaiting', "awaitingSeat" = $2, "stallError" = NULL, "updatedAt" = now()
+     WHERE id = $1 AND status NOT IN ('done', 'cancelled')`,
+    [s.id, seat],
+  )
+  await publishSession(s.id, s.experimentId, { type: 'status', status: 'awaiting' })
+}
+
+/** Nothing was appended: the session stays resumable from the message it could not write. */
+export async function markStalled(s: SessionRef, error: string): Promise<{ kind: 'stalled'; error: string }> {
+  await sql().query(
+    `UPDATE "ProtocolSession" SET status = 'stalled', "stallError" = $2, "updatedAt" = now()
+     WHERE id = $1 AND status NOT IN ('done', 'cancelled')`,
+    [s.id, error.slice(0, 4000)],
+  )
+  await publishSession(s.id, s.experimentId, { type: 'status', status: 'stalled' })
+  return { kind: 'stalled', error }
+}
+
+/** Publishes the text streamed so far at most every 80 ms (the stored message replaces it). */
+export function streamTo(sessionId: string, seq: number, seat?: string) {
+  let last = 0
+  let pending: ReturnType<typeof setTimeout> | undefined
+  let text = ''
+  const send = () => {
+    pending = undefined
+    last = Date.now()
+    void publish(`session:${sessionId}`, { type: 'delta', seq, text, ...(seat ? { seat } : {}) })
+  }
+  return (_delta: string, info: { text: string }) => {
+    text = info.text
+    if (pending) return
+    pending = setTimeout(send, Math.max(0, 80 - (Date.now() - last)))
+  }
+}
+
+/**
+ * After a session ends: the next session of its chain becomes queued (and is enqueued while the run
+ * runs), and the run closes when none of its sessions is open. Runs after the session's own commit,
+ * so of two sessions finishing at once the later one sees both done.
+ */
+export async function afterSessionDone(sessionId: string): Promise<void> {
+  const { rows } = await sql().query<{ experimentId: string | null; runStatus: string | null; next: string | null }>(
+    `WITH s AS (
+       SELECT s."experimentId", s.repetition, s.position, e.status AS "runStatus", e."carryOver"
+       FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId" WHERE s.id = $1
+     ), n AS (
+       UPDATE "ProtocolSession" x SET status = 'queued', "updatedAt" = now()
+       FROM s
+       WHERE s."carryOver" AND x."experimentId" = s."experimentId" AND x.repetition = s.repetition
+         AND x.status = 'waiting'
+         AND x.position = (SELECT min(y.position) FROM "ProtocolSession" y
+                           WHERE y."experimentId" = s."experimentId" AND y.repetition = s.repetition
+                             AND y.position > s.position AND y.status <> 'done')
+       RETURNING x.id
+     )
+     SELECT s."experimentId", s."runStatus", (SELECT id FROM n LIMIT 1) AS next FROM s`,
+    [sessionId],
+  )
+  const s = rows[0]
+  if (!s?.experimentId) return
+  if (s.next && s.runStatus === 'running') {
+    const { enqueueSteps } = await import('@/lib/server/engine/jobs')
+    await enqueueSteps([s.next], s.experimentId)
+  }
+  await closeIfFinished(s.experimentId)
+}
+
+/** Mark a running run done when none of its sessions is open (one statement). */
+export async function closeIfFinished(experimentId: string): Promise<boolean> {
+  const { rows } = await sql().query<{ open: boolean; closed: string }>(
+    `WITH o AS (SELECT EXISTS (SELECT 1 FROM "ProtocolSession" WHERE "experimentId" = $1
+                                AND status NOT IN ('done', 'cancelled')) AS open),
+          u AS (UPDATE "Experiment" SET status = 'done', "updatedAt" = now()
+                WHERE id = $1 AND status = 'running' AND NOT (SELECT open FROM o) RETURNING id)
+     SELECT open, (SELECT count(*) FROM u) AS closed FROM o`,
+    [experimentId],
+  )
+  if (Number(rows[0]?.closed ?? 0) > 0) void publish(`experiment:${experimentId}`, { type: 'progress' })
+  return !rows[0]?.open
+}
+
+/** Step until the session needs a person, stalls, ends or waits (tests, the CLI, the seed). */
+export async function runSession(sessionId: string, maxSteps = 1000): Promise<StepResult> {
+  let loaded: Loaded | undefined
+  let last: StepResult = { kind: 'idle', status: 'unknown' }
+  for (let i = 0; i < maxSteps; i++) {
+    last = await stepSession(sessionId, loaded ? { loaded } : {})
+    if (last.kind === 'appended') {
+      loaded = last.next
+      if (last.done) {
+        const end = last.next.plugin.protocol.next(last.next.ctx.state) as { reason?: string }
+        return { kind: 'done', reason: end.reason ?? 'done' }
+      }
+      continue
+    }
+    loaded = undefined
+    if (last.kind !== 'conflict') return last
+  }
+  return last
+}
+
+export const isOpenStatus = (status: string) => OPEN.has(status)

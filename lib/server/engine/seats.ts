@@ -1,0 +1,112 @@
+import { z } from 'zod'
+import type { AgentKind, AnyProtocol, SeatDecl } from '@/lib/protocols/types'
+
+/**
+ * Who fills a seat, for every protocol (the engine's one `SeatFill`): a person (named, or claimable
+ * by any eligible member of the study), an LLM (a model plus named helpers such as a checker or a
+ * judge), a proxy over the instance's ground truth, or a named program with parameters. A run's
+ * seats are validated against the protocol's seat declarations when the run is created.
+ */
+const id = z.string().trim().min(1).max(100)
+
+export const LlmRef = z.object({
+  connectionId: id,
+  /** The connection's default model when absent. */
+  model: z.string().trim().max(200).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  /** The model accepts images (an X-ray goes only to such models). */
+  vision: z.boolean().optional(),
+  /** A display name (the preset's or the model's), for the pages. */
+  name: z.string().max(200).optional(),
+})
+export type LlmRef = z.infer<typeof LlmRef>
+
+const helpers = z.record(z.string().max(60), LlmRef).default({})
+const params = z.record(z.string().max(60), z.unknown()).default({})
+
+export const HumanFill = z.object({
+  kind: z.literal('human'),
+  /** The person; absent while the seat waits to be claimed. */
+  userId: id.optional(),
+  /** Any member of the study with the work:submit scope may claim the seat (first come). */
+  claimable: z.boolean().default(false),
+})
+export const LlmFill = z.object({ kind: z.literal('llm'), model: LlmRef, helpers })
+export const ProxyFill = z.object({ kind: z.literal('proxy'), helpers, params })
+export const ProgramFill = z.object({ kind: z.literal('program'), program: z.string().min(1).max(60), helpers, params })
+
+export const SeatFill = z.discriminatedUnion('kind', [HumanFill, LlmFill, ProxyFill, ProgramFill])
+export type SeatFill = z.output<typeof SeatFill>
+export type SeatFillInput = z.input<typeof SeatFill>
+export type HumanFill = z.output<typeof HumanFill>
+export type LlmFill = z.output<typeof LlmFill>
+
+export const Seats = z.record(z.string().max(60), SeatFill)
+export type Seats = z.output<typeof Seats>
+
+/** What is wrong with a set of seat fills for a protocol, as field errors by seat (empty = fine). */
+export function seatProblems(protocol: Pick<AnyProtocol, 'seats'>, seats: Seats): Record<string, string[]> {
+  const problems: Record<string, string[]> = {}
+  const add = (seat: string, msg: string) => {
+    problems[seat] ??= []
+    problems[seat].push(msg)
+  }
+  const decls = new Map(protocol.seats.map((d: SeatDecl) => [d.name, d]))
+  for (const name of Object.keys(seats)) if (!decls.has(name)) add(name, `This protocol has no seat "${name}".`)
+  for (const decl of protocol.seats) {
+    const fill = seats[decl.name]
+    if (!fill) {
+      add(decl.name, `Choose who fills the ${decl.label} seat.`)
+      continue
+    }
+    if (!decl.kinds.includes(fill.kind as AgentKind)) {
+      add(
+        decl.name,
+        `The ${decl.label} seat cannot be filled by ${kindLabel(fill.kind)}; it takes ${decl.kinds.map(kindLabel).join(', ')}.`,
+      )
+      continue
+    }
+    if (fill.kind === 'program' && !(decl.programs ?? []).includes(fill.program))
+      add(decl.name, `Unknown program "${fill.program}" for the ${decl.label} seat.`)
+    if (fill.kind === 'human' && !fill.userId && !fill.claimable)
+      add(decl.name, `Name the person for the ${decl.label} seat, or make it claimable.`)
+    if (fill.kind !== 'human') {
+      for (const h of decl.helpers ?? []) {
+        const used = !h.for || h.for.includes(fill.kind)
+        if (used && h.required && !fill.helpers[h.name])
+          add(decl.name, `Choose the ${h.label} for the ${decl.label} seat.`)
+      }
+    }
+  }
+  const humans = Object.values(seats).filter((f) => f.kind === 'human')
+  if (humans.length === Object.keys(seats).length && humans.length > 0)
+    add(protocol.seats[0]?.name ?? 'seats', 'At least one seat must be filled by an LLM, a proxy or a program.')
+  return problems
+}
+
+export function kindLabel(kind: string): string {
+  return kind === 'human'
+    ? 'a person'
+    : kind === 'llm'
+      ? 'an LLM'
+      : kind === 'proxy'
+        ? 'the ground-truth proxy'
+        : 'a program'
+}
+
+/** The people named in a set of seats, by seat. */
+export function humanSeats(seats: Seats): Array<{ seat: string; userId: string | null; claimable: boolean }> {
+  return Object.entries(seats)
+    .filter((e): e is [string, HumanFill] => e[1].kind === 'human')
+    .map(([seat, f]) => ({ seat, userId: f.userId ?? null, claimable: f.claimable }))
+}
+
+/** Every LLM a set of seats uses (main models and helpers): their connections must be usable. */
+export function llmRefs(seats: Seats): LlmRef[] {
+  const out: LlmRef[] = []
+  for (const f of Object.values(seats)) {
+    if (f.kind === 'llm') out.push(f.model)
+    if (f.kind !== 'human') out.push(...Object.values(f.helpers))
+  }
+  return out
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod'
+import { canonicalLabel } from '@/lib/metrics/evince'
+import { db } from '@/lib/server/db'
+import { badRequest, notFound } from '@/lib/server/errors'
+import { defineOperation } from '@/lib/server/operation'
+import { analysisOf } from '@/lib/server/protocols/evince/plugin'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { id, visibleStudies } from '@/lib/server/services/studies'
+
+/**
+ * Label merges for a debate run's results (accuracy, confusion): "Obstructive Jaundice" counted as
+ * "Jaundice", say. They change how finished debates are scored, never the debates themselves (the
+ * stop rule ran with the aliases set up front), so they can be changed at any time.
+ */
+export const mergeDebateLabels = defineOperation({
+  name: 'debates.merge-labels',
+  scope: 'studies:update',
+  input: z.union([
+    z.object({
+      runId: id,
+      from: z.string().trim().min(1, 'Name the label to merge.').max(200),
+      into: z.string().trim().min(1, 'Name the label to merge it into.').max(200),
+    }),
+    z.object({ runId: id, clear: z.literal(true) }),
+  ]),
+  async run(actor, input) {
+    const e = await db.experiment.findFirst({
+      where: { id: input.runId, protocol: 'evince', study: visibleStudies(actor) },
+    })
+    if (!e) throw notFound('Debate')
+    const before = analysisOf(e.analysis)
+    const merges = 'clear' in input ? {} : { ...before.merges, [input.from]: input.into }
+    if ('from' in input && canonicalLabel(input.from) === canonicalLabel(input.into, merges))
+      throw badRequest('A label cannot be merged into itself.', { into: ['Choose another label.'] })
+    await db.$transaction(async (tx) => {
+      await tx.experiment.update({ where: { id: e.id }, data: { analysis: { ...before, merges } } })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'debate.merge-labels',
+        resourceType: 'experiment',
+        resourceId: e.id,
+        studyId: e.studyId,
+        before: { merges: before.merges },
+        after: { merges },
+      })
+    })
+    return { runId: e.id, merges }
+  },
+})

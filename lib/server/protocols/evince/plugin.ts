@@ -1,0 +1,317 @@
+import { z } from 'zod'
+import { canonicalLabel, entropy } from '@/lib/metrics/evince'
+import {
+  batchAccuracy,
+  type CaseResult,
+  caseResult,
+  confusion,
+  type Debater,
+  type EvinceAsk,
+  type EvinceConfig,
+  type EvinceInstance,
+  type EvinceMessage,
+  type EvinceState,
+  evince,
+  evinceConfig,
+  finalDistribution,
+  roundPoints,
+  STOP_REASONS,
+  type TurnMessage,
+} from '@/lib/protocols/evince'
+import { replay } from '@/lib/protocols/types'
+import { highEntropy } from '@/lib/tasks/evince-prompts'
+import { db } from '@/lib/server/db'
+import { badRequest } from '@/lib/server/errors'
+import type { ExportTable, HumanContext, ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
+import { Seats } from '@/lib/server/engine/seats'
+import { pageInput, pageOf } from '@/lib/server/pagination'
+import { evinceAgents, turnsOf } from '@/lib/server/protocols/evince/agents'
+import { evinceDemo } from '@/lib/server/protocols/evince/demo'
+import { EvinceSetupInput, evinceSetupFromForm, planEvince } from '@/lib/server/protocols/evince/setup'
+
+/**
+ * EVINCE debates on the engine (the protocol: lib/protocols/evince; prompts: lib/tasks/evince-prompts).
+ */
+
+// ---------------------------------------------------------------------------------------------
+// A person's turn: the top-k editor
+// ---------------------------------------------------------------------------------------------
+
+export const EvinceTurnInput = z.object({
+  predictions: z
+    .array(
+      z.object({
+        label: z.string().trim().min(1, 'Name every diagnosis.').max(200),
+        probability: z.coerce.number().finite().min(0, 'Probabilities cannot be negative.').max(1),
+        justification: z.string().trim().max(4000).default(''),
+      }),
+    )
+    .min(1, 'Give at least one diagnosis.'),
+  arguments: z.array(z.string().trim().max(4000)).max(50).default([]),
+  counterArguments: z.array(z.string().trim().max(4000)).max(50).default([]),
+})
+type EvinceTurnInput = z.output<typeof EvinceTurnInput>
+
+function turnMessage(ctx: HumanContext<EvinceConfig, EvinceInstance, EvinceState, EvinceAsk>, input: EvinceTurnInput) {
+  const { config, ask } = ctx
+  if (ask.kind !== 'turn') throw badRequest('It is not a debater’s turn.')
+  const sum = input.predictions.reduce((a, p) => a + p.probability, 0)
+  if (Math.abs(sum - 1) > 0.005)
+    throw badRequest(`The probabilities sum to ${(sum * 100).toFixed(1)}%; they must sum to 100%.`, {
+      predictions: ['Make the probabilities sum to 100%.'],
+    })
+  if (input.predictions.length > config.k)
+    throw badRequest(`List at most ${config.k} diagnoses.`, { predictions: [`At most ${config.k}.`] })
+  const labels = input.predictions.map((p) => canonicalLabel(p.label, config.aliases))
+  if (new Set(labels).size !== labels.length)
+    throw badRequest('Each diagnosis may appear once.', { predictions: ['Merge the repeated diagnosis.'] })
+  if (config.labels.length) {
+    const allowed = new Set(config.labels.map((l) => canonicalLabel(l, config.aliases)))
+    const bad = input.predictions.filter((p) => !allowed.has(canonicalLabel(p.label, config.aliases)))
+    if (bad.length) throw badRequest(`Not in this debate's label space: ${bad.map((b) => b.label).join(', ')}.`)
+  }
+  const message: TurnMessage = {
+    seq: ask.j,
+    kind: 'turn',
+    sender: ctx.seat as Debater,
+    round: ask.round,
+    predictions: input.predictions,
+    arguments: input.arguments.filter(Boolean),
+    counterArguments: input.counterArguments.filter(Boolean),
+  }
+  return { message, meta: { audit: { round: ask.round, top: input.predictions[0]?.label } } }
+}
+
+/** The editor posts its turn as JSON in `turn`. */
+function turnFromForm(f: Record<string, unknown>) {
+  try {
+    return typeof f.turn === 'string' ? JSON.parse(f.turn) : f
+  } catch {
+    throw badRequest('The turn could not be read; reload the page (your draft is kept).')
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+// ---------------------------------------------------------------------------------------------
+
+function sessionView(ctx: ViewContext<EvinceConfig, EvinceInstance, EvinceState>) {
+  const { config, instance, state } = ctx
+  const final = finalDistribution(state)
+  const ask = ctx.ask as EvinceAsk | null
+  return {
+    config,
+    symptoms: instance.input.symptoms,
+    /** The ground truth is for researchers; a debater does not see it. */
+    truth: ctx.mySeats.length ? null : instance.prediction,
+    rounds: state.rounds.map((r) => ({
+      round: r.round,
+      delta: r.delta,
+      A: r.A ?? null,
+      B: r.B ?? null,
+      critA: r.critA ?? null,
+      critB: r.critB ?? null,
+      crit: r.crit ?? null,
+      metrics: r.metrics ?? null,
+    })),
+    points: roundPoints(state.rounds),
+    stopChecks: state.stopChecks,
+    stopLabel: state.stop ? (STOP_REASONS[state.stop] ?? state.stop) : null,
+    final,
+    finalEntropy: final && state.stop ? entropy(final.crit.map((p) => p.probability)) : null,
+    /** The same test the moderator's report prompt uses (lib/tasks/evince-prompts `highEntropy`). */
+    highEntropy: final && state.stop ? highEntropy(final.crit) : false,
+    report: state.report,
+    next: ask ? { seat: ask.seat, kind: ask.kind, round: ask.round, j: ask.j } : null,
+    pool: turnsOf(state.messages),
+  }
+}
+export type EvinceSessionView = ReturnType<typeof sessionView>
+
+const Analysis = z.object({ merges: z.record(z.string(), z.string()).default({}) })
+export const analysisOf = (raw: unknown) => Analysis.catch({ merges: {} }).parse(raw ?? {})
+
+/** Replays one stored debate. */
+function replayed(s: { config: unknown; instance: unknown; messages: unknown[] }) {
+  const config = evinceConfig.parse(s.config)
+  const instance = evince.instance.parse(s.instance) as EvinceInstance
+  const state = replay(evince, config, instance, s.messages as EvinceMessage[]) as EvinceState
+  return { config, instance, state }
+}
+
+/**
+ * Case results, replayed from the log once per session version: a result is kept (per process,
+ * bounded) under the session's id and `updatedAt`, which every append moves, so a run page that
+ * re-reads itself on every live event replays only the sessions that changed since.
+ */
+const resultCache = new Map<string, { at: number; result: CaseResult }>()
+const RESULT_CACHE_MAX = 50_000
+
+async function caseResults(
+  sessions: ReadonlyArray<{ id: string; position: number; status: string; stopReason: string | null; updatedAt: Date }>,
+): Promise<CaseResult[]> {
+  const stale = sessions.filter((s) => resultCache.get(s.id)?.at !== s.updatedAt.getTime())
+  for (let i = 0; i < stale.length; i += 500) {
+    const rows = await db.protocolSession.findMany({
+      where: { id: { in: stale.slice(i, i + 500).map((s) => s.id) } },
+      select: {
+        id: true,
+        position: true,
+        status: true,
+        stopReason: true,
+        updatedAt: true,
+        config: true,
+        instance: true,
+        messages: { orderBy: { seq: 'asc' }, select: { body: true } },
+      },
+    })
+    for (const row of rows) {
+      const { instance, state } = replayed({ ...row, messages: row.messages.map((m) => m.body) })
+      if (resultCache.size >= RESULT_CACHE_MAX) resultCache.delete(resultCache.keys().next().value as string)
+      resultCache.set(row.id, { at: row.updatedAt.getTime(), result: caseResult(row, instance, state) })
+    }
+  }
+  // A session changed between the two reads is shown as replayed (its newer version).
+  return sessions.flatMap((s) => {
+    const hit = resultCache.get(s.id)
+    return hit ? [hit.result] : []
+  })
+}
+
+async function runView(runId: string, rawArgs: Record<string, string | undefined>) {
+  const { page, pageSize } = z.object(pageInput).parse(rawArgs)
+  const e = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+  const config = evinceConfig.parse(e.config)
+  const merges = analysisOf(e.analysis).merges
+  const resultAliases = { ...config.aliases, ...merges }
+  const sessions = await db.protocolSession.findMany({
+    where: { experimentId: runId },
+    orderBy: { position: 'asc' },
+    select: { id: true, position: true, status: true, stopReason: true, stallError: true, updatedAt: true },
+  })
+  const cases = await caseResults(sessions)
+  const stops: Record<string, number> = {}
+  for (const c of cases) if (c.stopReason) stops[c.stopReason] = (stops[c.stopReason] ?? 0) + 1
+  const start = (page - 1) * pageSize
+  return {
+    config,
+    seats: Seats.parse(e.seats),
+    stops,
+    merges,
+    accuracy: batchAccuracy(cases, config.k, resultAliases),
+    confusion: confusion(cases, resultAliases),
+    cases: pageOf(
+      cases.slice(start, start + pageSize).map((c) => ({
+        ...c,
+        stallError: sessions.find((s) => s.id === c.sessionId)?.stallError ?? null,
+      })),
+      cases.length,
+      page,
+      pageSize,
+    ),
+  }
+}
+export type EvinceRunView = Awaited<ReturnType<typeof runView>>
+
+// ---------------------------------------------------------------------------------------------
+// Exports: rounds and finals, replayed 200 sessions at a time
+// ---------------------------------------------------------------------------------------------
+
+async function* debates(runId: string) {
+  let cursor: string | undefined
+  for (;;) {
+    const page = await db.protocolSession.findMany({
+      where: { experimentId: runId },
+      orderBy: { id: 'asc' },
+      take: 200,
+      ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+      select: {
+        id: true,
+        position: true,
+        status: true,
+        stopReason: true,
+        config: true,
+        instance: true,
+        messages: { orderBy: { seq: 'asc' }, select: { body: true } },
+      },
+    })
+    if (!page.length) return
+    cursor = page.at(-1)?.id
+    for (const s of page) yield { s, ...replayed({ ...s, messages: s.messages.map((m) => m.body) }) }
+  }
+}
+
+const exports: Record<string, ExportTable> = {
+  rounds: {
+    label: 'Rounds (every metric per round)',
+    async *rows(runId) {
+      for await (const { s, state } of debates(runId)) {
+        for (const p of roundPoints(state.rounds)) {
+          const r = state.rounds.find((x) => x.round === p.round)
+          const { round, delta, crit: _mean, critA, critB, ...metrics } = p
+          yield {
+            session: s.id,
+            position: s.position,
+            round,
+            delta,
+            A: r?.A?.predictions.map(({ label, probability }) => ({ label, probability })),
+            B: r?.B?.predictions.map(({ label, probability }) => ({ label, probability })),
+            labels: r?.metrics?.labels,
+            ...metrics,
+            critA,
+            critB,
+            warnings: r?.metrics?.warnings,
+          }
+        }
+      }
+    },
+  },
+  finals: {
+    label: 'Finals (one row per case)',
+    async *rows(runId) {
+      for await (const { s, instance, state } of debates(runId)) {
+        const final = finalDistribution(state)
+        const done = s.status === 'done'
+        yield {
+          session: s.id,
+          position: s.position,
+          symptoms: instance.input.symptoms,
+          truth: instance.prediction,
+          status: s.status,
+          stopReason: s.stopReason,
+          rounds: state.rounds.filter((r) => r.metrics).length,
+          final: done ? (final?.crit ?? null) : null,
+          finalEntropy: done && final ? entropy(final.crit.map((p) => p.probability)) : null,
+          entopps: done ? (final?.entopps ?? null) : null,
+          conclusion: state.report?.conclusion ?? null,
+          missingInformation: state.report?.missingInformation ?? null,
+          labTests: state.report?.labTests ?? null,
+        }
+      }
+    },
+  },
+}
+
+export const evincePlugin: ProtocolPlugin<typeof evince> = {
+  protocol: evince,
+  agents: evinceAgents,
+  human: { input: EvinceTurnInput, toMessage: turnMessage as never, fromForm: turnFromForm },
+  project: (m: EvinceMessage) => ({
+    receiver: m.sender === 'A' ? 'B' : m.sender === 'B' ? 'A' : 'A,B',
+    tag: m.kind,
+    prediction:
+      m.kind === 'turn'
+        ? (m.predictions[0]?.label ?? '')
+        : m.kind === 'crit'
+          ? m.score.toFixed(3)
+          : m.conclusion.slice(0, 500),
+  }),
+  setup: { input: EvinceSetupInput, plan: planEvince, fromForm: evinceSetupFromForm },
+  exports,
+  views: { session: sessionView as never, run: runView },
+  demo: evinceDemo,
+  title: (instance) => {
+    const s = (instance as { input?: { symptoms?: string } } | null)?.input?.symptoms ?? 'case'
+    return s.length > 60 ? `${s.slice(0, 59)}…` : s
+  },
+}

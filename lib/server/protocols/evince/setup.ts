@@ -1,0 +1,224 @@
+import { z } from 'zod'
+import { evinceConfig } from '@/lib/protocols/evince'
+import type { Actor } from '@/lib/server/actor'
+import { db } from '@/lib/server/db'
+import { badRequest, notFound } from '@/lib/server/errors'
+import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
+import type { SeatFill, Seats } from '@/lib/server/engine/seats'
+
+/**
+ * An EVINCE debate run: one debate per case of a case set (a dataset of kind "cases"), or one case
+ * typed in (kept in the study's "Single cases" dataset). Debaters are LLMs (a model and its
+ * temperature) or people of the study; the moderator is a judge LLM, or no judge (the program
+ * "no-judge": equal weights, no CRIT, no report).
+ */
+const id = z.string().trim().min(1).max(100)
+
+const debaterInput = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('llm'),
+    connectionId: id,
+    model: z.string().trim().max(200).optional(),
+    temperature: z.coerce.number().min(0).max(2).optional(),
+  }),
+  z.object({ kind: z.literal('human'), userId: id }),
+])
+
+export const EvinceSetupInput = z
+  .object({
+    studyId: id,
+    name: z.string({ error: 'Name the debate.' }).trim().min(1, 'Name the debate.').max(120),
+    A: debaterInput,
+    B: debaterInput,
+    /** The moderator's judge (CRIT and the report); absent = no CRIT, no report. */
+    judge: z.object({ connectionId: id, model: z.string().trim().max(200).optional() }).optional(),
+    config: evinceConfig.omit({ labels: true, aliases: true }).partial().default({}),
+    aliases: z.record(z.string().max(200), z.string().max(200)).default({}),
+    /** Constrain the label space to the case set's ground-truth labels. */
+    constrained: z.boolean().default(false),
+    /** A case set … */
+    datasetId: id.optional(),
+    sample: z.coerce.number().int().min(1).max(10_000).optional(),
+    /** … or one case typed in. */
+    case: z
+      .object({
+        symptoms: z.string().trim().min(3, 'Describe the case (the symptoms).').max(10_000),
+        truth: z.string().trim().max(200).default(''),
+      })
+      .optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (!v.datasetId === !v.case)
+      ctx.addIssue({ code: 'custom', path: ['datasetId'], message: 'Choose a case set or type one case.' })
+    if (v.A.kind === 'human' && v.B.kind === 'human')
+      ctx.addIssue({ code: 'custom', path: ['B'], message: 'At least one debater must be an LLM.' })
+  })
+export type EvinceSetupInput = z.output<typeof EvinceSetupInput>
+
+const SINGLE_CASES = 'Single cases'
+
+const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
+const num = (v: unknown) => (typeof v === 'number' ? v : text(v) === undefined ? undefined : Number(text(v)))
+
+/** "alias = canonical" lines → an alias map. */
+function aliases(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const line of (raw ?? '').split(/\r?\n/)) {
+    const m = line.match(/^(.+?)\s*(?:=|→|->)\s*(.+)$/)
+    if (m?.[1] && m[2]) out[m[1].trim()] = m[2].trim()
+  }
+  return out
+}
+
+/** A debater from the form: `<seat>Kind` = llm | human, a model choice (JSON) or an expert id. */
+function debater(f: Record<string, unknown>, seat: 'A' | 'B') {
+  if (text(f[`${seat}Kind`]) === 'human') return { kind: 'human', userId: text(f[`${seat}User`]) }
+  let ref: Record<string, unknown> = {}
+  try {
+    ref = JSON.parse(text(f[`${seat}Model`]) ?? '{}') as Record<string, unknown>
+  } catch {}
+  const model = text(f[`${seat}ModelName`])
+  const temperature = num(f[`${seat}Temperature`])
+  return {
+    kind: 'llm',
+    connectionId: ref.connectionId,
+    ...(model ? { model } : typeof ref.model === 'string' ? { model: ref.model } : {}),
+    ...(temperature !== undefined
+      ? { temperature }
+      : typeof ref.temperature === 'number'
+        ? { temperature: ref.temperature }
+        : {}),
+  }
+}
+
+/** The set-up form's fields → the setup input. */
+export function evinceSetupFromForm(f: Record<string, unknown>) {
+  let judge: Record<string, unknown> | undefined
+  try {
+    const j = text(f.judge)
+    judge = j ? (JSON.parse(j) as Record<string, unknown>) : undefined
+  } catch {}
+  const judgeModel = text(f.judgeModelName)
+  const single = text(f.source) === 'single'
+  return {
+    studyId: text(f.studyId),
+    name: text(f.name),
+    A: debater(f, 'A'),
+    B: debater(f, 'B'),
+    judge: judge
+      ? {
+          connectionId: judge.connectionId,
+          ...(judgeModel ? { model: judgeModel } : typeof judge.model === 'string' ? { model: judge.model } : {}),
+        }
+      : undefined,
+    config: {
+      k: num(f.k),
+      maxRounds: num(f.maxRounds),
+      tau: num(f.tau),
+      epsilon: num(f.epsilon),
+      delta: { initial: num(f.deltaInitial) ?? 0.9, decay: num(f.deltaDecay) ?? 0.75, hold: num(f.deltaHold) ?? 2 },
+    },
+    aliases: aliases(text(f.aliases)),
+    constrained: f.constrained === 'on' || f.constrained === true,
+    ...(single
+      ? { case: { symptoms: text(f.symptoms) ?? '', truth: text(f.truth) ?? '' } }
+      : { datasetId: text(f.datasetId), sample: text(f.sample) }),
+  }
+}
+
+export async function planEvince(
+  actor: Actor,
+  studyId: string,
+  input: EvinceSetupInput,
+  tools: SetupTools,
+): Promise<RunPlan> {
+  const seat = (s: EvinceSetupInput['A']): SeatFill =>
+    s.kind === 'llm'
+      ? {
+          kind: 'llm',
+          model: {
+            connectionId: s.connectionId,
+            ...(s.model ? { model: s.model } : {}),
+            ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+          },
+          helpers: {},
+        }
+      : { kind: 'human', userId: s.userId, claimable: false }
+  const seats: Seats = {
+    A: seat(input.A),
+    B: seat(input.B),
+    moderator: input.judge
+      ? {
+          kind: 'llm',
+          model: { connectionId: input.judge.connectionId, ...(input.judge.model ? { model: input.judge.model } : {}) },
+          helpers: {},
+        }
+      : { kind: 'program', program: 'no-judge', helpers: {}, params: {} },
+  }
+  let datasetId: string
+  let instances: Array<{ id: string; input: unknown; prediction: string; explanation: string }>
+  if (input.case) {
+    let ds = await db.dataset.findFirst({ where: { studyId, kind: 'cases', name: SINGLE_CASES } })
+    ds ??= await db.dataset.create({
+      data: { studyId, name: SINGLE_CASES, kind: 'cases', source: 'typed in', createdById: actor.userId || null },
+    })
+    const last = await db.instance.findFirst({ where: { datasetId: ds.id }, orderBy: { index: 'desc' } })
+    const inst = await db.instance.create({
+      data: {
+        datasetId: ds.id,
+        index: (last?.index ?? -1) + 1,
+        input: { symptoms: input.case.symptoms },
+        prediction: input.case.truth,
+        explanation: '',
+      },
+    })
+    datasetId = ds.id
+    instances = [{ id: inst.id, input: inst.input, prediction: inst.prediction, explanation: inst.explanation }]
+  } else {
+    const ds = await db.dataset.findFirst({ where: { id: input.datasetId, studyId } })
+    if (!ds) throw notFound('Dataset')
+    if (ds.kind !== 'cases')
+      throw badRequest(`Debates run on case sets; "${ds.name}" is a ${ds.kind} dataset.`, {
+        datasetId: ['Choose a case set.'],
+      })
+    datasetId = ds.id
+    instances = await tools.instances(ds.id, input.sample)
+    if (!instances.length) throw badRequest('The case set is empty.')
+  }
+  let labels: string[] = []
+  if (input.constrained) {
+    const all = await db.instance.findMany({
+      where: { datasetId },
+      select: { prediction: true },
+      distinct: ['prediction'],
+    })
+    labels = all
+      .map((x) => x.prediction)
+      .filter(Boolean)
+      .sort()
+    if (!labels.length) throw badRequest('The case set has no ground-truth labels to constrain the debate to.')
+  }
+  const config = evinceConfig.parse({
+    ...input.config,
+    ...(input.judge ? {} : { crit: false, report: false }),
+    aliases: input.aliases,
+    labels,
+  })
+  return {
+    name: input.name,
+    task: 'diagnosis',
+    datasetId,
+    config,
+    seats,
+    repetitions: 1,
+    chained: false,
+    sessions: instances.map((inst, position) => ({
+      instanceId: inst.id,
+      instance: { input: inst.input, prediction: inst.prediction, explanation: inst.explanation },
+      seats,
+      repetition: 1,
+      position,
+    })),
+    audit: { cases: instances.length, config },
+  }
+}

@@ -1,0 +1,180 @@
+import {
+  type Answer,
+  agentTagAsync,
+  type PxpAsk,
+  type PxpConfig,
+  type PxpInstance,
+  type PxpMessage,
+  type PxpSeat,
+  otherSeat,
+} from '@/lib/protocols/pxp'
+import { getRDKit, reactantsMatch } from '@/lib/tasks/chem'
+import {
+  agreeQuestion,
+  genericContextTurn,
+  genericPrompt,
+  genericQuery,
+  matchGeneric,
+  TaskTemplate,
+} from '@/lib/tasks/generic'
+import { assemblePrompt, contextTurn, EXPLANATION_KEY, type PxpTaskKind, queryTurn } from '@/lib/tasks/pxp-prompts'
+import { labelsMatch, parseReply } from '@/lib/tasks/reply'
+import type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
+import type { Agent, AgentContext, SessionConfig } from '@/lib/server/engine/plugin'
+import type { LlmRef } from '@/lib/server/engine/seats'
+import { pxp } from '@/lib/protocols/pxp'
+
+/**
+ * PXP's agents: an LLM seat (the machine, or an LLM tester) asks its model for (y, e), re-asked when
+ * the reply cannot be parsed; the proxy answers the instance's ground truth. Both tag their message
+ * with Procedure 2: MATCH is the task's (labels, canonical reactant sets, a template's mode), AGREE
+ * is the seat's checker LLM at temperature 0 (identical explanations agree without a call).
+ */
+export interface PxpExtras {
+  /** A generic task's template, copied into the session when its run was created. */
+  template?: TaskTemplate
+}
+export type PxpCtx = AgentContext<PxpConfig, PxpInstance, ReturnType<typeof pxp.init>, PxpAsk>
+
+/** A session's stored config: the protocol's (n, k) and, for a generic task, the template snapshot. */
+export function pxpSessionConfig(raw: unknown, task: string): SessionConfig<PxpConfig, PxpExtras> {
+  const { template, ...protocol } = (raw ?? {}) as { template?: unknown }
+  return {
+    config: pxp.config.parse(protocol),
+    extras: task === 'generic' ? { template: TaskTemplate.parse(template) } : {},
+  }
+}
+
+/** MATCH for a task's predictions. */
+export async function matcher(task: string, template?: TaskTemplate) {
+  if (template) return matchGeneric(template.match)
+  if (task === 'drug') {
+    const rd = await getRDKit()
+    return (a: string, b: string) => reactantsMatch(rd, a, b)
+  }
+  return labelsMatch
+}
+
+/** AGREE through a checker LLM (temperature 0): identical explanations agree without a call. */
+function checker(task: string, ref: LlmRef, llm: LlmTools, template?: TaskTemplate) {
+  const subject = task === 'rad' ? 'explanations of an X-ray' : 'retrosynthesis pathways'
+  return async (a: string, b: string) => {
+    if (a.trim() === b.trim()) return true
+    const messages: ChatMessage[] = template
+      ? [
+          { role: 'system', content: 'You are an expert judge. Respond only with Yes or No.' },
+          { role: 'user', content: agreeQuestion(template, a, b) },
+        ]
+      : [
+          {
+            role: 'system',
+            content: `You are an expert. Judge whether two ${subject} are consistent. Respond only with Yes or No.`,
+          },
+          { role: 'user', content: `Given A: ${a}\nand B: ${b}\nare A and B consistent?` },
+        ]
+    const r = await llm.chat(ref, { messages, temperature: 0, seed: 42 }, { purpose: 'pxp-agree' })
+    return /\byes\b/i.test(r.text)
+  }
+}
+
+const asAnswer = (m?: PxpMessage): Answer | undefined => (m ? { y: m.prediction, e: m.explanation } : undefined)
+
+/** Procedure 2 for the seat's new answer. */
+async function tagged(ctx: PxpCtx, answer: Answer, checkerRef: LlmRef) {
+  const log = ctx.session.messages as PxpMessage[]
+  const byJ = (n: number) => log.find((m) => m.seq === n)
+  const template = (ctx.extras as PxpExtras).template
+  return agentTagAsync({
+    j: ctx.ask.j,
+    k: ctx.config.k,
+    own: answer,
+    ownPrev: asAnswer(byJ(ctx.ask.j - 2)),
+    partnerPrev: asAnswer(byJ(ctx.ask.j - 1)),
+    match: await matcher(ctx.session.task, template),
+    agree: checker(ctx.session.task, checkerRef, ctx.llm, template),
+  })
+}
+
+function helper(ctx: PxpCtx, name: string): LlmRef {
+  const fill = ctx.fill
+  const ref = fill.kind === 'human' ? undefined : fill.helpers[name]
+  if (!ref) throw new Error(`the ${ctx.ask.seat} seat has no ${name}`)
+  return ref
+}
+
+/** The prompt of an LLM seat, written from its side: its own messages are the assistant's turns. */
+async function prompt(ctx: PxpCtx, vision: boolean): Promise<ChatMessage[]> {
+  const template = (ctx.extras as PxpExtras).template
+  const task = ctx.session.task as PxpTaskKind
+  const seat = ctx.ask.seat
+  const earlier = (await ctx.chain()).flat() as PxpMessage[]
+  const turns = [...earlier, ...(ctx.session.messages as PxpMessage[])].map((m) => {
+    const msg = {
+      sender: m.sender === seat ? ('m' as const) : ('h' as const),
+      tag: m.tag,
+      y: m.prediction,
+      e: m.explanation,
+    }
+    return template ? genericContextTurn(template, msg) : contextTurn(task, msg)
+  })
+  const image = ctx.instance.input.image
+  const imageUrl = !vision
+    ? undefined
+    : (ctx.instance.imageUrl ?? (typeof image === 'string' && ctx.instance.datasetId ? `asset:${image}` : undefined))
+  return (
+    template
+      ? genericPrompt(template, turns, genericQuery(template, ctx.instance.input))
+      : assemblePrompt(
+          task,
+          turns,
+          queryTurn(task, { imageUrl, smiles: ctx.instance.input.smiles as string | undefined }),
+        )
+  ) as ChatMessage[]
+}
+
+const llm: Agent = async (raw) => {
+  const ctx = raw as PxpCtx
+  if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
+  const template = (ctx.extras as PxpExtras).template
+  const task = ctx.session.task as PxpTaskKind
+  const model = ctx.fill.model
+  const messages = await prompt(ctx, model.vision ?? true)
+  const keys = template
+    ? { prediction: template.predictionField, explanation: [template.explanationField] }
+    : { explanation: [EXPLANATION_KEY[task] ?? 'Explanation', 'Explanation'] }
+  const r = await ctx.llm.ask(
+    model,
+    { messages },
+    {
+      parse: (text) => {
+        const p = parseReply(text, keys)
+        return p.ok ? { ok: true, value: { y: p.value.prediction, e: p.value.explanation } } : p
+      },
+      reaskPrompt: (error) => `${error} Answer again in the required format.`,
+    },
+    // A person on the other seat watches the answer arrive token by token.
+    { purpose: 'pxp-generate', stream: ctx.watched },
+  )
+  const t = await tagged(ctx, r.value, helper(ctx, 'checker'))
+  return {
+    message: { seq: ctx.ask.j, sender: ctx.ask.seat, tag: t.tag, prediction: r.value.y, explanation: r.value.e },
+    context: messages,
+    meta: { category: t.category, changed: t.changed, raw: r.text },
+    callId: r.callId,
+  }
+}
+
+const proxy: Agent = async (raw) => {
+  const ctx = raw as PxpCtx
+  const answer = { y: ctx.instance.prediction, e: ctx.instance.explanation }
+  const t = await tagged(ctx, answer, helper(ctx, 'checker'))
+  return {
+    message: { seq: ctx.ask.j, sender: ctx.ask.seat, tag: t.tag, prediction: answer.y, explanation: answer.e },
+    context: { proxy: 'ground truth' },
+    meta: { category: t.category, changed: t.changed },
+  }
+}
+
+export const pxpAgents = { llm, proxy }
+
+export const receiverOf = (sender: string) => otherSeat(sender as PxpSeat)

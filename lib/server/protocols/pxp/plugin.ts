@@ -1,0 +1,66 @@
+import { type PxpInstance, type PxpMessage, pxp } from '@/lib/protocols/pxp'
+import type { ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
+import { pxpAgents, type PxpExtras, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
+import { pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
+import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
+import { pxpExports } from '@/lib/server/protocols/pxp/exports'
+import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
+import { PxpSetupInput, planPxp, pxpSetupFromForm } from '@/lib/server/protocols/pxp/setup'
+
+/**
+ * PXP / INTERACT on the engine (the protocol: lib/protocols/pxp; the paper's tasks: lib/tasks).
+ */
+export interface PxpSessionView {
+  /** x, and y and e only for those who do not sit in a seat (participants never see the ground truth). */
+  instance: Partial<PxpInstance>
+  config: { n: number; k: number }
+  /** A generic task's label set and field names (RAD and DRUG have built-in ones). */
+  template: { labels: string[]; predictionField: string; explanationField: string } | null
+  /** Per message: the judgements behind a person's tag, or the category and Changed of an agent's. */
+  notes: Record<number, { category?: string | null; changed?: boolean | null; derivedTag?: string; chosen?: boolean }>
+}
+
+function sessionView(ctx: ViewContext): PxpSessionView {
+  const instance = ctx.instance as PxpInstance
+  const { prediction: _y, explanation: _e, ...shown } = instance
+  const template = (ctx.extras as PxpExtras).template
+  return {
+    instance: ctx.mySeats.length ? shown : instance,
+    config: ctx.config,
+    template: template
+      ? {
+          labels: template.labels,
+          predictionField: template.predictionField,
+          explanationField: template.explanationField,
+        }
+      : null,
+    notes: {},
+  }
+}
+
+function title(instance: unknown, task: string): string {
+  const i = instance as Partial<PxpInstance> | null
+  const input = (i?.input ?? {}) as Record<string, unknown>
+  if (task === 'rad' && typeof input.image === 'string') return input.image.replace(/\.[a-z]+$/i, '')
+  if (task === 'drug' && typeof input.smiles === 'string') return input.smiles
+  const first = Object.values(input).find((v) => typeof v === 'string') as string | undefined
+  return first ? (first.length > 60 ? `${first.slice(0, 59)}…` : first) : 'instance'
+}
+
+export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
+  protocol: pxp,
+  sessionConfig: pxpSessionConfig,
+  agents: pxpAgents,
+  human: { input: PxpTurnInput, toMessage: pxpTurnMessage },
+  project: (m: PxpMessage) => ({
+    receiver: receiverOf(m.sender),
+    tag: m.tag,
+    prediction: m.prediction,
+    explanation: m.explanation,
+  }),
+  setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm },
+  exports: pxpExports,
+  views: { session: sessionView, dashboard: pxpDashboard },
+  demo: pxpDemo,
+  title,
+}

@@ -1,0 +1,168 @@
+import { z } from 'zod'
+import { pxpConfig } from '@/lib/protocols/pxp'
+import { TaskTemplate } from '@/lib/tasks/generic'
+import type { Actor } from '@/lib/server/actor'
+import { db } from '@/lib/server/db'
+import { badRequest, notFound } from '@/lib/server/errors'
+import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
+import { shuffled } from '@/lib/server/engine/runs'
+import type { SeatFill, Seats } from '@/lib/server/engine/seats'
+import { boolParam } from '@/lib/server/pagination'
+
+/**
+ * A PXP experiment: R repetitions over a dataset (RAD, DRUG, or generic with a task template), one
+ * session per instance and repetition in a recorded order (optionally a seeded shuffle), with
+ * carry-over of the machine's context within a repetition (the paper) as a chain of sessions. Seats:
+ * the machine is an LLM (generator + AGREE checker) or experts; the tester is the ground-truth proxy,
+ * experts (round robin over the sessions) or another LLM.
+ */
+const id = z.string().trim().min(1).max(100)
+const llmRef = z.object({
+  connectionId: id,
+  model: z.string().trim().max(200).optional(),
+  name: z.string().max(200).optional(),
+})
+const generatorRef = llmRef.extend({
+  temperature: z.coerce.number().min(0).max(2).optional(),
+  vision: z.boolean().default(true),
+})
+
+export const PxpSetupInput = z.object({
+  studyId: id,
+  name: z.string({ error: 'Name the experiment.' }).trim().min(1, 'Name the experiment.').max(120),
+  datasetId: id,
+  /** The task template of a generic dataset (its spec is copied into every session). */
+  templateId: id.optional(),
+  /** Use the first `sample` instances of the dataset (all when absent). */
+  sample: z.coerce.number().int().min(1).max(100_000).optional(),
+  repetitions: z.coerce.number().int().min(1).max(50).default(1),
+  n: z.coerce.number().int().min(1).max(100).default(10),
+  k: z.coerce.number().int().min(1).max(100).default(3),
+  generator: generatorRef,
+  checker: llmRef,
+  carryOver: boolParam.default(true),
+  /** Shuffle the instance order of each repetition (seeded by the repetition number). */
+  shuffle: boolParam.default(false),
+  /** Who fills the tester seat h: the ground truth (proxy), assigned experts (round robin) or another LLM. */
+  tester: z.enum(['proxy', 'expert', 'llm']).default('proxy'),
+  /** Who fills the machine seat m: the LLM generator, or assigned experts (the protocol is symmetric). */
+  machine: z.enum(['llm', 'expert']).default('llm'),
+  testerGenerator: generatorRef.optional(),
+  expertIds: z.array(id).max(100).default([]),
+})
+export type PxpSetupInput = z.output<typeof PxpSetupInput>
+
+/** A model choice posted by the set-up form: a JSON ref with the form's overrides. */
+function modelRef(raw: unknown, overrides: Record<string, unknown>) {
+  if (typeof raw !== 'string' || !raw) return raw
+  try {
+    const ref = JSON.parse(raw) as Record<string, unknown>
+    for (const [k, v] of Object.entries(overrides)) if (v !== undefined && v !== '') ref[k] = v
+    return ref
+  } catch {
+    return undefined
+  }
+}
+
+/** The set-up form's fields → the setup input. */
+export function pxpSetupFromForm(f: Record<string, unknown>) {
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v])
+  return {
+    studyId: f.studyId,
+    name: f.name,
+    datasetId: f.datasetId,
+    templateId: f.templateId,
+    sample: f.sample,
+    repetitions: f.repetitions,
+    n: f.n,
+    k: f.k,
+    generator: modelRef(f.generator, {
+      model: f.machineModel,
+      temperature: f.temperature === undefined ? undefined : Number(f.temperature),
+    }),
+    checker: modelRef(f.checker, { model: f.checkerModel }),
+    tester: f.tester,
+    machine: f.machine,
+    testerGenerator: f.tester === 'llm' ? modelRef(f.testerModel, {}) : undefined,
+    expertIds: list(f.expertIds),
+    carryOver: f.carryOver === 'on' || f.carryOver === true,
+    shuffle: f.shuffle === 'on' || f.shuffle === true,
+  }
+}
+
+export async function planPxp(
+  actor: Actor,
+  studyId: string,
+  input: PxpSetupInput,
+  tools: SetupTools,
+): Promise<RunPlan> {
+  const dataset = await db.dataset.findFirst({ where: { id: input.datasetId, studyId } })
+  if (!dataset) throw notFound('Dataset')
+  let template: TaskTemplate | undefined
+  if (dataset.kind === 'generic') {
+    if (!input.templateId)
+      throw badRequest('A generic dataset needs a task template.', { templateId: ['Choose a task template.'] })
+    const t = await db.taskTemplate.findFirst({ where: { id: input.templateId, studyId } })
+    if (!t) throw notFound('Template')
+    template = TaskTemplate.parse(t.spec)
+  } else if (dataset.kind !== 'rad' && dataset.kind !== 'drug') {
+    throw badRequest(`PXP experiments do not run on ${dataset.kind} datasets.`, {
+      datasetId: ['Choose a RAD, DRUG or generic dataset.'],
+    })
+  }
+  if (input.machine === 'expert' && input.tester === 'expert')
+    throw badRequest('One seat must be filled by an LLM or the proxy: experts cannot sit on both sides.', {
+      tester: ['Choose the proxy or an LLM tester when experts play the machine.'],
+    })
+  const withExperts = input.tester === 'expert' || input.machine === 'expert'
+  if (withExperts && !input.expertIds.length)
+    throw badRequest('Assign at least one expert to fill the seat.', { expertIds: ['Choose at least one expert.'] })
+  // The protocol reads n and k; a generic task's template travels with them (a snapshot, so a later
+  // template never changes a running experiment).
+  const config = { ...pxpConfig.parse({ n: input.n, k: input.k }), ...(template ? { template } : {}) }
+  const checker = input.checker
+  const expert = (i: number): SeatFill => ({
+    kind: 'human',
+    userId: input.expertIds[i % input.expertIds.length] as string,
+    claimable: false,
+  })
+  const seatsFor = (i: number): Seats => ({
+    m: input.machine === 'expert' ? expert(i) : { kind: 'llm', model: input.generator, helpers: { checker } },
+    h:
+      input.tester === 'expert'
+        ? expert(i)
+        : input.tester === 'llm'
+          ? { kind: 'llm', model: input.testerGenerator ?? input.generator, helpers: { checker } }
+          : { kind: 'proxy', helpers: { checker }, params: {} },
+  })
+  const instances = await tools.instances(dataset.id, input.sample)
+  const sessions: RunPlan['sessions'] = []
+  for (let r = 1; r <= input.repetitions; r++) {
+    const order = input.shuffle ? shuffled(instances, r) : instances
+    order.forEach((inst, position) => {
+      sessions.push({
+        instanceId: inst.id,
+        instance: {
+          input: inst.input,
+          prediction: inst.prediction,
+          explanation: inst.explanation,
+          datasetId: dataset.id,
+        },
+        seats: seatsFor(sessions.length),
+        repetition: r,
+        position,
+      })
+    })
+  }
+  return {
+    name: input.name,
+    task: dataset.kind,
+    datasetId: dataset.id,
+    config,
+    seats: seatsFor(0),
+    repetitions: input.repetitions,
+    chained: input.carryOver,
+    sessions,
+    audit: { datasetId: dataset.id, repetitions: input.repetitions, config },
+  }
+}

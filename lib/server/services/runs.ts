@@ -1,0 +1,569 @@
+import { z } from 'zod'
+import type { Prisma } from '@/lib/generated/prisma/client'
+import type { Actor } from '@/lib/server/actor'
+import { db, sql } from '@/lib/server/db'
+import { badRequest, conflict, notFound } from '@/lib/server/errors'
+import { dropQueuedSteps, enqueueSteps, runnableSessions } from '@/lib/server/engine/jobs'
+import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
+import { closeIfFinished } from '@/lib/server/engine/runner'
+import { writeRun } from '@/lib/server/engine/runs'
+import { LlmRef, Seats } from '@/lib/server/engine/seats'
+import { publish } from '@/lib/server/live'
+import { defineOperation } from '@/lib/server/operation'
+import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { usableConnection } from '@/lib/server/services/connections'
+import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+
+/**
+ * Runs of every protocol through one set of operations: create (the protocol plugin turns its setup
+ * input into config, seats and sessions), list, read with progress, tokens and cost, start, pause,
+ * resume, cancel, Retry one or every stalled session, change the model of an LLM seat. Status
+ * moves are conditional updates (`where status in …`), so two researchers pressing buttons at once
+ * cannot both win; queue work happens after the status row is written, and workers re-read the status
+ * before every step, so a paused or cancelled run stops within one message.
+ */
+
+export const SESSION_STATUSES = ['queued', 'waiting', 'running', 'awaiting', 'stalled', 'done', 'cancelled'] as const
+export const RUN_STATUSES = ['draft', 'running', 'paused', 'done', 'cancelled'] as const
+
+export async function findRun(actor: Actor, runId: string) {
+  const e = await db.experiment.findFirst({ where: { id: runId, study: visibleStudies(actor) } })
+  if (!e) throw notFound('Run')
+  return e
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create
+// ---------------------------------------------------------------------------------------------
+
+export const CreateRunInput = z.looseObject({
+  studyId: id,
+  protocol: z.string().trim().min(1).max(40),
+  /** Start the run at once (default: leave it as a draft). */
+  start: z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]).optional(),
+})
+
+export const createRun = defineOperation({
+  name: 'runs.create',
+  scope: 'studies:update',
+  input: CreateRunInput,
+  async run(actor, raw) {
+    const { studyId, protocol, start, ...rest } = raw
+    await findVisibleStudy(db, actor, studyId)
+    const plugin = await pluginFor(protocol).catch(() => {
+      throw badRequest(`Unknown protocol "${protocol}".`, { protocol: ['Choose a protocol.'] })
+    })
+    const setup = plugin.setup.input.parse({ ...rest, studyId })
+    const plan = await plugin.setup.plan(actor, studyId, setup, {
+      async instances(datasetId, take) {
+        const ds = await db.dataset.findFirst({ where: { id: datasetId, studyId } })
+        if (!ds) throw notFound('Dataset')
+        return db.instance.findMany({
+          where: { datasetId },
+          orderBy: { index: 'asc' },
+          ...(take ? { take } : {}),
+          select: { id: true, index: true, input: true, prediction: true, explanation: true, meta: true },
+        })
+      },
+    })
+    const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c))
+    if (start) await startRunNow(actor, created.id)
+    return { ...created, protocol, started: !!start }
+  },
+})
+
+// ---------------------------------------------------------------------------------------------
+// Read
+// ---------------------------------------------------------------------------------------------
+
+export interface RunCounts {
+  total: number
+  queued: number
+  waiting: number
+  running: number
+  awaiting: number
+  stalled: number
+  done: number
+  cancelled: number
+  calls: number
+  failedCalls: number
+  tokensIn: number
+  tokensOut: number
+  costUsd: number
+}
+
+/** Session counts by status and the LLM usage of a run, in one SQL statement. */
+export async function runCounts(runId: string): Promise<RunCounts> {
+  const { rows } = await sql().query<{
+    by: Record<string, number> | null
+    calls: string
+    failed: string
+    tin: string | null
+    tout: string | null
+    cost: number | null
+  }>(
+    `SELECT (SELECT json_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM "ProtocolSession"
+              WHERE "experimentId" = $1 GROUP BY status) x) AS by,
+            count(c.id) AS calls, count(c.id) FILTER (WHERE c.status <> 'ok') AS failed,
+            sum(c."tokensIn") AS tin, sum(c."tokensOut") AS tout, sum(c."costUsd") AS cost
+     FROM "LlmCall" c
+     WHERE c."sessionRef" IN (SELECT s.id FROM "ProtocolSession" s WHERE s."experimentId" = $1)`,
+    [runId],
+  )
+  const r = rows[0]
+  const by = r?.by ?? {}
+  const n = (s: string) => Number(by[s] ?? 0)
+  return {
+    total: Object.values(by).reduce((a, b) => a + Number(b), 0),
+    queued: n('queued'),
+    waiting: n('waiting'),
+    running: n('running'),
+    awaiting: n('awaiting'),
+    stalled: n('stalled'),
+    done: n('done'),
+    cancelled: n('cancelled'),
+    calls: Number(r?.calls ?? 0),
+    failedCalls: Number(r?.failed ?? 0),
+    tokensIn: Number(r?.tin ?? 0),
+    tokensOut: Number(r?.tout ?? 0),
+    costUsd: Number(r?.cost ?? 0),
+  }
+}
+
+/**
+ * What blocks a run, in words (null when nothing does): a running run whose open sessions all wait
+ * for people or stalled makes no progress by itself, and says so.
+ */
+export function blockedBy(
+  status: string,
+  c: Pick<RunCounts, 'queued' | 'running' | 'waiting' | 'awaiting' | 'stalled'>,
+) {
+  if (status !== 'running') return null
+  if (c.queued + c.running > 0) return null
+  if (c.stalled > 0)
+    return {
+      kind: 'stalled' as const,
+      message: `${c.stalled} session${c.stalled === 1 ? '' : 's'} stalled${c.waiting ? ` (${c.waiting} more wait behind ${c.stalled === 1 ? 'it' : 'them'})` : ''}.`,
+    }
+  if (c.awaiting > 0)
+    return {
+      kind: 'people' as const,
+      message: `Waiting for people: ${c.awaiting} session${c.awaiting === 1 ? '' : 's'} awaiting an answer.`,
+    }
+  return null
+}
+
+/** A page of runs (any protocol) with session counts by status, in two statements. */
+export async function runPage(where: Prisma.ExperimentWhereInput, page: number, pageSize: number) {
+  const [items, total] = await Promise.all([
+    db.experiment.findMany({
+      where,
+      orderBy: { createdAt: 'desc' },
+      select: {
+        id: true,
+        name: true,
+        protocol: true,
+        task: true,
+        status: true,
+        repetitions: true,
+        createdAt: true,
+        study: { select: { id: true, name: true } },
+      },
+      ...skipTake(page, pageSize),
+    }),
+    db.experiment.count({ where }),
+  ])
+  const ids = items.map((e) => e.id)
+  const counts = ids.length
+    ? (
+        await sql().query<{ experimentId: string; status: string; n: number }>(
+          `SELECT "experimentId", status, count(*)::int AS n FROM "ProtocolSession"
+           WHERE "experimentId" = ANY($1) GROUP BY "experimentId", status`,
+          [ids],
+        )
+      ).rows
+    : []
+  const labels = new Map((await allPlugins()).map((p) => [p.protocol.id, p.protocol.label]))
+  return pageOf(
+    items.map((e) => {
+      const c = { queued: 0, waiting: 0, running: 0, awaiting: 0, stalled: 0, done: 0, cancelled: 0 }
+      for (const r of counts) if (r.experimentId === e.id) c[r.status as keyof typeof c] = r.n
+      const sessions = Object.values(c).reduce((a, b) => a + b, 0)
+      return {
+        ...e,
+        protocolLabel: labels.get(e.protocol) ?? e.protocol,
+        sessions,
+        done: c.done,
+        stalled: c.stalled,
+        awaiting: c.awaiting,
+        blocked: blockedBy(e.status, c)?.kind ?? null,
+      }
+    }),
+    total,
+    page,
+    pageSize,
+  )
+}
+
+export const listRuns = defineOperation({
+  name: 'runs.list',
+  scope: 'studies:read',
+  input: z.object({
+    ...pageInput,
+    studyId: id.optional(),
+    protocol: z.string().trim().max(40).optional(),
+    status: z.enum(RUN_STATUSES).optional(),
+  }),
+  async run(actor, { page, pageSize, studyId, protocol, status }) {
+    return runPage(
+      {
+        study: visibleStudies(actor),
+        ...(studyId ? { studyId } : {}),
+        ...(protocol ? { protocol } : {}),
+        ...(status ? { status } : {}),
+      },
+      page,
+      pageSize,
+    )
+  },
+})
+
+export const getRun = defineOperation({
+  name: 'runs.get',
+  scope: 'studies:read',
+  input: z.object({
+    runId: id,
+    ...pageInput,
+    status: z.enum(SESSION_STATUSES).optional(),
+    repetition: z.coerce.number().int().min(1).max(1000).optional(),
+  }),
+  async run(actor, { runId, page, pageSize, status, repetition }) {
+    const run = await db.experiment.findFirst({
+      where: { id: runId, study: visibleStudies(actor) },
+      include: { study: { select: { id: true, name: true } } },
+    })
+    if (!run) throw notFound('Run')
+    const plugin = await pluginFor(run.protocol)
+    const where: Prisma.ProtocolSessionWhereInput = {
+      experimentId: runId,
+      ...(status ? { status } : {}),
+      ...(repetition ? { repetition } : {}),
+    }
+    const [sessions, total, counts, dataset, lastStall] = await Promise.all([
+      db.protocolSession.findMany({
+        where,
+        orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
+        select: {
+          id: true,
+          repetition: true,
+          position: true,
+          status: true,
+          awaitingSeat: true,
+          stopReason: true,
+          stallError: true,
+          retryCount: true,
+          instanceId: true,
+          updatedAt: true,
+          people: { select: { seat: true, claimable: true, user: { select: { id: true, name: true, email: true } } } },
+          _count: { select: { messages: true } },
+        },
+        ...skipTake(page, pageSize),
+      }),
+      db.protocolSession.count({ where }),
+      runCounts(runId),
+      db.dataset.findUnique({ where: { id: run.datasetId }, select: { id: true, name: true, kind: true } }),
+      db.protocolSession.findFirst({
+        where: { experimentId: runId, status: 'stalled' },
+        orderBy: { updatedAt: 'desc' },
+        select: { id: true, stallError: true, retryCount: true, updatedAt: true },
+      }),
+    ])
+    const seatDecls = plugin.protocol.seats.map((d) => ({ name: d.name, label: d.label, kinds: [...d.kinds] }))
+    return {
+      run: { ...run, protocolLabel: plugin.protocol.label },
+      seatDecls,
+      dataset,
+      counts,
+      blocked: blockedBy(run.status, counts),
+      lastStall,
+      exports: [
+        ...['d', 'm', 'c'].map((t) => ({
+          table: t,
+          label: { d: 'D: sessions', m: 'M: messages', c: 'C: contexts' }[t] as string,
+        })),
+        ...Object.entries(plugin.exports ?? {}).map(([table, e]) => ({ table, label: e.label })),
+      ],
+      files: Object.entries(plugin.files ?? {}).map(([file, f]) => ({ file, label: f.label })),
+      hasDashboard: !!plugin.views.dashboard,
+      sessions: pageOf(
+        sessions.map(({ _count, ...s }) => ({ ...s, messages: _count.messages })),
+        total,
+        page,
+        pageSize,
+      ),
+    }
+  },
+})
+
+/** The protocol's part of the run page (results, accuracy …). */
+export const viewRun = defineOperation({
+  name: 'runs.view',
+  scope: 'studies:read',
+  input: z.object({ runId: id, args: z.record(z.string().max(60), z.string().max(500).optional()).default({}) }),
+  async run(actor, { runId, args }) {
+    const run = await findRun(actor, runId)
+    const plugin = await pluginFor(run.protocol)
+    return { protocol: run.protocol, data: plugin.views.run ? await plugin.views.run(runId, args) : null }
+  },
+})
+
+/** The protocol's dashboard (intelligibility, clemscore …). */
+export const runDashboard = defineOperation({
+  name: 'runs.dashboard',
+  scope: 'dashboards:read',
+  input: z.object({ runId: id, args: z.record(z.string().max(60), z.string().max(500).optional()).default({}) }),
+  async run(actor, { runId, args }) {
+    const run = await findRun(actor, runId)
+    const plugin = await pluginFor(run.protocol)
+    if (!plugin.views.dashboard) throw notFound('Dashboard')
+    return {
+      protocol: run.protocol,
+      run: { id: run.id, name: run.name, status: run.status },
+      data: await plugin.views.dashboard(runId, args),
+    }
+  },
+})
+
+// ---------------------------------------------------------------------------------------------
+// Run controls
+// ---------------------------------------------------------------------------------------------
+
+async function move(
+  actor: Actor,
+  runId: string,
+  from: string[],
+  to: string,
+  action: string,
+  refusal: (status: string) => string,
+) {
+  const e = await findRun(actor, runId)
+  const moved = await db.$transaction(async (tx) => {
+    const r = await tx.experiment.updateMany({ where: { id: e.id, status: { in: from } }, data: { status: to } })
+    if (r.count !== 1) return false
+    await writeAudit(tx, {
+      actor: actorRef(actor),
+      action,
+      resourceType: 'experiment',
+      resourceId: e.id,
+      studyId: e.studyId,
+      before: { status: e.status },
+      after: { status: to },
+    })
+    return true
+  })
+  if (!moved) {
+    const now = await db.experiment.findUniqueOrThrow({ where: { id: e.id }, select: { status: true } })
+    throw conflict(refusal(now.status))
+  }
+  await publish(`experiment:${e.id}`, { type: 'progress' })
+  return e
+}
+
+const RunRef = z.object({ runId: id })
+
+async function startRunNow(actor: Actor, runId: string) {
+  await move(actor, runId, ['draft'], 'running', 'run.start', (s) =>
+    s === 'paused' ? 'The run is paused: resume it instead.' : `The run is already ${s}.`,
+  )
+  const queued = await runnableSessions(runId)
+  await enqueueSteps(queued, runId)
+  await closeIfFinished(runId)
+  return { runId, enqueued: queued.length }
+}
+
+export const startRun = defineOperation({
+  name: 'runs.start',
+  scope: 'studies:update',
+  input: RunRef,
+  run: (actor, { runId }) => startRunNow(actor, runId),
+})
+
+export const pauseRun = defineOperation({
+  name: 'runs.pause',
+  scope: 'studies:update',
+  input: RunRef,
+  async run(actor, { runId }) {
+    await move(
+      actor,
+      runId,
+      ['running'],
+      'paused',
+      'run.pause',
+      (s) => `Only a running run can be paused; this one is ${s}.`,
+    )
+    return { runId, status: 'paused' as const }
+  },
+})
+
+export const resumeRun = defineOperation({
+  name: 'runs.resume',
+  scope: 'studies:update',
+  input: RunRef,
+  async run(actor, { runId }) {
+    await move(
+      actor,
+      runId,
+      ['paused'],
+      'running',
+      'run.resume',
+      (s) => `Only a paused run can be resumed; this one is ${s}.`,
+    )
+    const queued = await runnableSessions(runId)
+    await enqueueSteps(queued, runId)
+    await closeIfFinished(runId)
+    return { runId, enqueued: queued.length }
+  },
+})
+
+export const cancelRun = defineOperation({
+  name: 'runs.cancel',
+  scope: 'studies:update',
+  input: RunRef,
+  async run(actor, { runId }) {
+    await move(
+      actor,
+      runId,
+      ['draft', 'running', 'paused'],
+      'cancelled',
+      'run.cancel',
+      (s) => `The run is already ${s}.`,
+    )
+    // Its queued steps go; a step already running finishes its one message, then sees the status.
+    const droppedJobs = await dropQueuedSteps(runId)
+    await sql().query(
+      `UPDATE "ProtocolSession" SET status = 'cancelled', "awaitingSeat" = NULL, "updatedAt" = now()
+       WHERE "experimentId" = $1 AND status NOT IN ('done', 'cancelled')`,
+      [runId],
+    )
+    return { runId, status: 'cancelled' as const, droppedJobs }
+  },
+})
+
+/** Stalled sessions go back to the queue; a paused run picks them up on resume. */
+async function retry(actor: Actor, where: Prisma.ProtocolSessionWhereInput, studyId: string, resourceId: string) {
+  const stalled = await db.protocolSession.findMany({
+    where: { ...where, status: 'stalled' },
+    select: { id: true, experimentId: true, stallError: true, experiment: { select: { status: true } } },
+  })
+  if (!stalled.length) return []
+  const ids = stalled.map((s) => s.id)
+  const moved = await db.$transaction(async (tx) => {
+    const r = await tx.$queryRaw<Array<{ id: string }>>`
+      UPDATE "ProtocolSession" SET status = 'queued', "retryCount" = "retryCount" + 1, "updatedAt" = now()
+      WHERE id = ANY(${ids}) AND status = 'stalled' RETURNING id`
+    if (!r.length) return []
+    await writeAudit(tx, {
+      actor: actorRef(actor),
+      action: 'session.retry',
+      resourceType: ids.length === 1 ? 'session' : 'experiment',
+      resourceId,
+      studyId,
+      before: {
+        status: 'stalled',
+        errors: stalled
+          .filter((s) => r.some((x) => x.id === s.id))
+          .map((s) => s.stallError)
+          .slice(0, 20),
+      },
+      after: { status: 'queued', sessions: r.length },
+    })
+    return r.map((x) => x.id)
+  })
+  const byRun = new Map<string | null, string[]>()
+  for (const s of stalled)
+    if (moved.includes(s.id) && (!s.experimentId || s.experiment?.status === 'running'))
+      byRun.set(s.experimentId, [...(byRun.get(s.experimentId) ?? []), s.id])
+  for (const [runId, sessionIds] of byRun) await enqueueSteps(sessionIds, runId)
+  return moved
+}
+
+export const retrySession = defineOperation({
+  name: 'runs.retry-session',
+  scope: 'studies:update',
+  input: z.object({ sessionId: id }),
+  async run(actor, { sessionId }) {
+    const s = await db.protocolSession.findFirst({
+      where: { id: sessionId, study: visibleStudies(actor) },
+      select: { id: true, studyId: true, status: true, experiment: { select: { status: true } } },
+    })
+    if (!s) throw notFound('Session')
+    const moved = await retry(actor, { id: s.id }, s.studyId, s.id)
+    if (!moved.length) throw conflict('Only a stalled session can be retried; this one has moved on.')
+    return { sessionId: s.id, enqueued: !s.experiment || s.experiment.status === 'running' }
+  },
+})
+
+export const retryStalled = defineOperation({
+  name: 'runs.retry-stalled',
+  scope: 'studies:update',
+  input: RunRef,
+  async run(actor, { runId }) {
+    const e = await findRun(actor, runId)
+    const moved = await retry(actor, { experimentId: e.id }, e.studyId, e.id)
+    if (!moved.length) throw conflict('No session of this run is stalled.')
+    return { runId, retried: moved.length, enqueued: e.status === 'running' }
+  },
+})
+
+/**
+ * Change the model of an LLM seat (or of one of its helpers) for the run and its unfinished sessions,
+ * e.g. after the model of a stalled run was retired. Finished sessions keep the model they ran with.
+ */
+export const changeSeatModel = defineOperation({
+  name: 'runs.change-seat-model',
+  scope: 'studies:update',
+  input: z.object({
+    runId: id,
+    seat: z.string().trim().min(1).max(60),
+    /** A helper of the seat (e.g. "checker"); the seat's own model when absent. */
+    helper: z.string().trim().min(1).max(60).optional(),
+    model: LlmRef,
+  }),
+  async run(actor, { runId, seat, helper, model }) {
+    const e = await findRun(actor, runId)
+    if (e.status === 'done' || e.status === 'cancelled')
+      throw conflict(`The run is ${e.status}; its seats cannot change.`)
+    await usableConnection(actor, model.connectionId)
+    const seats = Seats.parse(e.seats)
+    const fill = seats[seat]
+    if (!fill) throw badRequest(`This run has no seat "${seat}".`, { seat: ['Choose a seat of the run.'] })
+    if (helper ? fill.kind === 'human' || !fill.helpers[helper] : fill.kind !== 'llm')
+      throw badRequest(
+        helper ? `The ${seat} seat has no helper "${helper}".` : `The ${seat} seat is not filled by an LLM.`,
+      )
+    const path = helper ? `{${seat},helpers,${helper}}` : `{${seat},model}`
+    const before = helper
+      ? (fill as { helpers: Record<string, unknown> }).helpers[helper]
+      : (fill as { model: unknown }).model
+    const changed = await db.$transaction(async (tx) => {
+      await tx.$executeRaw`UPDATE "Experiment" SET seats = jsonb_set(seats, ${path}::text[], ${JSON.stringify(model)}::jsonb), "updatedAt" = now() WHERE id = ${e.id}`
+      const n = await tx.$executeRaw`
+        UPDATE "ProtocolSession" SET seats = jsonb_set(seats, ${path}::text[], ${JSON.stringify(model)}::jsonb), "updatedAt" = now()
+        WHERE "experimentId" = ${e.id} AND status NOT IN ('done', 'cancelled')
+          AND seats #> ${path}::text[] IS NOT NULL`
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'run.change-seat-model',
+        resourceType: 'experiment',
+        resourceId: e.id,
+        studyId: e.studyId,
+        before: { seat, helper, model: before },
+        after: { seat, helper, model, sessions: n },
+      })
+      return n
+    })
+    await publish(`experiment:${e.id}`, { type: 'progress' })
+    return { runId, seat, helper: helper ?? null, sessions: changed }
+  },
+})

@@ -1,0 +1,409 @@
+import { z } from 'zod'
+import type { Prisma } from '@/lib/generated/prisma/client'
+import { type Ask, ProtocolError } from '@/lib/protocols/types'
+import type { Actor } from '@/lib/server/actor'
+import { hasScope } from '@/lib/server/auth/roles'
+import { db, sql } from '@/lib/server/db'
+import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
+import { enqueueSteps } from '@/lib/server/engine/jobs'
+import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
+import {
+  afterSessionDone,
+  appendMessage,
+  type Exec,
+  loadSession,
+  notifyAppended,
+  prepare,
+} from '@/lib/server/engine/runner'
+import { kindLabel } from '@/lib/server/engine/seats'
+import { publishSession } from '@/lib/server/live'
+import { defineOperation } from '@/lib/server/operation'
+import { pageInput, pageOf } from '@/lib/server/pagination'
+import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { id, visibleStudies } from '@/lib/server/services/studies'
+
+/**
+ * Sessions of every protocol as people meet them: the one work queue (everything awaiting the
+ * signed-in person, seats they may claim), the session page, a person's turn (validated by the
+ * protocol's plugin, appended and audited in one transaction, then the next step is queued), claiming
+ * a seat, and the researcher's D/M/C inspector.
+ */
+
+/** Sessions an actor may open: those they fill a seat in; with work:read-study, those of their studies. */
+export function visibleSessions(actor: Actor): Prisma.ProtocolSessionWhereInput {
+  const own = { people: { some: { userId: actor.userId } } }
+  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: visibleStudies(actor) }] } : own
+}
+
+// ---------------------------------------------------------------------------------------------
+// The work queue
+// ---------------------------------------------------------------------------------------------
+
+export const QUEUE_FILTERS = ['yours', 'others', 'stalled', 'done', 'claimable'] as const
+
+type QueueRow = {
+  id: string
+  protocol: string
+  status: string
+  awaitingSeat: string | null
+  seat: string
+  claimable: boolean
+  mine: boolean
+  task: string
+  instance: unknown
+  repetition: number
+  position: number
+  updatedAt: Date
+  studyId: string
+  studyName: string
+  runId: string | null
+  runName: string | null
+  messages: number
+}
+
+/**
+ * The signed-in person's queue across protocols: sessions whose turn is theirs first (oldest
+ * first), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
+ */
+export const myQueue = defineOperation({
+  name: 'sessions.queue',
+  scope: 'work:read-own',
+  input: z.object({ ...pageInput, filter: z.enum(QUEUE_FILTERS).optional() }),
+  async run(actor, { page, pageSize, filter }) {
+    const canClaim = hasScope(actor.role, 'work:submit')
+    // One statement: my seats, plus the unclaimed claimable seats of studies I belong to.
+    const base = `
+      SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, (p."userId" = $1) AS mine, s.task,
+             s.instance, s.repetition, s.position, s."updatedAt", s."studyId", st.name AS "studyName",
+             e.id AS "runId", e.name AS "runName",
+             (SELECT count(*)::int FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages,
+             CASE
+               WHEN p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat THEN 'yours'
+               WHEN p."userId" IS NULL THEN 'claimable'
+               WHEN s.status = 'stalled' THEN 'stalled'
+               WHEN s.status IN ('done', 'cancelled') THEN 'done'
+               ELSE 'others'
+             END AS grp
+      FROM "SessionSeat" p
+      JOIN "ProtocolSession" s ON s.id = p."sessionId"
+      JOIN "Study" st ON st.id = s."studyId" AND st."archivedAt" IS NULL
+      LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+      WHERE (p."userId" = $1
+             OR ($2 AND p."userId" IS NULL AND p.claimable AND s.status NOT IN ('done', 'cancelled')
+                 AND EXISTS (SELECT 1 FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $1)))`
+    const counts = await sql().query<{ grp: string; n: number }>(
+      `SELECT grp, count(*)::int AS n FROM (${base}) q GROUP BY grp`,
+      [actor.userId, canClaim],
+    )
+    const { rows } = await sql().query<QueueRow & { grp: string }>(
+      `SELECT * FROM (${base}) q
+       WHERE $3::text IS NULL OR grp = $3
+       ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'stalled' THEN 3 ELSE 4 END,
+                CASE WHEN grp = 'yours' THEN "updatedAt" END ASC NULLS LAST,
+                "runId", repetition, position, id
+       LIMIT $4 OFFSET $5`,
+      [actor.userId, canClaim, filter ?? null, pageSize, (page - 1) * pageSize],
+    )
+    const by = Object.fromEntries(counts.rows.map((r) => [r.grp, r.n]))
+    const total = filter ? (by[filter] ?? 0) : counts.rows.reduce((a, r) => a + r.n, 0)
+    const plugins = new Map((await allPlugins()).map((p) => [p.protocol.id, p]))
+    const items = rows.map(({ instance, ...r }) => {
+      const plugin = plugins.get(r.protocol)
+      const seat = plugin?.protocol.seats.find((d) => d.name === r.seat)
+      return {
+        ...r,
+        protocolLabel: plugin?.protocol.label ?? r.protocol,
+        seatLabel: seat?.label ?? r.seat,
+        title: plugin?.title?.(instance, r.task) ?? `#${r.position + 1}`,
+      }
+    })
+    return {
+      counts: {
+        yours: by.yours ?? 0,
+        claimable: by.claimable ?? 0,
+        others: by.others ?? 0,
+        stalled: by.stalled ?? 0,
+        done: by.done ?? 0,
+      },
+      /** The next session waiting for this person (oldest first). */
+      next: filter && filter !== 'yours' ? null : (items.find((i) => i.grp === 'yours')?.id ?? null),
+      ...pageOf(items, total, page, pageSize),
+    }
+  },
+})
+
+/** The oldest session awaiting this person (for "Next session"). */
+export async function nextSessionFor(userId: string, after?: string): Promise<string | null> {
+  const { rows } = await sql().query<{ id: string }>(
+    `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+     WHERE p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
+     ORDER BY s."updatedAt" ASC LIMIT 1`,
+    [userId, after ?? null],
+  )
+  return rows[0]?.id ?? null
+}
+
+// ---------------------------------------------------------------------------------------------
+// One session
+// ---------------------------------------------------------------------------------------------
+
+async function visibleSession(actor: Actor, sessionId: string) {
+  const s = await db.protocolSession.findFirst({
+    where: { id: sessionId, ...visibleSessions(actor) },
+    select: {
+      id: true,
+      people: { select: { seat: true, userId: true, claimable: true, user: { select: { name: true, email: true } } } },
+      study: { select: { id: true, name: true, guidelines: true } },
+      experiment: { select: { id: true, name: true, status: true } },
+      updatedAt: true,
+      stallError: true,
+      stopReason: true,
+      retryCount: true,
+    },
+  })
+  if (!s) throw notFound('Session')
+  return s
+}
+
+export const getSession = defineOperation({
+  name: 'sessions.get',
+  scope: 'work:read-own',
+  input: z.object({ sessionId: id }),
+  async run(actor, { sessionId }) {
+    const meta = await visibleSession(actor, sessionId)
+    const loaded = await prepare(await loadSession(sessionId))
+    const { plugin, ctx, session } = loaded
+    const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
+    const mySeats = meta.people.filter((p) => p.userId === actor.userId).map((p) => p.seat)
+    const ask = next.done ? null : next
+    const rows = await db.protocolMessage.findMany({
+      where: { sessionId },
+      orderBy: { seq: 'asc' },
+      select: { seq: true, body: true, authorUserId: true, llmCallId: true, createdAt: true, payload: true },
+    })
+    const view = await plugin.views.session({ ...ctx, mySeats, ask })
+    const researcher = hasScope(actor.role, 'work:read-study')
+    return {
+      id: session.id,
+      protocol: session.protocol,
+      protocolLabel: plugin.protocol.label,
+      status: session.status,
+      awaitingSeat: session.awaitingSeat,
+      stopReason: meta.stopReason,
+      stallError: researcher || mySeats.length ? meta.stallError : null,
+      retryCount: meta.retryCount,
+      task: session.task,
+      title: plugin.title?.(session.instance, session.task) ?? null,
+      study: meta.study,
+      run: meta.experiment,
+      updatedAt: meta.updatedAt,
+      seats: plugin.protocol.seats.map((d) => {
+        const fill = ctx.seats[d.name]
+        const person = meta.people.find((p) => p.seat === d.name)
+        return {
+          name: d.name,
+          label: d.label,
+          kind: fill?.kind ?? null,
+          kindLabel: fill ? kindLabel(fill.kind) : null,
+          person: person?.user ? person.user.name || person.user.email : null,
+          claimable: !!person?.claimable && !person.userId,
+          model: fill?.kind === 'llm' ? (fill.model.name ?? fill.model.model ?? null) : null,
+          program: fill?.kind === 'program' ? fill.program : null,
+        }
+      }),
+      messages: rows.map((m) => ({
+        seq: m.seq,
+        body: m.body,
+        byPerson: !!m.authorUserId,
+        createdAt: m.createdAt,
+        // What agents noted beside their messages (raw replies) is for researchers only.
+        ...(researcher ? { meta: m.payload } : {}),
+      })),
+      ask: ask ? { seat: ask.seat, j: ask.j, kind: ask.kind ?? null, allowedTags: [...(ask.allowedTags ?? [])] } : null,
+      done: next.done ? next.reason : null,
+      mySeats,
+      yourTurn: !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled',
+      claimableSeats: meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat),
+      view,
+    }
+  },
+})
+
+export const SubmitTurnInput = z.looseObject({
+  sessionId: id,
+  /** The message number the person answered (guards against answering twice or out of turn). */
+  seq: z.coerce.number().int().min(1),
+})
+
+/**
+ * A person's turn, for every protocol: the plugin validates the input and turns it into the
+ * protocol's message, `apply` checks it against the rules, then M + C + the status and the audit
+ * row are written in one transaction; the next step goes on the queue.
+ */
+export const submitTurn = defineOperation({
+  name: 'sessions.submit',
+  scope: 'work:submit',
+  input: SubmitTurnInput,
+  async run(actor, raw) {
+    const { sessionId, seq, ...rest } = raw
+    const mine = await db.sessionSeat.findMany({ where: { sessionId, userId: actor.userId }, select: { seat: true } })
+    if (!mine.length) throw notFound('Session')
+    const loaded = await prepare(await loadSession(sessionId))
+    const { plugin, ctx, session } = loaded
+    if (session.status === 'cancelled') throw conflict('This session was cancelled; nothing more can be added.')
+    const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
+    if (next.done) throw conflict('This session is over; nothing more can be added.')
+    const seats = mine.map((m) => m.seat)
+    if (next.j !== seq || !seats.includes(next.seat))
+      throw conflict(seq < next.j ? 'This message was already answered (in another tab?).' : 'It is not your turn yet.')
+    const input = plugin.human.input.parse(rest)
+    const produced = await plugin.human.toMessage({ ...ctx, ask: next, seat: next.seat, actor }, input)
+    let after: unknown
+    try {
+      after = plugin.protocol.apply(ctx.state, produced.message)
+    } catch (err) {
+      if (err instanceof ProtocolError) throw badRequest(err.message)
+      throw err
+    }
+    const end = plugin.protocol.next(after) as { done: boolean; reason?: string }
+    const doneReason = end.done ? (end.reason ?? 'done') : null
+    try {
+      await db.$transaction(async (tx) => {
+        const exec: Exec = (text, params) => tx.$queryRawUnsafe(text, ...params)
+        await appendMessage(
+          loaded,
+          { ...produced, context: produced.context ?? { person: actor.email } },
+          doneReason,
+          'queued',
+          { userId: actor.userId },
+          exec,
+        )
+        await writeAudit(tx, {
+          actor: actorRef(actor),
+          action: 'session.turn',
+          resourceType: 'session',
+          resourceId: session.id,
+          studyId: session.studyId,
+          after: {
+            seq: next.j,
+            seat: next.seat,
+            protocol: session.protocol,
+            ...(produced.meta?.audit as object | undefined),
+          },
+        })
+      })
+    } catch (err) {
+      if (isUniqueViolation(err) || isUniqueViolation((err as { cause?: unknown }).cause))
+        throw conflict('This message was already answered (in another tab?).')
+      if (err instanceof AppError) throw err
+      throw err
+    }
+    notifyAppended(session, next.j, doneReason)
+    if (doneReason) await afterSessionDone(session.id)
+    else if (!session.experimentId || session.runStatus === 'running')
+      await enqueueSteps([session.id], session.experimentId)
+    return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
+  },
+})
+
+/** Take a claimable seat (first come; the seat then behaves like a named person's). */
+export const claimSeat = defineOperation({
+  name: 'sessions.claim',
+  scope: 'work:submit',
+  input: z.object({ sessionId: id, seat: z.string().trim().min(1).max(60) }),
+  async run(actor, { sessionId, seat }) {
+    const s = await db.protocolSession.findFirst({
+      where: { id: sessionId, study: { members: { some: { userId: actor.userId } } } },
+      select: { id: true, studyId: true, experimentId: true, status: true },
+    })
+    if (!s) throw notFound('Session')
+    const already = await db.sessionSeat.findFirst({ where: { sessionId, userId: actor.userId } })
+    if (already) throw conflict(`You already fill the ${already.seat} seat of this session.`)
+    const claimed = await db.$transaction(async (tx) => {
+      const n = await tx.$executeRaw`
+        UPDATE "SessionSeat" SET "userId" = ${actor.userId}, "claimedAt" = now()
+        WHERE "sessionId" = ${sessionId} AND seat = ${seat} AND claimable AND "userId" IS NULL`
+      if (n !== 1) return false
+      await tx.$executeRaw`
+        UPDATE "ProtocolSession" SET seats = jsonb_set(seats, ${`{${seat},userId}`}::text[], to_jsonb(${actor.userId}::text)),
+          "updatedAt" = now()
+        WHERE id = ${sessionId}`
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'session.claim',
+        resourceType: 'session',
+        resourceId: sessionId,
+        studyId: s.studyId,
+        after: { seat },
+      })
+      return true
+    })
+    if (!claimed) throw conflict('Someone else took this seat, or it cannot be claimed.')
+    await publishSession(sessionId, s.experimentId, { type: 'status', status: s.status })
+    return { sessionId, seat }
+  },
+})
+
+// ---------------------------------------------------------------------------------------------
+// The inspector
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * D (the session and its instance snapshot), M (every message body), C (what each sender was
+ * conditioned on) and every LLM call the session made, with its exact request (images by reference).
+ * Researchers only (`work:read-study`).
+ */
+export const inspectSession = defineOperation({
+  name: 'sessions.inspect',
+  scope: 'work:read-study',
+  input: z.object({ sessionId: id }),
+  async run(actor, { sessionId }) {
+    const s = await db.protocolSession.findFirst({
+      where: { id: sessionId, study: visibleStudies(actor) },
+      include: {
+        messages: { orderBy: { seq: 'asc' } },
+        contexts: { orderBy: { seq: 'asc' } },
+        experiment: { select: { id: true, name: true, carryOver: true } },
+        study: { select: { id: true, name: true } },
+        people: { select: { seat: true, claimable: true, user: { select: { email: true } } } },
+      },
+    })
+    if (!s) throw notFound('Session')
+    const plugin = await pluginFor(s.protocol)
+    const calls = await db.llmCall.findMany({
+      where: { sessionRef: s.id },
+      orderBy: { createdAt: 'asc' },
+      select: {
+        id: true,
+        createdAt: true,
+        purpose: true,
+        messageRef: true,
+        modelRequested: true,
+        status: true,
+        errorKind: true,
+        attempt: true,
+        error: true,
+        request: true,
+        response: true,
+        tokensIn: true,
+        tokensOut: true,
+        latencyMs: true,
+        costUsd: true,
+        cached: true,
+      },
+    })
+    const authors = await db.user.findMany({
+      where: { id: { in: s.messages.map((m) => m.authorUserId).filter((x): x is string => !!x) } },
+      select: { id: true, email: true },
+    })
+    const email = new Map(authors.map((u) => [u.id, u.email]))
+    return {
+      session: { ...s, protocolLabel: plugin.protocol.label },
+      messages: s.messages.map((m) => ({
+        ...m,
+        author: m.authorUserId ? (email.get(m.authorUserId) ?? 'a removed user') : null,
+      })),
+      calls,
+    }
+  },
+})

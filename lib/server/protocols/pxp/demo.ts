@@ -12,8 +12,6 @@ import { contentText, fnv1a } from '@/lib/llm/text'
  * Not medical or chemical knowledge.
  */
 
-const FORMAT = 'Adhere to the following output format strictly'
-
 /** Words of a text (lower case, 3+ letters). */
 const words = (s: string) => new Set(s.toLowerCase().match(/[a-z0-9]{3,}/g) ?? [])
 
@@ -47,10 +45,9 @@ interface Format {
 }
 
 function formatOf(system: string): Format | undefined {
-  if (!system.includes(FORMAT)) return undefined
-  const lines = system.slice(system.indexOf(FORMAT)).split('\n')
-  const predictionKey = lines[1]?.match(/^([^:]+):/)?.[1]?.trim()
-  const explanationKey = lines[2]?.match(/^([^:]+):/)?.[1]?.trim()
+  // The answer format is two "Key: <placeholder>" lines (RAD, DRUG and every generic template).
+  const keys = [...system.matchAll(/^([A-Za-z][\w -]{0,40}): <[^>\n]+>$/gm)].map((m) => (m[1] as string).trim())
+  const [predictionKey, explanationKey] = keys
   if (!predictionKey || !explanationKey) return undefined
   if (system.startsWith('You are a radiology expert')) {
     const labels = system.match(/knowledge of (.+)\.\n/)?.[1]?.split(', ') ?? []

@@ -1,0 +1,104 @@
+import { z } from 'zod'
+import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
+import type { Seats } from '@/lib/server/engine/seats'
+import { type ToyMessage, type ToyState, toy } from './protocol'
+
+/** The toy's plugin: an LLM guesser that reads the hints so far, a program oracle, a person's guess. */
+export const toyPlugin: ProtocolPlugin<typeof toy> = {
+  protocol: toy,
+  agents: {
+    async llm(ctx) {
+      if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
+      const hints = (ctx.state as ToyState).messages
+        .map((m) => (m.kind === 'guess' ? `I guessed ${m.value}.` : `Hint: ${m.hint}.`))
+        .join(' ')
+      const messages = [
+        { role: 'system' as const, content: 'Guess the number between 1 and 100. Answer with the number only.' },
+        { role: 'user' as const, content: `Game so far: ${hints || 'nothing yet'}. Your guess?` },
+      ]
+      const r = await ctx.llm.ask(
+        ctx.fill.model,
+        { messages },
+        {
+          parse: (text) => {
+            const n = Number(text.trim())
+            return Number.isInteger(n) && n >= 1 && n <= 100
+              ? { ok: true, value: n }
+              : { ok: false, error: 'Answer with a whole number from 1 to 100.' }
+          },
+        },
+        { purpose: 'toy-guess', stream: ctx.watched },
+      )
+      return {
+        message: { seq: ctx.ask.j, sender: 'guesser', kind: 'guess', value: r.value } satisfies ToyMessage,
+        context: messages,
+        meta: { raw: r.text },
+        callId: r.callId,
+      }
+    },
+    program: {
+      async compare(ctx) {
+        const guess = (ctx.state as ToyState).messages.at(-1)
+        const target = (ctx.instance as { target: number }).target
+        const value = guess?.kind === 'guess' ? guess.value : 0
+        const hint = value === target ? 'correct' : value < target ? 'higher' : 'lower'
+        return { message: { seq: ctx.ask.j, sender: 'oracle', kind: 'hint', hint } satisfies ToyMessage }
+      },
+    },
+  },
+  human: {
+    input: z.object({ value: z.coerce.number().int().min(1, 'From 1 to 100.').max(100, 'From 1 to 100.') }),
+    toMessage: (ctx, input: { value: number }) => ({
+      message: { seq: ctx.ask.j, sender: 'guesser', kind: 'guess', value: input.value } satisfies ToyMessage,
+    }),
+  },
+  project: (m: ToyMessage) => ({
+    receiver: m.sender === 'guesser' ? 'oracle' : 'guesser',
+    tag: m.kind,
+    prediction: m.kind === 'guess' ? String(m.value) : m.hint,
+  }),
+  setup: {
+    input: z.object({
+      studyId: z.string(),
+      name: z.string().min(1),
+      datasetId: z.string(),
+      guesser: z.union([
+        z.object({ kind: z.literal('llm'), connectionId: z.string(), model: z.string().optional() }),
+        z.object({ kind: z.literal('human'), userId: z.string() }),
+      ]),
+      maxGuesses: z.number().int().default(6),
+    }),
+    async plan(_actor, _studyId, input, tools) {
+      const seats: Seats = {
+        guesser:
+          input.guesser.kind === 'llm'
+            ? {
+                kind: 'llm',
+                model: { connectionId: input.guesser.connectionId, model: input.guesser.model },
+                helpers: {},
+              }
+            : { kind: 'human', userId: input.guesser.userId, claimable: false },
+        oracle: { kind: 'program', program: 'compare', helpers: {}, params: {} },
+      }
+      const instances = await tools.instances(input.datasetId)
+      return {
+        name: input.name,
+        task: 'numbers',
+        datasetId: input.datasetId,
+        config: { maxGuesses: input.maxGuesses },
+        seats,
+        repetitions: 1,
+        chained: false,
+        sessions: instances.map((inst, position) => ({
+          instanceId: inst.id,
+          instance: inst.input,
+          seats,
+          repetition: 1,
+          position,
+        })),
+      }
+    },
+  },
+  views: { session: (ctx) => ({ hints: (ctx.state as ToyState).messages.length }) },
+  title: (instance) => `number ${(instance as { target?: number })?.target ?? '?'}`,
+}

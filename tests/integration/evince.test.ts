@@ -3,13 +3,15 @@ import { roundMetrics } from '@/lib/metrics/evince'
 import { db } from '@/lib/server/db'
 import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
 import { execute } from '@/lib/server/operation'
-import { runEvinceSession, stepEvinceSession } from '@/lib/server/runner/evince'
-import { createDebate, getDebate, mergeDebateLabels, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
-import { debateExportLines } from '@/lib/server/services/debate-export'
+import { runSession } from '@/lib/server/engine/runner'
+import type { EvinceRunView, EvinceSessionView } from '@/lib/server/protocols/evince/plugin'
+import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
 import { importDataset } from '@/lib/server/services/datasets'
-import { startPxpWorkers } from '@/lib/server/jobs/pxp'
 import { stopBoss } from '@/lib/server/jobs/queue'
-import { pauseExperiment, resumeExperiment } from '@/lib/server/services/experiment-runs'
+import { exportRun } from '@/lib/server/services/run-export'
+import { createRun, getRun, viewRun } from '@/lib/server/services/runs'
+import { getSession, submitTurn } from '@/lib/server/services/sessions'
+import type { Actor } from '@/lib/server/actor'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { debateRules, loadDebateFixture } from '../support/evince'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -19,6 +21,28 @@ const fake = useFakeLlm()
 afterAll(async () => {
   await stopBoss()
 })
+
+/** A debate run through the generic run operation. */
+const createDebate = {
+  run: (actor: Actor, input: Record<string, unknown>) => execute(createRun, actor, { protocol: 'evince', ...input }),
+}
+async function debateView(actor: Actor, sessionId: string) {
+  const v = await execute(getSession, actor, { sessionId })
+  return v.ok ? { ok: true as const, data: v.data.view as EvinceSessionView } : v
+}
+async function debateResults(actor: Actor, runId: string) {
+  const [g, v] = await Promise.all([execute(getRun, actor, { runId }), execute(viewRun, actor, { runId })])
+  if (!g.ok) return g
+  if (!v.ok) return v
+  return { ok: true as const, data: { counts: g.data.counts, ...(v.data.data as EvinceRunView) } }
+}
+async function exportLines(actor: Actor, runId: string, table: string, format: 'csv' | 'jsonl') {
+  const r = await execute(exportRun, actor, { runId, table, format })
+  if (!r.ok) throw new Error(r.error)
+  const lines: string[] = []
+  for await (const l of r.data.lines()) lines.push(l)
+  return lines
+}
 
 async function setup() {
   const researcher = await makeUser('researcher')
@@ -33,7 +57,7 @@ async function newDebate(
   f: ReturnType<typeof loadDebateFixture>,
   over: Record<string, unknown> = {},
 ) {
-  const r = await execute(createDebate, ctx.researcher, {
+  const r = await createDebate.run(ctx.researcher, {
     studyId: ctx.study.id,
     name: 'appendix replay',
     A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a', temperature: 0.2 },
@@ -55,10 +79,10 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       const f = loadDebateFixture(name)
       fake().setScript(debateRules(f))
       const { firstSessionId } = await newDebate(ctx, f)
-      const end = await runEvinceSession(firstSessionId as string)
+      const end = await runSession(firstSessionId as string)
       // Dengue: both agents hold 60/35/5 in round 3 (agreement); Jaundice: three rounds as printed.
       expect(end).toEqual({ kind: 'done', reason: name === 'dengue' ? 'agreement' : 'max-rounds' })
-      const v = await execute(viewDebate, ctx.researcher, { sessionId: firstSessionId })
+      const v = await debateView(ctx.researcher, firstSessionId as string)
       if (!v.ok) throw new Error(v.error)
       expect(v.data.rounds).toHaveLength(f.rounds.length)
       for (const [i, r] of f.rounds.entries()) {
@@ -102,7 +126,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
   it('the offline demo model carries a whole debate to its report', async () => {
     const ctx = await setup()
     await ensureDemoConnection()
-    const r = await execute(createDebate, ctx.researcher, {
+    const r = await createDebate.run(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'demo',
       A: { kind: 'llm', connectionId: DEMO_CONNECTION_ID },
@@ -113,89 +137,12 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       start: false,
     })
     if (!r.ok) throw new Error(r.error)
-    const end = await runEvinceSession(r.data.firstSessionId as string)
+    const end = await runSession(r.data.firstSessionId as string)
     expect(end.kind).toBe('done')
-    const v = await execute(viewDebate, ctx.researcher, { sessionId: r.data.firstSessionId })
+    const v = await debateView(ctx.researcher, r.data.firstSessionId as string)
     if (!v.ok) throw new Error(v.error)
     expect(v.data.report?.conclusion).toMatch(/Simulated demo model/)
     expect(v.data.rounds.length).toBeGreaterThanOrEqual(2)
-  })
-
-  it('a batch runs on the job queue: workers finish every case, pause holds, resume completes', async () => {
-    const ctx = await setup()
-    const cases = ['dengue', 'jaundice'] as const
-    fake().setScript(cases.flatMap((c) => debateRules(loadDebateFixture(c), { latencyMs: 30 })))
-    const csv = [
-      'symptoms,label',
-      ...cases.map((c) => `"${loadDebateFixture(c).symptoms}",${loadDebateFixture(c).groundTruth}`),
-    ].join('\n')
-    const imp = await execute(importDataset, ctx.researcher, {
-      studyId: ctx.study.id,
-      name: 'queued cases',
-      kind: 'cases',
-      file: new File([csv], 'cases.csv'),
-    })
-    if (!imp.ok) throw new Error(imp.error)
-    const r = await execute(createDebate, ctx.researcher, {
-      studyId: ctx.study.id,
-      name: 'queued',
-      A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
-      B: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-b' },
-      judge: { connectionId: ctx.conn.id, model: 'judge' },
-      config: { k: 5, maxRounds: 3 },
-      datasetId: imp.data.id,
-    })
-    if (!r.ok) throw new Error(r.error)
-    const open = () => db.protocolSession.count({ where: { experimentId: r.data.id, status: { not: 'done' } } })
-    const messages = () => db.protocolMessage.count({ where: { session: { experimentId: r.data.id } } })
-    // Pause before any worker runs: nothing moves.
-    expect(await execute(pauseExperiment, ctx.researcher, { experimentId: r.data.id })).toMatchObject({ ok: true })
-    const workers = await startPxpWorkers(4)
-    try {
-      await new Promise((res) => setTimeout(res, 800))
-      expect(await messages()).toBe(0)
-      // The run page before: nothing replayed yet (and its per-session results are now cached).
-      const before = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
-      if (!before.ok) throw new Error(before.error)
-      expect(before.data.cases.items.map((c) => c.rounds)).toEqual([0, 0])
-      expect(await execute(resumeExperiment, ctx.researcher, { experimentId: r.data.id })).toMatchObject({ ok: true })
-      const deadline = Date.now() + 30_000
-      while ((await open()) > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100))
-    } finally {
-      await workers.stop()
-    }
-    expect(await open()).toBe(0)
-    // Dengue: 3 rounds × 4 + report; Jaundice: 3 rounds × 4 + report; no duplicates (unique seq).
-    expect(await messages()).toBe(2 * 13)
-    expect((await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })).status).toBe('done')
-    // …and after: every session moved, so its cached result was replayed again.
-    const after = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
-    if (!after.ok) throw new Error(after.error)
-    expect(after.data.cases.items.map((c) => [c.rounds, c.stopReason])).toEqual([
-      [3, 'agreement'],
-      [3, 'max-rounds'],
-    ])
-    expect(after.data.accuracy.n).toBe(2)
-  })
-
-  it('two steps racing for one message append it once; an LLM failure stalls and resumes without loss', async () => {
-    const ctx = await setup()
-    const f = loadDebateFixture('dengue')
-    fake().setScript(debateRules(f))
-    const { firstSessionId } = await newDebate(ctx, f)
-    const sid = firstSessionId as string
-    const [a, b] = await Promise.all([stepEvinceSession(sid), stepEvinceSession(sid)])
-    expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
-    expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(1)
-    // B's model fails every attempt: the session stalls, nothing is appended.
-    fake().setScript([{ match: { model: 'gen-b' }, replies: [{ fault: '500' }] }, ...debateRules(f)])
-    const stalled = await stepEvinceSession(sid)
-    expect(stalled.kind).toBe('stalled')
-    expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(1)
-    expect((await db.protocolSession.findUniqueOrThrow({ where: { id: sid } })).status).toBe('stalled')
-    fake().setScript(debateRules(f))
-    expect(await runEvinceSession(sid)).toEqual({ kind: 'done', reason: 'agreement' })
-    expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(3 * 4 + 1)
   })
 
   it('an invalid reply is re-asked with the error, and a list longer than k is cut to the top k', async () => {
@@ -217,7 +164,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
         ],
       },
     ])
-    const r = await execute(createDebate, ctx.researcher, {
+    const r = await createDebate.run(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'reask',
       A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
@@ -228,9 +175,9 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     })
     if (!r.ok) throw new Error(r.error)
     const sid = r.data.firstSessionId as string
-    expect(await runEvinceSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
+    expect(await runSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
     const m = await db.protocolMessage.findFirstOrThrow({ where: { sessionId: sid, seq: 1 } })
-    expect((m.payload as { predictions: Array<{ label: string }> }).predictions.map((p) => p.label)).toEqual([
+    expect((m.body as { predictions: Array<{ label: string }> }).predictions.map((p) => p.label)).toEqual([
       'Flu',
       'Cold',
     ])
@@ -271,7 +218,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
         ],
       },
     ])
-    const r = await execute(createDebate, ctx.researcher, {
+    const r = await createDebate.run(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'expert vs model',
       A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
@@ -282,7 +229,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     })
     if (!r.ok) throw new Error(r.error)
     const sid = r.data.firstSessionId as string
-    expect(await runEvinceSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
+    expect(await runSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
     const turn = {
       sessionId: sid,
       seq: 2,
@@ -292,22 +239,22 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       ],
       arguments: ['pain behind the eyes is typical of dengue'],
     }
-    const bad = await execute(submitDebateTurn, ctx.expert, {
+    const bad = await execute(submitTurn, ctx.expert, {
       ...turn,
       predictions: [{ label: 'Dengue Fever', probability: 0.5 }],
     })
     expect(bad).toMatchObject({ ok: false, status: 400 })
     expect(bad.ok ? '' : bad.error).toMatch(/sum to 50\.0%/)
-    const notMine = await execute(submitDebateTurn, ctx.researcher, turn)
+    const notMine = await execute(submitTurn, ctx.researcher, turn)
     expect(notMine).toMatchObject({ ok: false, status: 404 })
-    expect(await execute(submitDebateTurn, ctx.expert, turn)).toMatchObject({ ok: true })
-    const again = await execute(submitDebateTurn, ctx.expert, turn)
+    expect(await execute(submitTurn, ctx.expert, turn)).toMatchObject({ ok: true })
+    const again = await execute(submitTurn, ctx.expert, turn)
     expect(again).toMatchObject({ ok: false, status: 409 })
     // The job queue would continue; here the runner is stepped directly (no judge: no CRIT, no report).
-    expect(await runEvinceSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
-    expect(await execute(submitDebateTurn, ctx.expert, { ...turn, seq: 4 })).toMatchObject({ ok: true })
-    expect(await runEvinceSession(sid)).toEqual({ kind: 'done', reason: 'agreement' })
-    const v = await execute(viewDebate, ctx.expert, { sessionId: sid })
+    expect(await runSession(sid)).toEqual({ kind: 'awaiting', seat: 'B' })
+    expect(await execute(submitTurn, ctx.expert, { ...turn, seq: 4 })).toMatchObject({ ok: true })
+    expect(await runSession(sid)).toEqual({ kind: 'done', reason: 'agreement' })
+    const v = await debateView(ctx.expert, sid)
     if (!v.ok) throw new Error(v.error)
     expect(v.data.truth).toBeNull() // the debating expert does not see the ground truth
     expect(v.data.rounds[0]?.metrics).toEqual(
@@ -345,7 +292,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     })
     expect(badCsv).toMatchObject({ ok: false, status: 400 })
     fake().setScript([...debateRules(loadDebateFixture('dengue')), ...debateRules(loadDebateFixture('jaundice'))])
-    const r = await execute(createDebate, ctx.researcher, {
+    const r = await createDebate.run(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'batch',
       A: { kind: 'llm', connectionId: ctx.conn.id, model: 'gen-a' },
@@ -360,8 +307,8 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       where: { experimentId: r.data.id },
       orderBy: { position: 'asc' },
     })
-    for (const s of sessions) await runEvinceSession(s.id)
-    const g = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
+    for (const s of sessions) await runSession(s.id)
+    const g = await debateResults(ctx.researcher, r.data.id)
     if (!g.ok) throw new Error(g.error)
     expect(g.data.counts).toMatchObject({ total: 2, done: 2 })
     // Dengue: P_f top-1 Dengue Fever (rank 1). Jaundice: "Obstructive Jaundice" is not "Jaundice"
@@ -380,34 +327,31 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     // Merging "Obstructive Jaundice" into "Jaundice" for the results makes Jaundice rank 4 in P_f
     // (HCV, HBV, Cirrhosis, OJ): top-1 stays 1/2, MRR (1 + 1/4)/2 = .625. The debates are untouched.
     const merged = await execute(mergeDebateLabels, ctx.researcher, {
-      experimentId: r.data.id,
+      runId: r.data.id,
       from: 'Obstructive Jaundice',
       into: 'Jaundice',
     })
     expect(merged).toMatchObject({ ok: true })
-    const g2 = await execute(getDebate, ctx.researcher, { experimentId: r.data.id })
+    const g2 = await debateResults(ctx.researcher, r.data.id)
     if (!g2.ok) throw new Error(g2.error)
     expect(g2.data.accuracy.rows.find((x) => x.key === 'debate')).toMatchObject({ top1: 0.5, topk: 1, mrr: 0.625 })
     expect(
-      await execute(mergeDebateLabels, ctx.researcher, { experimentId: r.data.id, from: 'Jaundice', into: 'jaundice' }),
+      await execute(mergeDebateLabels, ctx.researcher, { runId: r.data.id, from: 'Jaundice', into: 'jaundice' }),
     ).toMatchObject({ ok: false, status: 400 })
-    expect(await execute(mergeDebateLabels, ctx.expert, { experimentId: r.data.id, clear: true })).toMatchObject({
+    expect(await execute(mergeDebateLabels, ctx.expert, { runId: r.data.id, clear: true })).toMatchObject({
       ok: false,
       status: 403,
     })
-    const lines: string[] = []
-    for await (const l of debateExportLines(r.data.id, 'rounds', 'csv')) lines.push(l)
+    const lines = await exportLines(ctx.researcher, r.data.id, 'rounds', 'csv')
     expect(lines).toHaveLength(1 + 3 + 3) // header + Dengue's 3 rounds + Jaundice's 3 rounds
     // The JSONL rows carry every column of the CSV header, in its order, with the round's numbers.
-    const jsonl: Array<Record<string, unknown>> = []
-    for await (const l of debateExportLines(r.data.id, 'rounds', 'jsonl')) jsonl.push(JSON.parse(l))
+    const jsonl = (await exportLines(ctx.researcher, r.data.id, 'rounds', 'jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(Object.keys(jsonl[0] ?? {})).toEqual(lines[0]?.split(','))
     const dengue1 = jsonl.find((x) => x.round === 1 && (x.labels as string[]).includes('Dengue Fever'))
     const d = loadDebateFixture('dengue').rounds[0]
     const { rawSumA: _a, rawSumB: _b, ...expected } = roundMetrics(d?.A ?? [], d?.B ?? [], { epsilon: 0.001 })
     expect(dengue1).toMatchObject({ ...expected, critA: 0.56, critB: 0.56 })
-    const finals: string[] = []
-    for await (const l of debateExportLines(r.data.id, 'finals', 'jsonl')) finals.push(l)
+    const finals = await exportLines(ctx.researcher, r.data.id, 'finals', 'jsonl')
     expect(finals.map((l) => JSON.parse(l).truth).sort()).toEqual(['Dengue Fever', 'Jaundice'])
   })
 })

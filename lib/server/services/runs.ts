@@ -69,7 +69,12 @@ export const createRun = defineOperation({
     })
     const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c))
     if (start) await startRunNow(actor, created.id)
-    return { ...created, protocol, started: !!start }
+    const first = await db.protocolSession.findFirst({
+      where: { experimentId: created.id },
+      orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
+      select: { id: true },
+    })
+    return { ...created, protocol, started: !!start, firstSessionId: first?.id ?? null }
   },
 })
 

@@ -4,9 +4,28 @@ import { describe, expect, it } from 'vitest'
 import { pxpStats } from '@/lib/metrics/pxp-stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { experimentDashboard, experimentIntelligibility, tagSequences } from '@/lib/server/services/pxp-dashboard'
-import { exportLines } from '@/lib/server/services/pxp-export'
+import type { Actor } from '@/lib/server/actor'
+import { experimentIntelligibility, type pxpDashboard, tagSequences } from '@/lib/server/protocols/pxp/dashboard'
+import { exportRun } from '@/lib/server/services/run-export'
+import { runDashboard } from '@/lib/server/services/runs'
 import { makeStudy, makeUser } from '../support/fixtures'
+
+type Dashboard = Awaited<ReturnType<typeof pxpDashboard>>
+/** The run's dashboard through the generic operation (the PXP plugin computes it). */
+async function experimentDashboard(actor: Actor, input: { experimentId: string; [k: string]: unknown }) {
+  const { experimentId, ...args } = input
+  const r = await execute(runDashboard, actor, {
+    runId: experimentId,
+    args: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, String(v)])),
+  })
+  return r.ok ? { ok: true as const, data: r.data.data as Dashboard } : r
+}
+/** An export's lines through the generic operation. */
+async function* exportLines(actor: Actor, runId: string, table: string, format: 'jsonl' | 'csv') {
+  const r = await execute(exportRun, actor, { runId, table, format })
+  if (!r.ok) throw new Error(r.error)
+  yield* r.data.lines()
+}
 
 const TAGS = ['RATIFY', 'REFUTE', 'REVISE', 'REJECT'] as const
 
@@ -115,18 +134,18 @@ describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the 
         ['INIT', 'REVISE', 'REVISE', 'RATIFY'],
       ],
     ])
-    const all = await execute(experimentDashboard, researcher, { experimentId })
+    const all = await experimentDashboard(researcher, { experimentId })
     if (!all.ok) throw new Error(all.error)
     expect(all.data.sessions.total).toBe(3)
     expect(all.data.proportions?.twoWay).toBeCloseTo(2 / 3)
-    const ultra = await execute(experimentDashboard, researcher, { experimentId, class: 'ultra-strong-h' })
+    const ultra = await experimentDashboard(researcher, { experimentId, class: 'ultra-strong-h' })
     expect(ultra.ok && ultra.data.sessions.items.map((s) => s.sequence)).toEqual(['INIT_m REVISE_h REVISE_m RATIFY_h'])
-    const none = await execute(experimentDashboard, researcher, { experimentId, class: 'not-intelligible' })
+    const none = await experimentDashboard(researcher, { experimentId, class: 'not-intelligible' })
     expect(none.ok && none.data.sessions.items.map((s) => s.position)).toEqual([1])
-    const page2 = await execute(experimentDashboard, researcher, { experimentId, pageSize: 2, page: 2 })
+    const page2 = await experimentDashboard(researcher, { experimentId, pageSize: 2, page: 2 })
     expect(page2.ok && page2.data.sessions.items.map((s) => s.position)).toEqual([2])
     const outsider = await makeUser('researcher')
-    expect(await execute(experimentDashboard, outsider, { experimentId })).toMatchObject({ status: 404 })
+    expect(await experimentDashboard(outsider, { experimentId })).toMatchObject({ status: 404 })
     const empty = await experimentWith(study.id, [])
     expect(await experimentIntelligibility(empty.experimentId)).toBeNull()
   })
@@ -151,19 +170,19 @@ describe('exports of D, M, C and the statistics', () => {
     ])
     const tricky = 'He said "no", then:\nnew line, and a comma'
     await db.protocolMessage.updateMany({ where: { session: { experimentId }, seq: 1 }, data: { explanation: tricky } })
-    const m = await collect(exportLines(experimentId, 'm', 'jsonl'))
+    const m = await collect(exportLines(researcher, experimentId, 'm', 'jsonl'))
     expect(m).toHaveLength(11)
     expect(await pxpStats(m)).toEqual(await experimentIntelligibility(experimentId))
 
-    const csv = (await collect(exportLines(experimentId, 'm', 'csv'))).join('\n')
+    const csv = (await collect(exportLines(researcher, experimentId, 'm', 'csv'))).join('\n')
     const records = parse(csv, { columns: true }) as Array<Record<string, string>>
     expect(records).toHaveLength(11)
     expect(records.filter((r) => r.j === '1').map((r) => r.explanation)).toEqual([tricky, tricky, tricky])
     expect(records[0]).toHaveProperty('tag')
 
-    const d = (await collect(exportLines(experimentId, 'd', 'jsonl'))).map((l) => JSON.parse(l))
+    const d = (await collect(exportLines(researcher, experimentId, 'd', 'jsonl'))).map((l) => JSON.parse(l))
     expect(d.map((s) => s.messages).sort()).toEqual([3, 3, 5])
-    const stats = parse((await collect(exportLines(experimentId, 'stats', 'csv'))).join('\n'), {
+    const stats = parse((await collect(exportLines(researcher, experimentId, 'stats', 'csv'))).join('\n'), {
       columns: true,
     }) as Array<Record<string, string>>
     expect(stats.find((r) => r.measure === 'twoWay')).toMatchObject({ median: '1', min: '0', max: '2' }) // reps: 2 and 0
@@ -208,7 +227,7 @@ describe('exports of D, M, C and the statistics', () => {
     })
     let n = 0
     let last = ''
-    for await (const line of exportLines(e.id, 'm', 'jsonl')) {
+    for await (const line of exportLines(researcher, e.id, 'm', 'jsonl')) {
       const row = JSON.parse(line) as { session: string; j: number }
       const key = `${row.session}:${row.j}`
       expect(key > last).toBe(true) // sessions by id, messages by j, never repeated

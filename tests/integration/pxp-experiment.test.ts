@@ -6,12 +6,10 @@ import { pxpStats } from '@/lib/metrics/pxp-stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { importDataset } from '@/lib/server/services/datasets'
-import {
-  createPxpExperiment,
-  exportExperimentMessages,
-  runExperiment,
-  shuffled,
-} from '@/lib/server/services/experiments'
+import { runHeadless as runExperiment } from '@/lib/server/engine/headless'
+import { shuffled } from '@/lib/server/engine/runs'
+import { runTableLines } from '@/lib/server/services/run-export'
+import { createRun } from '@/lib/server/services/runs'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { PXP_DATA } from '../support/shared'
@@ -43,7 +41,8 @@ describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-tru
       })),
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
-    const created = await execute(createPxpExperiment, researcher, {
+    const created = await execute(createRun, researcher, {
+      protocol: 'pxp',
       studyId: study.id,
       name: 'DRUG pilot',
       datasetId: imported.data.id,
@@ -70,7 +69,7 @@ describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-tru
     expect(JSON.stringify(ctx.context)).toContain(first[0]?.prediction)
 
     const lines: string[] = []
-    for await (const l of exportExperimentMessages(created.data.id)) lines.push(l)
+    for await (const l of runTableLines(created.data.id, 'm', 'jsonl')) lines.push(l)
     expect(lines).toHaveLength(6 * 3)
     const report = await pxpStats(lines)
     const all3 = { median: 3, min: 3, max: 3 }

@@ -1,15 +1,26 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { runPxpSession } from '@/lib/server/runner/pxp'
-import { createPxpExperiment } from '@/lib/server/services/experiments'
-import { derivedHumanTag, getPxpSession, submitHumanMessage } from '@/lib/server/services/pxp-sessions'
-import { makeStudy, makeUser } from '../support/fixtures'
+import { runSession as runPxpSession } from '@/lib/server/engine/runner'
+import { derivedHumanTag } from '@/lib/server/protocols/pxp/human'
+import { createRun } from '@/lib/server/services/runs'
+import { getSession as getPxpSession, submitTurn as submitHumanMessage } from '@/lib/server/services/sessions'
+import type { Actor } from '@/lib/server/actor'
+import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 const fake = useFakeLlm()
 
 const TRUTH = { y: 'CCO.CC(=O)O', e: 'Fischer esterification of acetic acid with ethanol.' }
+
+const createPxpExperiment = {
+  run: (actor: Actor, input: Record<string, unknown>) => execute(createRun, actor, { protocol: 'pxp', ...input }),
+}
+/** The tag stored for message j, and the tag Procedure 2 derived from the person's answers. */
+async function tagsOf(sessionId: string, seq: number) {
+  const m = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId, seq } } })
+  return { tag: m.tag, derived: (m.payload as { derivedTag?: string }).derivedTag }
+}
 
 describe('an expert as the human agent', () => {
   it('refutes, sees the machine revise, ratifies; the session ends on mutual RATIFY', async () => {
@@ -27,23 +38,18 @@ describe('an expert as the human agent', () => {
       },
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
-    const s = await db.protocolSession.create({
-      data: {
-        studyId: study.id,
-        assigneeId: expert.userId,
-        protocol: 'pxp',
-        protocolVersion: '1',
-        config: { n: 10, k: 4 },
-        task: 'drug',
-        instance: { input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e },
-        seats: {
-          m: {
-            kind: 'llm',
-            generator: { connectionId: conn.id, model: 'gen' },
-            checker: { connectionId: conn.id, model: 'judge' },
-          },
-          h: { kind: 'human', userId: expert.userId },
+    const s = await makeSession(study.id, {
+      protocol: 'pxp',
+      config: { n: 10, k: 4 },
+      task: 'drug',
+      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e },
+      seats: {
+        m: {
+          kind: 'llm',
+          model: { connectionId: conn.id, model: 'gen' },
+          helpers: { checker: { connectionId: conn.id, model: 'judge' } },
         },
+        h: { kind: 'human', userId: expert.userId },
       },
     })
     expect(await runPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'h' })
@@ -82,7 +88,8 @@ describe('an expert as the human agent', () => {
     })
     expect(early).toMatchObject({ ok: false, status: 400 })
     const ok = await execute(submitHumanMessage, expert, { ...answer, seq: 4, matchPrev: true, agreePrev: true })
-    expect(ok).toMatchObject({ ok: true, data: { tag: 'RATIFY', derived: 'RATIFY' } })
+    expect(ok).toMatchObject({ ok: true, data: { message: { tag: 'RATIFY' } } })
+    expect(await tagsOf(s.id, 4)).toEqual({ tag: 'RATIFY', derived: 'RATIFY' })
     expect(await runPxpSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const tags = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
       (m) => m.tag,
@@ -126,7 +133,7 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
       { match: { model: 'tester' }, replies: [{ text: `Prediction: ${TRUTH.y}\nPathway: ${TRUTH.e}` }] },
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
-    const created = await execute(createPxpExperiment, researcher, {
+    const created = await createPxpExperiment.run(researcher, {
       studyId: study.id,
       name: 'expert as machine',
       datasetId: ds.id,
@@ -139,10 +146,12 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
     })
     if (!created.ok) throw new Error(created.error)
     const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
-    expect(s.assigneeId).toBe(expert.userId)
+    expect(await db.sessionSeat.findMany({ where: { sessionId: s.id } })).toMatchObject([
+      { seat: 'm', userId: expert.userId, claimable: false },
+    ])
     expect(await runPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'm' })
     const view = await execute(getPxpSession, expert, { sessionId: s.id })
-    expect(view).toMatchObject({ ok: true, data: { seat: 'm', yourTurn: true, ask: { j: 1 } } })
+    expect(view).toMatchObject({ ok: true, data: { mySeats: ['m'], yourTurn: true, ask: { j: 1 } } })
 
     // At j = 1 there is nothing to judge yet: the first message is INIT without the two questions.
     const first = await execute(submitHumanMessage, expert, {
@@ -151,7 +160,7 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
       prediction: TRUTH.y,
       explanation: TRUTH.e,
     })
-    expect(first).toMatchObject({ ok: true, data: { tag: 'INIT' } })
+    expect(first).toMatchObject({ ok: true, data: { message: { tag: 'INIT' } } })
     const m1 = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 1 } } })
     expect(m1).toMatchObject({ sender: 'm', receiver: 'h', authorUserId: expert.userId })
 
@@ -180,7 +189,7 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
       prediction: TRUTH.y,
       explanation: TRUTH.e,
     })
-    expect(third).toMatchObject({ ok: true, data: { tag: 'RATIFY' } })
+    expect(third).toMatchObject({ ok: true, data: { message: { tag: 'RATIFY' } } })
     expect(await runPxpSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
   })
 
@@ -192,7 +201,7 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
     const ds = await db.dataset.create({
       data: { studyId: study.id, name: 'x', kind: 'drug', source: 'inline' },
     })
-    const r = await execute(createPxpExperiment, researcher, {
+    const r = await createPxpExperiment.run(researcher, {
       studyId: study.id,
       name: 'both',
       datasetId: ds.id,

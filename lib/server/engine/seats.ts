@@ -78,9 +78,6 @@ export function seatProblems(protocol: Pick<AnyProtocol, 'seats'>, seats: Seats)
       }
     }
   }
-  const humans = Object.values(seats).filter((f) => f.kind === 'human')
-  if (humans.length === Object.keys(seats).length && humans.length > 0)
-    add(protocol.seats[0]?.name ?? 'seats', 'At least one seat must be filled by an LLM, a proxy or a program.')
   return problems
 }
 

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { importDataset } from '@/lib/server/services/datasets'
-import { getExperiment, inspectSession, listExperiments } from '@/lib/server/services/experiment-views'
-import { createPxpExperiment, runExperiment } from '@/lib/server/services/experiments'
+import { runHeadless as runExperiment } from '@/lib/server/engine/headless'
+import { createRun, getRun as getExperiment, listRuns as listExperiments } from '@/lib/server/services/runs'
+import { inspectSession } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
@@ -25,8 +26,8 @@ async function world() {
   return { researcher, study, datasetId: imported.data.id, conn }
 }
 
-describe('experiment views: list, progress with tokens and cost, the D/M/C inspector', () => {
-  it('counts sessions by status and sums the tokens of the experiment’s calls in SQL', async () => {
+describe('run views: list, progress with tokens and cost, the D/M/C inspector', () => {
+  it('counts sessions by status and sums the tokens of the run’s calls in SQL', async () => {
     const { researcher, study, datasetId, conn } = await world()
     fake().setScript([
       {
@@ -37,7 +38,8 @@ describe('experiment views: list, progress with tokens and cost, the D/M/C inspe
       { match: { model: 'gen', contains: 'CC(=O)N' }, replies: [{ fault: '500' }] },
       { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
     ])
-    const created = await execute(createPxpExperiment, researcher, {
+    const created = await execute(createRun, researcher, {
+      protocol: 'pxp',
       studyId: study.id,
       name: 'views',
       datasetId,
@@ -51,7 +53,7 @@ describe('experiment views: list, progress with tokens and cost, the D/M/C inspe
     const listed = await execute(listExperiments, researcher, { studyId: study.id })
     expect(listed).toMatchObject({ ok: true, data: { total: 1, items: [{ name: 'views', sessions: 2, done: 1 }] } })
 
-    const got = await execute(getExperiment, researcher, { experimentId: created.data.id })
+    const got = await execute(getExperiment, researcher, { runId: created.data.id })
     if (!got.ok) throw new Error(got.error)
     const calls = await db.llmCall.findMany({
       where: { sessionRef: { in: got.data.sessions.items.map((s) => s.id) } },
@@ -71,7 +73,7 @@ describe('experiment views: list, progress with tokens and cost, the D/M/C inspe
     const stalled = got.data.sessions.items.find((s) => s.status === 'stalled')
     expect(stalled?.stallError).toMatch(/500|server/i)
 
-    const onlyStalled = await execute(getExperiment, researcher, { experimentId: created.data.id, status: 'stalled' })
+    const onlyStalled = await execute(getExperiment, researcher, { runId: created.data.id, status: 'stalled' })
     expect(onlyStalled.ok && onlyStalled.data.sessions.items.map((s) => s.id)).toEqual([stalled?.id])
 
     // The inspector shows every message with its context and the exact request of each call.
@@ -89,9 +91,10 @@ describe('experiment views: list, progress with tokens and cost, the D/M/C inspe
     for (const c of agree) expect(messages.map((m) => String(m.seq))).toContain(c.messageRef)
   })
 
-  it('hides experiments of other studies (404) and keeps the inspector from experts (403)', async () => {
+  it('hides runs of other studies (404) and keeps the inspector from experts (403)', async () => {
     const { researcher, study, datasetId, conn } = await world()
-    const created = await execute(createPxpExperiment, researcher, {
+    const created = await execute(createRun, researcher, {
+      protocol: 'pxp',
       studyId: study.id,
       name: 'private',
       datasetId,
@@ -100,7 +103,7 @@ describe('experiment views: list, progress with tokens and cost, the D/M/C inspe
     })
     if (!created.ok) throw new Error(created.error)
     const outsider = await makeUser('researcher')
-    expect(await execute(getExperiment, outsider, { experimentId: created.data.id })).toMatchObject({ status: 404 })
+    expect(await execute(getExperiment, outsider, { runId: created.data.id })).toMatchObject({ status: 404 })
     expect(await execute(listExperiments, outsider, {})).toMatchObject({ ok: true, data: { total: 0 } })
     const session = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
     expect(await execute(inspectSession, outsider, { sessionId: session.id })).toMatchObject({ status: 404 })

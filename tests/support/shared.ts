@@ -22,6 +22,8 @@ export function sharedDir(...parts: string[]): string {
  * "datasets/clembench-privateshared"). Without that folder the block is skipped with a visible line
  * ("skipped: … needs ../shared/… (released data)"), so a checkout without the data still runs the
  * rest of the suite. With PARLEY_REQUIRE_SHARED=1 (CI) a missing folder FAILS instead of skipping.
+ * Read the files in `beforeAll` or in the tests, not in the block's body: vitest runs the body of a
+ * skipped block too, to collect its tests.
  */
 export function describeShared(name: string, fn: () => void, needs = 'datasets'): void {
   const dir = sharedDir(needs)

@@ -47,8 +47,14 @@ export const PRIVATESHARED_EXPERIMENTS = {
   'letter-number': { tag: 'QUESTIONER', what: 'Numbered letters' },
 } as const satisfies Record<string, { tag: string; what: string }>
 
+/** Zod issues as one line: "path: message" (no path when the message starts by naming its field). */
 const issuesText = (e: z.ZodError) =>
-  e.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ')
+  e.issues
+    .map((i) => {
+      const at = i.path.join('.')
+      return at && !i.message.startsWith(String(i.path[0])) ? `${at}: ${i.message}` : i.message
+    })
+    .join('; ')
 
 // ---- resources ----
 

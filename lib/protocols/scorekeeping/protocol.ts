@@ -364,8 +364,6 @@ export interface ScorekeepingState {
 export const maxTries = (instance: Pick<ScorekeepingInstance, 'reprompts'>) =>
   instance.reprompts?.length ?? DEFAULT_MAX_TRIES
 
-export const slotCount = (instance: Pick<ScorekeepingInstance, 'slots'>) => instance.slots.length
-
 function init(config: ScorekeepingConfig, rawInstance: ScorekeepingInstanceInput): ScorekeepingState {
   const c = scorekeepingConfig.safeParse(config ?? {})
   if (!c.success)

@@ -1,0 +1,56 @@
+import type { ScorekeepingAsk, ScorekeepingInstanceInput, ScorekeepingState } from '@/lib/protocols/scorekeeping'
+
+/**
+ * A hand-made 5-slot game (not clembench's data): request order to, when, by, from, class, so the
+ * ground-truth turns are to 0, when 1, by 2, from 3, class 4. Probing round r has r "yes" slots.
+ */
+export const TRIP_SLOTS = [
+  { name: 'from', value: 'Oslo' },
+  { name: 'to', value: 'Rome' },
+  { name: 'by', value: 'Train' },
+  { name: 'class', value: 'Economy' },
+  { name: 'when', value: 'Tomorrow' },
+]
+
+export const TRIP_REPROMPTS = ['', 'Be careful.', 'Follow the rules.', 'Be specific.', 'Think.']
+
+export function tripInstance(over: Partial<ScorekeepingInstanceInput> = {}): ScorekeepingInstanceInput {
+  const names = TRIP_SLOTS.map((s) => s.name)
+  return {
+    experiment: 'test-trip',
+    gameId: 7,
+    tag: 'AGENT',
+    slots: TRIP_SLOTS,
+    requestOrder: ['to', 'when', 'by', 'from', 'class'],
+    requests: names.map((slot, i) => ({ slot, index: i % 2, text: `Tell me ${slot}?` })),
+    probes: Array.from({ length: names.length + 1 }, (_, r) =>
+      names.map((slot) => ({ slot, index: r % 3, question: `Does the agent know ${slot} (${r})?` })),
+    ),
+    initialPrompt: 'You are travelling.\n\nWHAT: Travel\nFROM: Oslo',
+    reprompts: TRIP_REPROMPTS,
+    ...over,
+  }
+}
+
+/** The same game without any text: what a bare clembench instance object gives. */
+export function bareTripInstance(): ScorekeepingInstanceInput {
+  const t = tripInstance()
+  return {
+    tag: t.tag,
+    slots: t.slots,
+    requestOrder: t.requestOrder,
+    requests: t.requests.map(({ slot, index }) => ({ slot, index })),
+    probes: t.probes.map((round) => round.map(({ slot, index }) => ({ slot, index }))),
+  }
+}
+
+/** The ground truth of the probe the answerer is asked about. */
+export function probeTruth(state: ScorekeepingState, ask: ScorekeepingAsk): 0 | 1 {
+  return state.probing[ask.round]!.probes.find((p) => p.slot === (ask as { slot: string }).slot)!.gt
+}
+
+/** A perfect answerer: the requested value, and the true answer to every probe. */
+export function truthful(ask: ScorekeepingAsk, state: ScorekeepingState): string {
+  if (ask.kind === 'answer') return `ANSWER: ${state.instance.slots.find((s) => s.name === ask.slot)!.value}.`
+  return probeTruth(state, ask) ? 'ASIDE: Yes.' : 'ASIDE: No.'
+}

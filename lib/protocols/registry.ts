@@ -6,12 +6,13 @@
  */
 import { evince } from './evince'
 import { pxp } from './pxp'
+import { scorekeeping } from './scorekeeping'
 import type { AnyProtocol } from './types'
 
-export const PROTOCOL_IDS = ['pxp', 'evince'] as const
+export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping'] as const
 export type ProtocolId = (typeof PROTOCOL_IDS)[number]
 
-export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = { pxp, evince }
+export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = { pxp, evince, scorekeeping }
 
 /** Protocols a study may be set up for before Parley runs them (the seeds' next systems). */
 export const PLANNED_PROTOCOLS = {

@@ -3,6 +3,7 @@ import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
 import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
+import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import {
   cancelRun,
@@ -123,4 +124,5 @@ export const OPERATIONS: Operation<any, any>[] = [
   claimSeat,
   inspectSession,
   mergeDebateLabels,
+  importClembench,
 ]

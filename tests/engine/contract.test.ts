@@ -6,7 +6,7 @@ import { PROTOCOL_IDS } from '@/lib/protocols/registry'
 import { db, sql } from '@/lib/server/db'
 import { handleStep, LEGACY_QUEUES, STEP_QUEUE, startWorkers, type Workers } from '@/lib/server/engine/jobs'
 import { allPlugins, pluginFor, registerPlugin, UnknownProtocolError } from '@/lib/server/engine/plugins'
-import { stepSession } from '@/lib/server/engine/runner'
+import { loadSession, prepare, stepSession } from '@/lib/server/engine/runner'
 import { runHeadless } from '@/lib/server/engine/headless'
 import { queue, stopBoss } from '@/lib/server/jobs/queue'
 import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
@@ -26,6 +26,7 @@ import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { evinceFixture } from './fixtures/evince'
 import { pxpFixture } from './fixtures/pxp'
+import { scorekeepingFixture } from './fixtures/scorekeeping'
 import { toyFixture } from './fixtures/toy'
 import type { ContractFixture, World } from './fixtures/types'
 import { toyPlugin } from './toy/plugin'
@@ -44,7 +45,12 @@ process.env.PARLEY_JOB_MAINTENANCE_SECONDS = '1'
 
 registerPlugin(toyPlugin)
 
-const FIXTURES: Record<string, ContractFixture> = { pxp: pxpFixture, evince: evinceFixture, toy: toyFixture }
+const FIXTURES: Record<string, ContractFixture> = {
+  pxp: pxpFixture,
+  evince: evinceFixture,
+  scorekeeping: scorekeepingFixture,
+  toy: toyFixture,
+}
 
 afterAll(async () => {
   await stopBoss()
@@ -185,7 +191,9 @@ for (const id of [...PROTOCOL_IDS, 'toy']) {
       fake().setScript(fx.script(40))
       const run = await create(w, id, fx.setup(w, await fx.dataset(w, 1)))
       const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
-      const [a, b] = await Promise.all([stepSession(s.id), stepSession(s.id)])
+      // Both steps start from the same state (as two workers that loaded it at once would).
+      const loaded = await prepare(await loadSession(s.id))
+      const [a, b] = await Promise.all([stepSession(s.id, { loaded }), stepSession(s.id, { loaded })])
       expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
       expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(1)
       // Two jobs for one session (a duplicate left by a crash): one message per number, no gap.

@@ -345,7 +345,9 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     const lines = await exportLines(ctx.researcher, r.data.id, 'rounds', 'csv')
     expect(lines).toHaveLength(1 + 3 + 3) // header + Dengue's 3 rounds + Jaundice's 3 rounds
     // The JSONL rows carry every column of the CSV header, in its order, with the round's numbers.
-    const jsonl = (await exportLines(ctx.researcher, r.data.id, 'rounds', 'jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>)
+    const jsonl = (await exportLines(ctx.researcher, r.data.id, 'rounds', 'jsonl')).map(
+      (l) => JSON.parse(l) as Record<string, unknown>,
+    )
     expect(Object.keys(jsonl[0] ?? {})).toEqual(lines[0]?.split(','))
     const dengue1 = jsonl.find((x) => x.round === 1 && (x.labels as string[]).includes('Dengue Fever'))
     const d = loadDebateFixture('dengue').rounds[0]

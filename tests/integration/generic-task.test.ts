@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { runPxpSession } from '@/lib/server/runner/pxp'
+import { runSession as runPxpSession } from '@/lib/server/engine/runner'
 import { importDataset } from '@/lib/server/services/datasets'
-import { createPxpExperiment } from '@/lib/server/services/experiments'
+import { createRun } from '@/lib/server/services/runs'
 import { createTaskTemplate, getTaskTemplate, tryMatch } from '@/lib/server/services/task-templates'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -42,7 +42,8 @@ describe('a generic task defined by a researcher runs as a PXP experiment', () =
     if (!loose.ok || !strict.ok) throw new Error('template refused')
 
     const run = async (templateId: string) => {
-      const created = await execute(createPxpExperiment, researcher, {
+      const created = await execute(createRun, researcher, {
+        protocol: 'pxp',
         studyId: study.id,
         name: 'generic',
         datasetId: imported.data.id,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { type LiveEvent, publish, subscribe } from '@/lib/server/live'
-import { stepPxpSession } from '@/lib/server/runner/pxp'
-import { makeStudy, makeUser } from '../support/fixtures'
+import { stepSession } from '@/lib/server/engine/runner'
+import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 const fake = useFakeLlm()
@@ -31,28 +31,23 @@ describe('live updates through LISTEN/NOTIFY', () => {
     const reply =
       'Prediction: CCO.CC(=O)O\nPathway: Fischer esterification of acetic acid with ethanol, acid catalysed.'
     fake().setScript([{ match: { model: 'gen' }, replies: [{ text: reply, chunkDelayMs: 40 }] }])
-    const s = await db.protocolSession.create({
-      data: {
-        studyId: study.id,
-        assigneeId: expert.userId,
-        protocol: 'pxp',
-        protocolVersion: '1',
-        config: { n: 10, k: 3 },
-        task: 'drug',
-        instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'x', explanation: 'y' },
-        seats: {
-          m: {
-            kind: 'llm',
-            generator: { connectionId: conn.id, model: 'gen' },
-            checker: { connectionId: conn.id, model: 'judge' },
-          },
-          h: { kind: 'human', userId: expert.userId },
+    const s = await makeSession(study.id, {
+      protocol: 'pxp',
+      config: { n: 10, k: 3 },
+      task: 'drug',
+      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'x', explanation: 'y' },
+      seats: {
+        m: {
+          kind: 'llm',
+          model: { connectionId: conn.id, model: 'gen' },
+          helpers: { checker: { connectionId: conn.id, model: 'judge' } },
         },
+        h: { kind: 'human', userId: expert.userId },
       },
     })
     const events: LiveEvent[] = []
     const off = await subscribe(`session:${s.id}`, (e) => events.push(e))
-    expect(await stepPxpSession(s.id)).toMatchObject({ kind: 'appended', seq: 1 })
+    expect(await stepSession(s.id)).toMatchObject({ kind: 'appended', seq: 1 })
     await expect.poll(() => events.some((e) => e.type === 'message')).toBe(true)
     off()
     const firstMessage = events.findIndex((e) => e.type === 'message')

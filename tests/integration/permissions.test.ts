@@ -7,7 +7,7 @@ import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
 import { OPERATIONS } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
-import { makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { makeSession, makeStudy, makeUser, makeWork } from '../support/fixtures'
 
 afterAll(async () => {
   await stopBoss()
@@ -152,7 +152,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       mapping: JSON.stringify({ inputColumns: ['q'], predictionColumn: 'a', explanationColumn: 'why' }),
     }),
   },
-  'experiments.create-pxp': {
+  'runs.create': {
     allowed: STAFF,
     input: async (c) => {
       const ds = await db.dataset.create({
@@ -173,6 +173,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       })
       return {
         studyId: c.studyId,
+        protocol: 'pxp',
         name: 'pilot',
         datasetId: ds.id,
         generator: { connectionId: c.connectionId },
@@ -180,22 +181,110 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       }
     },
   },
-  'experiments.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
-  'experiments.get': {
+  'runs.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'runs.get': {
     allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
+    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
   },
-  'experiments.inspect-session': {
+  'runs.view': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({ runId: (await debateSession(c)).experimentId }),
+  },
+  'runs.dashboard': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+  },
+  'runs.export': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId, table: 'd' }),
+  },
+  'runs.export-file': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: (await scorekeepingRun(c)).experimentId, file: 'clembench' }),
+  },
+  'runs.start': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+  },
+  'runs.pause': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: (await experimentWithSession(c, 'running')).experimentId }),
+  },
+  'runs.resume': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: (await experimentWithSession(c, 'paused')).experimentId }),
+  },
+  'runs.cancel': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+  },
+  'runs.retry-session': {
+    allowed: STAFF,
+    input: async (c) => {
+      const s = await experimentWithSession(c, 'paused')
+      await db.protocolSession.update({ where: { id: s.id }, data: { status: 'stalled', stallError: 'boom' } })
+      return { sessionId: s.id }
+    },
+  },
+  'runs.retry-stalled': {
+    allowed: STAFF,
+    input: async (c) => {
+      const s = await experimentWithSession(c, 'paused')
+      await db.protocolSession.update({ where: { id: s.id }, data: { status: 'stalled', stallError: 'boom' } })
+      return { runId: s.experimentId }
+    },
+  },
+  'runs.change-seat-model': {
+    allowed: STAFF,
+    input: async (c) => ({
+      runId: (await experimentWithSession(c)).experimentId,
+      seat: 'm',
+      model: { connectionId: c.connectionId, model: 'another' },
+    }),
+  },
+  'sessions.queue': { allowed: WORKERS, input: () => ({}) },
+  'sessions.get': { allowed: WORKERS, input: async (c) => ({ sessionId: (await humanSession(c)).id }) },
+  'sessions.inspect': {
     allowed: STAFF,
     input: async (c) => ({ sessionId: (await experimentWithSession(c)).id }),
   },
-  'experiments.dashboard': {
-    allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
+  'sessions.submit': {
+    allowed: WORKERS,
+    input: async (c) => {
+      const s = await humanSession(c)
+      await db.protocolMessage.create({
+        data: {
+          sessionId: s.id,
+          seq: 1,
+          sender: 'm',
+          receiver: 'h',
+          tag: 'INIT',
+          prediction: 'CCO',
+          explanation: 'a guess',
+          body: { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'a guess' },
+        },
+      })
+      return {
+        sessionId: s.id,
+        seq: 2,
+        matchPrev: 'false',
+        agreePrev: 'false',
+        prediction: 'CCO.CC(=O)O',
+        explanation: 'esterification',
+      }
+    },
   },
-  'experiments.export': {
+  'sessions.claim': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
+  },
+  'debates.merge-labels': {
     allowed: STAFF,
-    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId, table: 'd' }),
+    input: async (c) => ({
+      runId: (await debateSession(c)).experimentId,
+      from: 'Obstructive Jaundice',
+      into: 'Jaundice',
+    }),
   },
   'task-templates.create': {
     allowed: STAFF,
@@ -226,132 +315,64 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: () => ({ match: { mode: 'set' }, a: 'a,b', b: 'b,a' }),
   },
-  'experiments.start': {
-    allowed: STAFF,
-    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
-  },
-  'experiments.pause': {
-    allowed: STAFF,
-    input: async (c) => ({ experimentId: (await experimentWithSession(c, 'running')).experimentId }),
-  },
-  'experiments.resume': {
-    allowed: STAFF,
-    input: async (c) => ({ experimentId: (await experimentWithSession(c, 'paused')).experimentId }),
-  },
-  'experiments.cancel': {
-    allowed: STAFF,
-    input: async (c) => ({ experimentId: (await experimentWithSession(c)).experimentId }),
-  },
-  'experiments.retry-session': {
-    allowed: STAFF,
-    input: async (c) => {
-      const s = await experimentWithSession(c, 'paused')
-      await db.protocolSession.update({ where: { id: s.id }, data: { status: 'stalled', stallError: 'boom' } })
-      return { sessionId: s.id }
-    },
-  },
-  'pxp-sessions.list-mine': { allowed: WORKERS, input: () => ({}) },
-  'pxp-sessions.get': { allowed: WORKERS, input: async (c) => ({ sessionId: (await humanSession(c)).id }) },
-  'pxp-sessions.submit': {
-    allowed: WORKERS,
-    input: async (c) => {
-      const s = await humanSession(c)
-      await db.protocolMessage.create({
-        data: {
-          sessionId: s.id,
-          seq: 1,
-          sender: 'm',
-          receiver: 'h',
-          tag: 'INIT',
-          prediction: 'CCO',
-          explanation: 'a guess',
-        },
-      })
-      return {
-        sessionId: s.id,
-        seq: 2,
-        matchPrev: 'false',
-        agreePrev: 'false',
-        prediction: 'CCO.CC(=O)O',
-        explanation: 'esterification',
-      }
-    },
-  },
-  'debates.create': {
-    allowed: STAFF,
-    input: (c) => ({
-      studyId: c.studyId,
-      name: 'probe debate',
-      A: { kind: 'llm', connectionId: c.connectionId },
-      B: { kind: 'llm', connectionId: c.connectionId },
-      case: { symptoms: 'fever, rash' },
-      start: false,
-    }),
-  },
-  'debates.list': { allowed: ['admin', 'researcher', 'viewer'], input: () => ({}) },
-  'debates.get': {
-    allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({ experimentId: (await debateSession(c)).experimentId }),
-  },
-  'debates.view': { allowed: WORKERS, input: async (c) => ({ sessionId: (await debateSession(c)).id }) },
-  'debates.submit-turn': {
-    allowed: WORKERS,
-    input: async (c) => {
-      const s = await debateSession(c)
-      await db.protocolMessage.create({
-        data: {
-          sessionId: s.id,
-          seq: 1,
-          sender: 'A',
-          receiver: 'B',
-          tag: 'turn',
-          payload: { kind: 'turn', sender: 'A', round: 1, predictions: [{ label: 'Flu', probability: 1 }] },
-        },
-      })
-      return { sessionId: s.id, seq: 2, predictions: [{ label: 'Cold', probability: 1 }] }
-    },
-  },
-  'debates.merge-labels': {
-    allowed: STAFF,
-    input: async (c) => ({
-      experimentId: (await debateSession(c)).experimentId,
-      from: 'Obstructive Jaundice',
-      into: 'Jaundice',
-    }),
-  },
-  'debates.export': {
-    allowed: STAFF,
-    input: async (c) => ({ experimentId: (await debateSession(c)).experimentId, table: 'finals' }),
-  },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
 }
 
+const llmSeat = (c: Ctx) => ({
+  kind: 'llm',
+  model: { connectionId: c.connectionId },
+  helpers: { checker: { connectionId: c.connectionId } },
+})
+
 /** A PXP session in the world's study whose human seat is the actor. */
 async function humanSession(c: Ctx) {
-  return db.protocolSession.create({
+  return makeSession(c.studyId, {
+    protocol: 'pxp',
+    config: { n: 10, k: 3 },
+    task: 'drug',
+    instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+    seats: { m: llmSeat(c), h: { kind: 'human', userId: c.actor.userId } },
+  })
+}
+
+/** A PXP session of the world's study whose human seat anyone of the study may claim. */
+async function claimableSession(c: Ctx) {
+  return makeSession(c.studyId, {
+    protocol: 'pxp',
+    config: { n: 10, k: 3 },
+    task: 'drug',
+    instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+    seats: { m: llmSeat(c), h: { kind: 'human', claimable: true } },
+  })
+}
+
+/** A scorekeeping run of the world's study (its clembench files can be exported before any episode). */
+async function scorekeepingRun(c: Ctx) {
+  const experiment = await db.experiment.create({
     data: {
       studyId: c.studyId,
-      assigneeId: c.actor.userId,
-      protocol: 'pxp',
-      protocolVersion: '1',
-      config: { n: 10, k: 3 },
-      task: 'drug',
-      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+      name: 'probe game',
+      protocol: 'scorekeeping',
+      task: 'clembench',
+      datasetId: c.datasetId,
+      config: {},
       seats: {
-        m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
-        h: { kind: 'human', userId: c.actor.userId },
+        questioner: { kind: 'program', program: 'game-master' },
+        answerer: { kind: 'llm', model: { connectionId: c.connectionId } },
       },
+      repetitions: 1,
     },
   })
+  return { experimentId: experiment.id }
 }
 
 /** An EVINCE debate of the actor's study (in a run) whose debater B is the actor. */
 async function debateSession(c: Ctx) {
   const seats = {
-    A: { kind: 'llm', generator: { connectionId: c.connectionId } },
+    A: { kind: 'llm', model: { connectionId: c.connectionId }, helpers: {} },
     B: { kind: 'human', userId: c.actor.userId },
-    moderator: { kind: 'program' },
+    moderator: { kind: 'program', program: 'no-judge' },
   }
   const config = { k: 3, maxRounds: 2, crit: false, report: false }
   const experiment = await db.experiment.create({
@@ -367,26 +388,21 @@ async function debateSession(c: Ctx) {
       carryOver: false,
     },
   })
-  return db.protocolSession.create({
-    data: {
-      studyId: c.studyId,
-      experimentId: experiment.id,
-      assigneeId: c.actor.userId,
-      protocol: 'evince',
-      protocolVersion: '1',
-      config,
-      task: 'diagnosis',
-      instance: { input: { symptoms: 'fever, rash' }, prediction: 'Dengue Fever', explanation: '' },
-      seats,
-    },
+  const s = await makeSession(c.studyId, {
+    protocol: 'evince',
+    config,
+    task: 'diagnosis',
+    instance: { input: { symptoms: 'fever, rash' }, prediction: 'Dengue Fever', explanation: '' },
+    seats,
   })
+  return db.protocolSession.update({ where: { id: s.id }, data: { experimentId: experiment.id } })
 }
 
 /** An experiment of the actor's study with one proxy session. */
 async function experimentWithSession(c: Ctx, status = 'draft') {
   const seats = {
-    m: { kind: 'llm', generator: { connectionId: c.connectionId }, checker: { connectionId: c.connectionId } },
-    h: { kind: 'proxy', checker: { connectionId: c.connectionId } },
+    m: llmSeat(c),
+    h: { kind: 'proxy', helpers: { checker: { connectionId: c.connectionId } } },
   }
   const experiment = await db.experiment.create({
     data: {

@@ -45,9 +45,15 @@ describe('config', () => {
 describe('INTERACT for one session', () => {
   it('asks the machine for message 1 with INIT only, then alternates', () => {
     let s = pxp.init(cfg(), null)
-    expect(pxp.next(s)).toEqual({ done: false, seat: 'm', j: 1, allowedTags: ['INIT'] })
+    expect(pxp.next(s)).toEqual({ done: false, seat: 'm', j: 1, kind: 'turn', allowedTags: ['INIT'] })
     s = pxp.apply(s, msg(1, 'INIT'))
-    expect(pxp.next(s)).toEqual({ done: false, seat: 'h', j: 2, allowedTags: ['RATIFY', 'REFUTE', 'REVISE'] })
+    expect(pxp.next(s)).toEqual({
+      done: false,
+      seat: 'h',
+      j: 2,
+      kind: 'turn',
+      allowedTags: ['RATIFY', 'REFUTE', 'REVISE'],
+    })
     s = pxp.apply(s, msg(2, 'REFUTE'))
     s = pxp.apply(s, msg(3, 'REVISE'))
     expect(pxp.next(s)).toEqual({

@@ -2,6 +2,7 @@ import type { ProtocolId } from '@/lib/protocols/registry'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { evincePlugin } from '@/lib/server/protocols/evince/plugin'
 import { pxpPlugin } from '@/lib/server/protocols/pxp/plugin'
+import { scorekeepingPlugin } from '@/lib/server/protocols/scorekeeping/plugin'
 
 /**
  * The server plugin of every protocol (lib/protocols/registry.ts lists the ids). The engine loads
@@ -10,4 +11,5 @@ import { pxpPlugin } from '@/lib/server/protocols/pxp/plugin'
 export const plugins: { readonly [K in ProtocolId]: ProtocolPlugin } = {
   pxp: pxpPlugin as ProtocolPlugin,
   evince: evincePlugin as ProtocolPlugin,
+  scorekeeping: scorekeepingPlugin as ProtocolPlugin,
 }

@@ -1,0 +1,105 @@
+import { z } from 'zod'
+import {
+  answererMessage,
+  answererPrompt,
+  gameMaster,
+  humanReply,
+  type ScorekeepingAsk,
+  ScorekeepingError,
+  type ScorekeepingMessage,
+  type ScorekeepingState,
+  scorekeeping,
+} from '@/lib/protocols/scorekeeping'
+import { badRequest } from '@/lib/server/errors'
+import type { ChatMessage } from '@/lib/server/engine/llm'
+import type { AgentContext, HumanContext, ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { scorekeepingDemo } from '@/lib/server/protocols/scorekeeping/demo'
+import {
+  scorekeepingDashboard,
+  scorekeepingExports,
+  scorekeepingFiles,
+  scorekeepingRunView,
+  scorekeepingSessionView,
+} from '@/lib/server/protocols/scorekeeping/results'
+import {
+  planScorekeeping,
+  ScorekeepingSetupInput,
+  scorekeepingSetupFromForm,
+} from '@/lib/server/protocols/scorekeeping/setup'
+
+/**
+ * The clembench scorekeeping game ("privateshared", seed 004) on the engine: the questioner is the
+ * game master program, the answerer an LLM or a person. The answerer's chat is clembench's (the initial
+ * prompt and a fake "Ok.", then the real dialogue; a probe is a side question that never enters it).
+ * A reply is taken as it is: parsing, retries with the reprompt suffixes and aborts are the game's
+ * rules, applied by the protocol when the reply is appended.
+ */
+type Ctx = AgentContext<Record<string, never>, unknown, ScorekeepingState, ScorekeepingAsk>
+
+/** A person's turn: a one-line answer to a request, or yes/no to a side question. */
+export const ScorekeepingTurnInput = z.object({
+  reply: z.string().max(2000).optional(),
+  answer: z.enum(['yes', 'no']).optional(),
+})
+
+function turnMessage(
+  ctx: HumanContext<unknown, unknown, ScorekeepingState, ScorekeepingAsk>,
+  input: z.output<typeof ScorekeepingTurnInput>,
+) {
+  const kind = ctx.ask.kind
+  if (kind !== 'answer' && kind !== 'probe-answer') throw badRequest('It is not the answerer’s turn.')
+  try {
+    const text =
+      kind === 'answer'
+        ? humanReply('answer', input.reply ?? '', ctx.state.instance.words)
+        : humanReply('probe-answer', input.answer ?? input.reply ?? '', ctx.state.instance.words)
+    return { message: answererMessage(ctx.ask, text), meta: { audit: { kind, round: ctx.ask.round } } }
+  } catch (err) {
+    if (err instanceof ScorekeepingError)
+      throw badRequest(err.message, { [kind === 'answer' ? 'reply' : 'answer']: [err.message] })
+    throw err
+  }
+}
+
+export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
+  protocol: scorekeeping,
+  sessionConfig: (raw) => ({ config: scorekeeping.config.parse(raw ?? {}), extras: {} }),
+  agents: {
+    program: {
+      async 'game-master'(raw) {
+        const ctx = raw as Ctx
+        return { message: gameMaster(ctx.state, ctx.ask), context: { program: 'game-master' } }
+      },
+    },
+    async llm(raw) {
+      const ctx = raw as Ctx
+      if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
+      const messages = answererPrompt(ctx.state, ctx.ask) as ChatMessage[]
+      const r = await ctx.llm.chat(
+        ctx.fill.model,
+        { messages },
+        { purpose: `scorekeeping-${ctx.ask.kind}`, stream: ctx.watched },
+      )
+      return { message: answererMessage(ctx.ask, r.text), context: messages, callId: r.callId }
+    },
+  },
+  human: { input: ScorekeepingTurnInput, toMessage: turnMessage as never },
+  project: (m: ScorekeepingMessage) => ({
+    receiver: m.sender === 'questioner' ? 'answerer' : 'questioner',
+    tag: m.kind,
+    prediction: m.text.slice(0, 500),
+  }),
+  setup: { input: ScorekeepingSetupInput, plan: planScorekeeping, fromForm: scorekeepingSetupFromForm },
+  exports: scorekeepingExports,
+  files: scorekeepingFiles,
+  views: {
+    session: scorekeepingSessionView,
+    run: scorekeepingRunView,
+    dashboard: (runId) => scorekeepingDashboard(runId),
+  },
+  demo: scorekeepingDemo,
+  title: (instance) => {
+    const i = instance as { experiment?: string; gameId?: number } | null
+    return `${i?.experiment ?? 'game'} #${i?.gameId ?? '?'}`
+  },
+}

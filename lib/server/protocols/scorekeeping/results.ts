@@ -1,0 +1,336 @@
+import { strToU8, zipSync } from 'fflate'
+import { z } from 'zod'
+import { clemTable, privateSharedScores, scoresJson } from '@/lib/metrics/clembench'
+import {
+  DONE_REASONS,
+  episodeOf,
+  type ScorekeepingDoneReason,
+  type ScorekeepingMessage,
+  type ScorekeepingState,
+  scorekeeping,
+} from '@/lib/protocols/scorekeeping'
+import { replay } from '@/lib/protocols/types'
+import { db } from '@/lib/server/db'
+import type { ExportFile, ExportTable, ViewContext } from '@/lib/server/engine/plugin'
+import { Seats } from '@/lib/server/engine/seats'
+import { pageInput, pageOf } from '@/lib/server/pagination'
+
+/**
+ * What the scorekeeping pages and exports derive from the replayed episodes: the transcript of one
+ * episode (the dialogue, and the probes as side questions with their tries), clembench's scores per
+ * episode, the episode table, turn-level accuracy over probing rounds, and per player (a model, or a
+ * person) % Played, Quality Score and clemscore as clemcore computes them.
+ */
+export const GAME = 'privateshared'
+
+const nan = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? null : x)
+
+/** The session page: the dialogue and the probes; ground truth only for those outside the game. */
+export function scorekeepingSessionView(ctx: ViewContext) {
+  const state = ctx.state as ScorekeepingState
+  const player = ctx.mySeats.length > 0
+  const done = state.outcome !== null
+  const dialogue = state.messages
+    .filter(
+      (m): m is Extract<ScorekeepingMessage, { kind: 'request' | 'answer' }> =>
+        m.kind === 'request' || m.kind === 'answer',
+    )
+    .map((m) => ({ seq: m.seq, kind: m.kind, round: m.round, text: m.text }))
+  const tries = new Map<string, Array<{ seq: number; try: number; question: string; answer: string | null }>>()
+  for (const m of state.messages) {
+    if (m.kind !== 'probe' && m.kind !== 'probe-answer') continue
+    const key = `${m.round}/${m.slot}`
+    const list = tries.get(key) ?? []
+    if (m.kind === 'probe') list.push({ seq: m.seq, try: m.try, question: m.text, answer: null })
+    else {
+      const t = list.find((x) => x.try === m.try)
+      if (t) t.answer = m.text
+    }
+    tries.set(key, list)
+  }
+  return {
+    experiment: state.instance.experiment ?? null,
+    gameId: state.instance.gameId ?? null,
+    tag: state.instance.tag,
+    /** The answerer's private information (the person playing needs it; it is the game's premise). */
+    slots: state.instance.slots,
+    initialPrompt: state.instance.initialPrompt ?? null,
+    words: { answer: state.instance.words.answer, aside: state.instance.words.aside },
+    dialogue,
+    probing: state.probing.map((r) => ({
+      round: r.round,
+      played: r.played,
+      probes: r.probes.map((p) => ({
+        slot: p.slot,
+        value: p.value,
+        tries: tries.get(`${r.round}/${p.slot}`) ?? [],
+        // The ground truth of a probe is what the answerer is measured on: hidden from the player until the end.
+        gt: player && !done ? null : p.gt,
+      })),
+    })),
+    turns: state.turns.map((t) => ({
+      round: t.round,
+      slot: t.slot,
+      filled: player && !done ? null : t.filled,
+      anticipated: t.anticipated,
+    })),
+    outcome: state.outcome,
+    outcomeLabel: state.outcome ? DONE_REASONS[state.outcome] : null,
+    scores: done ? scoresJson(episodeOf(state)) : null,
+  }
+}
+export type ScorekeepingSessionView = ReturnType<typeof scorekeepingSessionView>
+
+/** One episode's result, replayed from its log once per session version (cached per process). */
+interface Episode {
+  sessionId: string
+  runId: string
+  repetition: number
+  position: number
+  status: string
+  experiment: string
+  gameId: number | null
+  player: string
+  outcome: ScorekeepingDoneReason | null
+  scores: ReturnType<typeof privateSharedScores> | null
+  json: ReturnType<typeof scoresJson> | null
+  state: ScorekeepingState
+}
+
+const cache = new Map<string, { at: number; episode: Episode }>()
+const CACHE_MAX = 20_000
+
+/** Who played an episode: the answerer's model (with its temperature), or the person. */
+function playerOf(seats: unknown, people: Array<{ seat: string; user: { name: string; email: string } | null }>) {
+  const parsed = Seats.safeParse(seats)
+  const fill = parsed.success ? parsed.data.answerer : undefined
+  if (fill?.kind === 'llm') {
+    const m = fill.model
+    return `${m.name ?? m.model ?? 'default model'}${m.temperature !== undefined ? ` · T=${m.temperature}` : ''}`
+  }
+  const person = people.find((p) => p.seat === 'answerer')?.user
+  return person ? `${person.name || person.email} (person)` : 'unclaimed (person)'
+}
+
+export async function episodes(where: { experimentId?: string; experimentIds?: string[] }): Promise<Episode[]> {
+  const rows = await db.protocolSession.findMany({
+    where: where.experimentIds ? { experimentId: { in: where.experimentIds } } : { experimentId: where.experimentId },
+    orderBy: [{ experimentId: 'asc' }, { repetition: 'asc' }, { position: 'asc' }],
+    select: { id: true, updatedAt: true },
+  })
+  const stale = rows.filter((r) => cache.get(r.id)?.at !== r.updatedAt.getTime())
+  for (let i = 0; i < stale.length; i += 300) {
+    const full = await db.protocolSession.findMany({
+      where: { id: { in: stale.slice(i, i + 300).map((s) => s.id) } },
+      select: {
+        id: true,
+        experimentId: true,
+        repetition: true,
+        position: true,
+        status: true,
+        updatedAt: true,
+        config: true,
+        instance: true,
+        seats: true,
+        people: { select: { seat: true, user: { select: { name: true, email: true } } } },
+        messages: { orderBy: { seq: 'asc' }, select: { body: true } },
+      },
+    })
+    for (const s of full) {
+      const state = replay(
+        scorekeeping,
+        scorekeeping.config.parse(s.config ?? {}),
+        s.instance as never,
+        s.messages.map((m) => m.body as ScorekeepingMessage),
+      ) as ScorekeepingState
+      const done = state.outcome !== null
+      const episode: Episode = {
+        sessionId: s.id,
+        runId: s.experimentId ?? '',
+        repetition: s.repetition,
+        position: s.position,
+        status: s.status,
+        experiment: state.instance.experiment ?? 'unnamed',
+        gameId: state.instance.gameId ?? null,
+        player: playerOf(s.seats, s.people),
+        outcome: state.outcome,
+        scores: done ? privateSharedScores(episodeOf(state)) : null,
+        json: done ? scoresJson(episodeOf(state)) : null,
+        state,
+      }
+      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string)
+      cache.set(s.id, { at: s.updatedAt.getTime(), episode })
+    }
+  }
+  return rows.flatMap((r) => {
+    const hit = cache.get(r.id)
+    return hit ? [hit.episode] : []
+  })
+}
+
+/** The clem table of finished episodes: per player, per experiment and over the game. */
+function tables(list: Episode[]) {
+  const done = list.filter((e) => e.scores)
+  const outcome = (e: Episode, game: string) => ({
+    game,
+    model: e.player,
+    aborted: e.scores?.episode.Aborted ?? 1,
+    mainScore: nan(e.scores?.episode['Main Score']),
+  })
+  return {
+    /** clemcore's table over the game (one game: clemscore = % Played / 100 × Quality). */
+    overall: clemTable(done.map((e) => outcome(e, GAME))),
+    /** The same per experiment (each experiment as its own "game"). */
+    byExperiment: clemTable(done.map((e) => outcome(e, e.experiment))),
+  }
+}
+
+/** Mean accuracy per probing round and experiment (played rounds only): the turn-level curves. */
+function curves(list: Episode[]) {
+  const acc = new Map<string, Map<number, { sum: number; n: number }>>()
+  for (const e of list) {
+    if (!e.scores) continue
+    const key = `${e.player} · ${e.experiment}`
+    const m = acc.get(key) ?? new Map<number, { sum: number; n: number }>()
+    e.scores.turns.forEach((t, round) => {
+      const x = m.get(round) ?? { sum: 0, n: 0 }
+      x.sum += t.Accuracy
+      x.n++
+      m.set(round, x)
+    })
+    acc.set(key, m)
+  }
+  return [...acc.entries()].map(([series, m]) => ({
+    series,
+    points: [...m.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([round, x]) => ({ round, accuracy: x.sum / x.n, n: x.n })),
+  }))
+}
+
+const row = (e: Episode) => ({
+  sessionId: e.sessionId,
+  repetition: e.repetition,
+  experiment: e.experiment,
+  gameId: e.gameId,
+  player: e.player,
+  status: e.status,
+  outcome: e.outcome,
+  mainScore: nan(e.scores?.episode['Main Score']),
+  accuracy: nan(e.scores?.episode.Accuracy),
+  kappa: nan(e.scores?.episode.Kappa),
+  truncatedKappa: nan(e.scores?.episode['Truncated Kappa']),
+  middleAccuracy: nan(e.scores?.episode['Middle-Accuracy']),
+  slotFilling: nan(e.scores?.episode['Slot-Filling-Accuracy']),
+  aborted: e.scores ? e.scores.episode.Aborted : null,
+  success: e.scores ? e.scores.episode.Success : null,
+  requests: e.scores?.episode['Request Count'] ?? null,
+  parsedRequests: e.scores?.episode['Parsed Request Count'] ?? null,
+  violatedRequests: e.scores?.episode['Violated Request Count'] ?? null,
+})
+
+/** The run page's part: the episode table (paged) and the run's clem numbers. */
+export async function scorekeepingRunView(runId: string, rawArgs: Record<string, string | undefined>) {
+  const { page, pageSize } = z.object(pageInput).parse(rawArgs)
+  const list = await episodes({ experimentId: runId })
+  const start = (page - 1) * pageSize
+  return {
+    ...tables(list),
+    curves: curves(list),
+    finished: list.filter((e) => e.scores).length,
+    episodes: pageOf(list.slice(start, start + pageSize).map(row), list.length, page, pageSize),
+  }
+}
+export type ScorekeepingRunView = Awaited<ReturnType<typeof scorekeepingRunView>>
+
+/** Results: every scorekeeping run of the run's study side by side (models and people in one table). */
+export async function scorekeepingDashboard(runId: string) {
+  const run = await db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { studyId: true } })
+  const runs = await db.experiment.findMany({
+    where: { studyId: run.studyId, protocol: scorekeeping.id },
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, name: true, status: true },
+  })
+  const list = await episodes({ experimentIds: runs.map((r) => r.id) })
+  return { runs, ...tables(list), curves: curves(list), finished: list.filter((e) => e.scores).length }
+}
+export type ScorekeepingDashboard = Awaited<ReturnType<typeof scorekeepingDashboard>>
+
+export const scorekeepingExports: Record<string, ExportTable> = {
+  episodes: {
+    label: 'Episode scores (one row per episode)',
+    async *rows(runId) {
+      for (const e of await episodes({ experimentId: runId })) yield row(e)
+    },
+  },
+}
+
+/** clembench's results folder for one episode: interactions.json (what happened) and scores.json. */
+function interactions(e: Episode) {
+  const { state } = e
+  const turns: Array<Array<Record<string, unknown>>> = []
+  let current: Array<Record<string, unknown>> = []
+  const push = (from: string, to: string, type: string, content: unknown) =>
+    current.push({ from, to, action: { type, content } })
+  for (const m of state.messages) {
+    if (m.kind === 'request') {
+      turns.push(current)
+      current = []
+      push('Player 2', 'GM', 'send message', m.text)
+      push('GM', 'Player 1', 'send message', m.text)
+    } else if (m.kind === 'answer') {
+      push('Player 1', 'GM', 'get message', m.text)
+      const t = state.turns.find((x) => x.round === m.round)
+      push('GM', 'GM', 'parse', t?.parsed ?? 'invalid format')
+      if (t?.parsed !== null && t) push('GM', 'GM', 'metadata', `Slot filled: ${t.filled}`)
+    } else if (m.kind === 'probe') push('GM', 'Player 1', 'send message', m.text)
+    else push('Player 1', 'GM', 'get message', m.text)
+  }
+  turns.push(current)
+  const ep = episodeOf(state)
+  return {
+    players: {
+      GM: 'Game master for privateshared',
+      'Player 1': `Answerer: ${e.player}`,
+      'Player 2': 'Questioner: programmatic',
+    },
+    turns,
+    probes: state.probing.map((r) => r.probes.map((p) => ({ target: p.target, gt: p.gt, value: p.value }))),
+    realised_slots: Object.fromEntries(state.instance.slots.map((s) => [s.name, s.value])),
+    'Filled Slots': ep.filledSlots.map((f) => (f ? 1 : 0)),
+    Aborted: ep.aborted ? 1 : 0,
+    'Played Probe Rounds': ep.playedProbeRounds,
+    'Request Count': ep.requestCounts,
+    'Parsed Request Count': ep.parsedRequestCounts,
+    'Violated Request Count': ep.violatedRequestCounts,
+  }
+}
+
+/** A folder name clembench uses for a player pair ("model-t0.0--model-t0.0"). */
+const slug = (s: string) => s.replace(/\s*·\s*T=/, '-t').replace(/[^\w.-]+/g, '_')
+
+export const scorekeepingFiles: Record<string, ExportFile> = {
+  clembench: {
+    label: 'clembench results folder (zip)',
+    description:
+      'results/<player>/privateshared/<experiment>/episode_<n>/{interactions.json, scores.json} per finished episode.',
+    filename: 'clembench-results.zip',
+    contentType: 'application/zip',
+    async build(runId) {
+      const files: Record<string, Uint8Array> = {}
+      const counters = new Map<string, number>()
+      for (const e of await episodes({ experimentId: runId })) {
+        if (!e.json) continue
+        const player = slug(e.player)
+        const folder = `results/${player}--${player}/${GAME}/${e.experiment}`
+        const n = counters.get(folder) ?? 0
+        counters.set(folder, n + 1)
+        files[`${folder}/episode_${n}/interactions.json`] = strToU8(JSON.stringify(interactions(e), null, 2))
+        files[`${folder}/episode_${n}/scores.json`] = strToU8(JSON.stringify(e.json, null, 2))
+      }
+      if (!Object.keys(files).length)
+        files['results/README.txt'] = strToU8('No episode of this run has finished yet.\n')
+      return zipSync(files)
+    },
+  },
+}

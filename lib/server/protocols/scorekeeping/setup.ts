@@ -1,0 +1,122 @@
+import { z } from 'zod'
+import type { Actor } from '@/lib/server/actor'
+import { db } from '@/lib/server/db'
+import { badRequest, notFound } from '@/lib/server/errors'
+import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
+import type { SeatFill, Seats } from '@/lib/server/engine/seats'
+
+/**
+ * A scorekeeping run: one episode per game instance of a clembench dataset (optionally only some of
+ * its experiments), `repetitions` episodes each. The questioner is clembench's programmatic game
+ * master; the answerer is an LLM (a model and its temperature), a named person, or any member of the
+ * study who claims the seat, so people play the same games as models and are scored the same way.
+ */
+const id = z.string().trim().min(1).max(100)
+
+export const ScorekeepingSetupInput = z.object({
+  studyId: id,
+  name: z.string({ error: 'Name the run.' }).trim().min(1, 'Name the run.').max(120),
+  datasetId: id,
+  /** Only these experiments of the dataset (all when empty). */
+  experiments: z.array(z.string().trim().min(1).max(100)).max(50).default([]),
+  answerer: z.discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('llm'),
+      connectionId: id,
+      model: z.string().trim().max(200).optional(),
+      temperature: z.coerce.number().min(0).max(2).optional(),
+    }),
+    z.object({ kind: z.literal('human'), userId: id }),
+    /** Any member of the study may take each episode's answerer seat. */
+    z.object({ kind: z.literal('claimable') }),
+  ]),
+  repetitions: z.coerce.number().int().min(1).max(20).default(1),
+})
+export type ScorekeepingSetupInput = z.output<typeof ScorekeepingSetupInput>
+
+const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
+
+/** The set-up form's fields → the setup input. */
+export function scorekeepingSetupFromForm(f: Record<string, unknown>) {
+  const who = text(f.answererKind) ?? 'llm'
+  let ref: Record<string, unknown> = {}
+  try {
+    ref = JSON.parse(text(f.answererModel) ?? '{}') as Record<string, unknown>
+  } catch {}
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v])
+  return {
+    studyId: text(f.studyId),
+    name: text(f.name),
+    datasetId: text(f.datasetId),
+    experiments: list(f.experiments),
+    repetitions: text(f.repetitions),
+    answerer:
+      who === 'human'
+        ? { kind: 'human', userId: text(f.answererUser) }
+        : who === 'claimable'
+          ? { kind: 'claimable' }
+          : {
+              kind: 'llm',
+              connectionId: ref.connectionId,
+              ...(text(f.answererModelName)
+                ? { model: text(f.answererModelName) }
+                : typeof ref.model === 'string'
+                  ? { model: ref.model }
+                  : {}),
+              ...(text(f.temperature) !== undefined ? { temperature: Number(text(f.temperature)) } : {}),
+            },
+  }
+}
+
+export async function planScorekeeping(
+  _actor: Actor,
+  studyId: string,
+  input: ScorekeepingSetupInput,
+  tools: SetupTools,
+): Promise<RunPlan> {
+  const ds = await db.dataset.findFirst({ where: { id: input.datasetId, studyId } })
+  if (!ds) throw notFound('Dataset')
+  if (ds.kind !== 'clembench')
+    throw badRequest(`The scorekeeping game runs on clembench instances; "${ds.name}" is a ${ds.kind} dataset.`, {
+      datasetId: ['Choose a clembench dataset.'],
+    })
+  const all = await tools.instances(ds.id)
+  const chosen = input.experiments.length
+    ? all.filter((i) => input.experiments.includes((i.meta as { experiment?: string }).experiment ?? ''))
+    : all
+  if (!chosen.length)
+    throw badRequest('No instance of the dataset belongs to the chosen experiments.', {
+      experiments: ['Choose experiments of the dataset.'],
+    })
+  const answerer: SeatFill =
+    input.answerer.kind === 'llm'
+      ? {
+          kind: 'llm',
+          model: {
+            connectionId: input.answerer.connectionId,
+            ...(input.answerer.model ? { model: input.answerer.model } : {}),
+            ...(input.answerer.temperature !== undefined ? { temperature: input.answerer.temperature } : {}),
+          },
+          helpers: {},
+        }
+      : input.answerer.kind === 'human'
+        ? { kind: 'human', userId: input.answerer.userId, claimable: false }
+        : { kind: 'human', claimable: true }
+  const seats: Seats = { questioner: { kind: 'program', program: 'game-master', helpers: {}, params: {} }, answerer }
+  const sessions: RunPlan['sessions'] = []
+  for (let r = 1; r <= input.repetitions; r++)
+    chosen.forEach((inst, position) =>
+      sessions.push({ instanceId: inst.id, instance: inst.input, seats, repetition: r, position }),
+    )
+  return {
+    name: input.name,
+    task: 'clembench',
+    datasetId: ds.id,
+    config: {},
+    seats,
+    repetitions: input.repetitions,
+    chained: false,
+    sessions,
+    audit: { datasetId: ds.id, episodes: sessions.length, experiments: input.experiments },
+  }
+}

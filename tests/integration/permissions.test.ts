@@ -278,6 +278,15 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
   },
+  'scorekeeping.import': {
+    allowed: STAFF,
+    input: async (c) => {
+      const { demoGameFiles } = await import('@/lib/server/protocols/scorekeeping/demo')
+      const { strToU8, zipSync } = await import('fflate')
+      const zip = zipSync(Object.fromEntries(Object.entries(demoGameFiles(2)).map(([k, v]) => [k, strToU8(v)])))
+      return { studyId: c.studyId, name: 'games', file: new File([Buffer.from(zip)], 'game.zip') }
+    },
+  },
   'debates.merge-labels': {
     allowed: STAFF,
     input: async (c) => ({

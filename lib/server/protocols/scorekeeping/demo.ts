@@ -119,3 +119,33 @@ export function scorekeepingDemo(req: DemoRequest): string | undefined {
   const slot = slotOf(last, slots) ?? slots.find((s) => !said(s.value)) ?? slots[0]
   return `ANSWER: ${slot?.value ?? 'I am not sure'}. ${DEMO_LABEL.replace(/[[\]]/g, '')}`
 }
+
+/**
+ * The demo game as a clembench game folder (in/instances.json and resources/), exactly the layout a
+ * researcher uploads for clembench's own game: the seed imports it through the same path.
+ */
+export function demoGameFiles(count = 6, seed = 7): Record<string, string> {
+  const w = CLEMBENCH_EN_WORDS
+  const json = (v: unknown) => JSON.stringify(v, null, 2)
+  const slotValues = Object.fromEntries(DEMO_GAME.slotValues.map((s) => [s.slot, s.values]))
+  return {
+    'in/instances.json': json({
+      experiments: [{ name: DEMO_GAME.experiment, game_instances: generateClembenchInstances(DEMO_GAME, { count, seed }) }],
+    }),
+    'resources/en_words.json': json({
+      ANSWER: w.answer,
+      ASIDE: w.aside,
+      ME: w.me,
+      PROBE: w.probe,
+      OK: w.ok,
+      YES: w.yes,
+      NO: w.no,
+      tags: { [DEMO_GAME.experiment]: DEMO_GAME.tag },
+    }),
+    'resources/texts/reprompts.json': json({ suffixes: DEMO_REPROMPTS }),
+    [`resources/texts/${DEMO_GAME.experiment}/requests.json`]: json(DEMO_GAME.requests),
+    [`resources/texts/${DEMO_GAME.experiment}/probing_questions.json`]: json(DEMO_GAME.probingQuestions),
+    [`resources/texts/${DEMO_GAME.experiment}/slot_values.json`]: json(slotValues),
+    [`resources/initial_prompts/${DEMO_GAME.experiment}_1.template`]: DEMO_GAME.template,
+  }
+}

@@ -154,7 +154,7 @@ Prints {"repetitions", "sessions", "oneWay", "twoWay", "strong", "ultraStrong", 
 count is {"median", "min", "max"} over the repetitions, "sessions" the median per repetition.`,
     )
     .action(async (file: string, opts: { pretty?: boolean }) => {
-      const { pxpStats } = await import('@/lib/metrics/pxp-stats')
+      const { pxpStats } = await import('@/lib/protocols/pxp/stats')
       const report = await pxpStats(readLines(file))
       out(JSON.stringify(report, null, opts.pretty ? 2 : undefined))
     })

@@ -25,9 +25,9 @@
  *   median(c_1..c_R)  (for even R, the mean of the two middle values), min, max.
  *   The reported proportion is median(count) / median(sessions).
  */
-import type { PxpSeat, PxpTag } from '@/lib/protocols/pxp/tags'
-
-export type Agent = PxpSeat
+/** The two agents (the machine writes odd messages, the human even ones) and the tags, as PXP names them. */
+export type Agent = 'm' | 'h'
+export type PxpTag = 'INIT' | 'RATIFY' | 'REFUTE' | 'REVISE' | 'REJECT'
 export const AGENTS: readonly Agent[] = ['h', 'm']
 
 export interface TaggedMessage {

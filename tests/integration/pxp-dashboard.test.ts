@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { pxpStats } from '@/lib/metrics/pxp-stats'
+import { pxpStats } from '@/lib/protocols/pxp/stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import type { Actor } from '@/lib/server/actor'

@@ -60,6 +60,7 @@ describe('INTERACT for one session', () => {
       done: false,
       seat: 'h',
       j: 4,
+      kind: 'turn',
       allowedTags: ['RATIFY', 'REFUTE', 'REVISE', 'REJECT'],
     })
   })

@@ -2,8 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { formatJsonlLine } from '@/lib/protocols/pxp/jsonl'
 import { PXP_TAGS, type PxpTag } from '@/lib/protocols/pxp/tags'
-import { intelligibilityReport, type TaggedMessage } from './intelligibility'
-import { PxpStatsCollector, pxpStats } from './pxp-stats'
+import { intelligibilityReport, type TaggedMessage } from '@/lib/metrics/intelligibility'
+import { PxpStatsCollector, pxpStats } from './stats'
 
 const msgLine = (repetition: number, session: string, j: number, tag: PxpTag) =>
   formatJsonlLine({ repetition, session, j, sender: j % 2 ? 'm' : 'h', tag })

@@ -16,7 +16,7 @@ import {
   type IntelligibilityReport,
   longestSession,
   type SessionSummary,
-} from './intelligibility'
+} from '@/lib/metrics/intelligibility'
 
 interface SessionState {
   summary: SessionSummary

@@ -2,8 +2,7 @@ import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
-import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
-import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
+import { plugins } from '@/lib/server/protocols/registry'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import {
   cancelRun,
@@ -123,6 +122,6 @@ export const OPERATIONS: Operation<any, any>[] = [
   submitTurn,
   claimSeat,
   inspectSession,
-  mergeDebateLabels,
-  importClembench,
+  // Each protocol's own operations (EVINCE's label merges, the scorekeeping import …).
+  ...Object.values(plugins).flatMap((p) => p.operations ?? []),
 ]

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { studyProtocolChoices } from '@/lib/protocols/registry'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope, isRole, rank, type Role } from '@/lib/server/auth/roles'
 import { db, type Tx } from '@/lib/server/db'
@@ -8,16 +9,10 @@ import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { email, role } from '@/lib/server/services/users'
 
-/** Protocols a study can run. Each is implemented by a later capability; a study may choose later. */
-export const PROTOCOLS = ['pxp', 'evince', 'rehac', 'mint', 'relevance', 'scorekeeping'] as const
-export const PROTOCOL_LABELS: Record<(typeof PROTOCOLS)[number], string> = {
-  pxp: 'PXP / INTERACT',
-  evince: 'EVINCE debate',
-  rehac: 'ReHAC collaboration',
-  mint: 'MINT multi-turn feedback',
-  relevance: 'LLM relevance labelling',
-  scorekeeping: 'Scorekeeping game',
-}
+/** Protocols a study can name (running ones and the planned next ones), with their labels. */
+const CHOICES = studyProtocolChoices()
+export const PROTOCOLS = CHOICES.map((c) => c.id) as [string, ...string[]]
+export const PROTOCOL_LABELS: Record<string, string> = Object.fromEntries(CHOICES.map((c) => [c.id, c.label]))
 
 export const id = z.string().trim().min(1, 'Missing id.').max(100)
 const studyName = z.string({ error: 'Give the study a name.' }).trim().min(1, 'Give the study a name.').max(120)

@@ -3,7 +3,7 @@ import { canonicalLabel } from '@/lib/metrics/evince'
 import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { analysisOf } from '@/lib/server/protocols/evince/plugin'
+import { analysisOf } from '@/lib/server/protocols/evince/analysis'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { id, visibleStudies } from '@/lib/server/services/studies'
 

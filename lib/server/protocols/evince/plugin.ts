@@ -26,7 +26,9 @@ import type { ExportTable, HumanContext, ProtocolPlugin, ViewContext } from '@/l
 import { Seats } from '@/lib/server/engine/seats'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { evinceAgents, turnsOf } from '@/lib/server/protocols/evince/agents'
+import { analysisOf } from '@/lib/server/protocols/evince/analysis'
 import { evinceDemo } from '@/lib/server/protocols/evince/demo'
+import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
 import { EvinceSetupInput, evinceSetupFromForm, planEvince } from '@/lib/server/protocols/evince/setup'
 
 /**
@@ -127,9 +129,6 @@ function sessionView(ctx: ViewContext<EvinceConfig, EvinceInstance, EvinceState>
   }
 }
 export type EvinceSessionView = ReturnType<typeof sessionView>
-
-const Analysis = z.object({ merges: z.record(z.string(), z.string()).default({}) })
-export const analysisOf = (raw: unknown) => Analysis.catch({ merges: {} }).parse(raw ?? {})
 
 /** Replays one stored debate. */
 function replayed(s: { config: unknown; instance: unknown; messages: unknown[] }) {
@@ -310,6 +309,7 @@ export const evincePlugin: ProtocolPlugin<typeof evince> = {
   exports,
   views: { session: sessionView as never, run: runView },
   demo: evinceDemo,
+  operations: [mergeDebateLabels],
   title: (instance) => {
     const s = (instance as { input?: { symptoms?: string } } | null)?.input?.symptoms ?? 'case'
     return s.length > 60 ? `${s.slice(0, 59)}…` : s

@@ -130,7 +130,9 @@ export function demoGameFiles(count = 6, seed = 7): Record<string, string> {
   const slotValues = Object.fromEntries(DEMO_GAME.slotValues.map((s) => [s.slot, s.values]))
   return {
     'in/instances.json': json({
-      experiments: [{ name: DEMO_GAME.experiment, game_instances: generateClembenchInstances(DEMO_GAME, { count, seed }) }],
+      experiments: [
+        { name: DEMO_GAME.experiment, game_instances: generateClembenchInstances(DEMO_GAME, { count, seed }) },
+      ],
     }),
     'resources/en_words.json': json({
       ANSWER: w.answer,

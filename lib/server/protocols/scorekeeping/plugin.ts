@@ -14,6 +14,7 @@ import { badRequest } from '@/lib/server/errors'
 import type { ChatMessage } from '@/lib/server/engine/llm'
 import type { AgentContext, HumanContext, ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { scorekeepingDemo } from '@/lib/server/protocols/scorekeeping/demo'
+import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
 import {
   scorekeepingDashboard,
   scorekeepingExports,
@@ -98,6 +99,7 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
     dashboard: (runId) => scorekeepingDashboard(runId),
   },
   demo: scorekeepingDemo,
+  operations: [importClembench],
   title: (instance) => {
     const i = instance as { experiment?: string; gameId?: number } | null
     return `${i?.experiment ?? 'game'} #${i?.gameId ?? '?'}`

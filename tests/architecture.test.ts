@@ -1,0 +1,141 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { PLANNED_PROTOCOLS, PROTOCOL_IDS } from '@/lib/protocols/registry'
+
+/**
+ * The layering rules of docs/ARCHITECTURE.md, checked on the source:
+ * - outside the per-protocol folders (lib/server/protocols/<id>/, components/protocols/<id>/) and
+ *   the registries, no code under lib/server, app or components names a protocol id;
+ * - lib/metrics imports nothing from lib/;
+ * - lib/protocols never imports lib/server, app or components (nor do lib/metrics, lib/tasks, lib/llm);
+ * - no import cycles (static value imports; `import type` and a lazy `await import()` are not edges).
+ */
+const ROOT = path.resolve(import.meta.dirname, '..')
+const SOURCE = /\.(ts|tsx)$/
+
+function files(dir: string): string[] {
+  const abs = path.join(ROOT, dir)
+  if (!existsSync(abs)) return []
+  const out: string[] = []
+  for (const name of readdirSync(abs)) {
+    const p = path.join(abs, name)
+    if (name === 'node_modules' || name === 'generated') continue
+    if (statSync(p).isDirectory()) out.push(...files(path.relative(ROOT, p)))
+    else if (SOURCE.test(name) && !name.endsWith('.test.ts')) out.push(path.relative(ROOT, p))
+  }
+  return out
+}
+
+const ALL = [...files('lib'), ...files('app'), ...files('components'), 'instrumentation.ts', 'proxy.ts'].filter((f) =>
+  existsSync(path.join(ROOT, f)),
+)
+const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8')
+/** Source without comments (a doc comment may mention a protocol). */
+const code = (f: string) =>
+  read(f)
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:'"`])\/\/.*$/gm, '$1')
+
+/** Value imports of a file: `import … from 'x'` and `export … from 'x'`, not `import type`. */
+function imports(f: string): string[] {
+  const out: string[] = []
+  for (const m of code(f).matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]/gm)) {
+    if (m[2]) continue
+    out.push(m[3] as string)
+  }
+  for (const m of code(f).matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) out.push(m[1] as string)
+  return out
+}
+
+function resolve(from: string, spec: string): string | null {
+  let base: string
+  if (spec.startsWith('@/')) base = path.join(ROOT, spec.slice(2))
+  else if (spec.startsWith('.')) base = path.resolve(path.dirname(path.join(ROOT, from)), spec)
+  else return null
+  for (const c of [base, `${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts'), path.join(base, 'index.tsx')])
+    if (existsSync(c) && statSync(c).isFile()) return path.relative(ROOT, c)
+  return null
+}
+
+const IDS = [...PROTOCOL_IDS, ...Object.keys(PLANNED_PROTOCOLS)]
+const REGISTRIES = [
+  'lib/protocols/registry.ts',
+  'lib/server/protocols/registry.ts',
+  'components/protocols/registry.tsx',
+]
+const perProtocol = (f: string) =>
+  /^(lib\/server\/protocols|components\/protocols)\/[^/]+\//.test(f) && !REGISTRIES.includes(f)
+
+describe('the layering rules', () => {
+  it('no code under lib/server, app or components names a protocol id outside its folder and the registries', () => {
+    const offenders: string[] = []
+    const literal = new RegExp(`(['"\`])(${IDS.join('|')})\\1`)
+    const moduleOf = new RegExp(`(lib/protocols|lib/server/protocols|components/protocols)/(${IDS.join('|')})(/|['"])`)
+    for (const f of ALL) {
+      if (!/^(lib\/server|app|components)\//.test(f) && f !== 'instrumentation.ts') continue
+      if (perProtocol(f) || REGISTRIES.includes(f)) continue
+      const src = code(f)
+      const hit = src.match(literal) ?? src.match(moduleOf)
+      if (hit) offenders.push(`${f}: ${hit[0]}`)
+    }
+    expect(offenders).toEqual([])
+  })
+
+  it('lib/metrics imports nothing from lib/; pure folders never import the server, pages or components', () => {
+    const offenders: string[] = []
+    for (const f of ALL) {
+      const targets = imports(f)
+        .map((s) => resolve(f, s))
+        .filter((x): x is string => !!x)
+      if (f.startsWith('lib/metrics/'))
+        for (const t of targets)
+          if (t.startsWith('lib/') && !t.startsWith('lib/metrics/')) offenders.push(`${f} → ${t}`)
+      if (/^lib\/(protocols|metrics|tasks|llm)\//.test(f))
+        for (const t of targets) if (/^(lib\/server|app|components)\//.test(t)) offenders.push(`${f} → ${t}`)
+    }
+    expect(offenders).toEqual([])
+  })
+
+  it('has no import cycles', () => {
+    const graph = new Map<string, string[]>()
+    for (const f of ALL)
+      graph.set(
+        f,
+        imports(f)
+          .map((s) => resolve(f, s))
+          .filter((x): x is string => !!x && x !== f),
+      )
+    // Tarjan's strongly connected components.
+    let index = 0
+    const idx = new Map<string, number>()
+    const low = new Map<string, number>()
+    const stack: string[] = []
+    const on = new Set<string>()
+    const cycles: string[][] = []
+    const visit = (v: string) => {
+      idx.set(v, index)
+      low.set(v, index++)
+      stack.push(v)
+      on.add(v)
+      for (const w of graph.get(v) ?? []) {
+        if (!idx.has(w)) {
+          visit(w)
+          low.set(v, Math.min(low.get(v) as number, low.get(w) as number))
+        } else if (on.has(w)) low.set(v, Math.min(low.get(v) as number, idx.get(w) as number))
+      }
+      if (low.get(v) === idx.get(v)) {
+        const scc: string[] = []
+        for (;;) {
+          const w = stack.pop() as string
+          on.delete(w)
+          scc.push(w)
+          if (w === v) break
+        }
+        if (scc.length > 1) cycles.push(scc.sort())
+      }
+    }
+    for (const v of graph.keys()) if (!idx.has(v)) visit(v)
+    expect(cycles).toEqual([])
+  })
+})

@@ -119,8 +119,8 @@ const fake = await fakeLlmChild({
 
 const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
-const { createDebate } = await import('../lib/server/services/debates')
-const { startPxpWorkers } = await import('../lib/server/jobs/pxp')
+const { createRun } = await import('../lib/server/services/runs')
+const { startWorkers } = await import('../lib/server/engine/jobs')
 const { stopBoss } = await import('../lib/server/jobs/queue')
 
 let summary = ''
@@ -148,7 +148,8 @@ try {
       },
     })
   const run = async (name: string, datasetId: string) => {
-    const created = await execute(createDebate, actor, {
+    const created = await execute(createRun, actor, {
+      protocol: 'evince',
       studyId: study.id,
       name,
       A: { kind: 'llm', connectionId: conn.id, model: 'gen-a' },
@@ -175,7 +176,7 @@ try {
     }
   }
 
-  const workers = await startPxpWorkers(CONCURRENCY)
+  const workers = await startWorkers(CONCURRENCY)
   // Warm-up: JIT, pools, the queue schema.
   await waitDone(await run('warm-up', (await dataset(16)).id))
   const ds = await dataset(CASES)

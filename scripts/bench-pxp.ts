@@ -10,15 +10,19 @@
  *   - Runner overhead per message: a step's time minus the time it waited for LLM calls (replay of
  *     M, protocol, tag logic, the M+C append, status). Target p50 < 5 ms.
  *   - The dashboard numbers for 10,000 sessions / 100,000 messages computed in SQL. Target < 1 s.
+ *   - RAD with carry-over (`--rad 100`): 100 sessions of one repetition, each with its X-ray (a
+ *     ~30 KB PNG), one chain (concurrency 1, as the authors' loop runs), the machine's prompt growing
+ *     with every earlier dialogue of the repetition: the runner overhead per message. Target p50 < 5 ms.
  *
  * Uses a throwaway database on the server in DATABASE_URL, or the embedded PostgreSQL. The fake
  * server runs in a child process so it does not share the runner's event loop. Last line: JSON.
  *
  *   npx tsx scripts/bench-pxp.ts [--sessions 100] [--latency 100] [--concurrency 16] [--dashboard 10000]
+ *                                [--rad 100] [--rad-latency 10]
  */
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
+import { benchWorld, fakeLlmChild, noisePng, quantile, round, throwawayDatabase } from './bench-support'
 
 const { values } = parseArgs({
   options: {
@@ -26,12 +30,16 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '16' },
     dashboard: { type: 'string', default: '10000' },
+    rad: { type: 'string', default: '100' },
+    'rad-latency': { type: 'string', default: '10' },
   },
 })
 const SESSIONS = Number(values.sessions)
 const LATENCY = Number(values.latency)
 const CONCURRENCY = Number(values.concurrency)
 const DASH_SESSIONS = Number(values.dashboard)
+const RAD_SESSIONS = Number(values.rad)
+const RAD_LATENCY = Number(values['rad-latency'])
 const database = await throwawayDatabase()
 // The fake LLM: the generator is always wrong and the checker never agrees, so sessions are long.
 const fake = await fakeLlmChild({
@@ -44,12 +52,11 @@ const fake = await fakeLlmChild({
 
 const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
-const { createPxpExperiment } = await import('../lib/server/services/experiments')
-const { startExperiment } = await import('../lib/server/services/experiment-runs')
-const { startPxpWorkers } = await import('../lib/server/jobs/pxp')
+const { createRun, startRun } = await import('../lib/server/services/runs')
+const { startWorkers } = await import('../lib/server/engine/jobs')
 const { stopBoss } = await import('../lib/server/jobs/queue')
-const { observeSteps } = await import('../lib/server/runner/pxp')
-const { experimentIntelligibility } = await import('../lib/server/services/pxp-dashboard')
+const { observeSteps } = await import('../lib/server/engine/runner')
+const { experimentIntelligibility } = await import('../lib/server/protocols/pxp/dashboard')
 
 let summary = ''
 try {
@@ -75,7 +82,8 @@ try {
     },
   })
   const run = async (name: string, n: number) => {
-    const created = await execute(createPxpExperiment, actor, {
+    const created = await execute(createRun, actor, {
+      protocol: 'pxp',
       studyId: study.id,
       name,
       datasetId: ds.id,
@@ -90,9 +98,9 @@ try {
   }
 
   // Warm-up: JIT, pools, RDKit, the queue schema.
-  const workers = await startPxpWorkers(CONCURRENCY)
+  const workers = await startWorkers(CONCURRENCY)
   const warm = await run('warm-up', 4)
-  await execute(startExperiment, actor, { experimentId: warm })
+  await execute(startRun, actor, { runId: warm })
   const waitDone = async (id: string) => {
     for (;;) {
       // A plain statement every 25 ms: the harness should not compete with the runner for CPU.
@@ -107,7 +115,7 @@ try {
   observeSteps((t) => steps.push(t))
   const experimentId = await run('bench', 10)
   const t0 = performance.now()
-  await execute(startExperiment, actor, { experimentId })
+  await execute(startRun, actor, { runId: experimentId })
   await waitDone(experimentId)
   const wall = performance.now() - t0
   observeSteps(undefined)
@@ -158,6 +166,62 @@ try {
     if (r?.repetitions !== 5) throw new Error('dashboard computed nothing')
   }
 
+  // RAD with carry-over: one chain of RAD_SESSIONS sessions with X-rays, at concurrency 1.
+  let rad: { messages: number; p50: number; p95: number; wall: number } | undefined
+  if (RAD_SESSIONS > 0) {
+    const radFake = await fakeLlmChild({
+      latencyMs: RAD_LATENCY,
+      script: [
+        { match: { model: 'gen' }, replies: [{ text: 'Prediction: Pneumonia\nExplanation: Consolidation in the lower zone.' }] },
+        { match: { model: 'judge' }, replies: [{ text: 'No' }] },
+      ],
+    })
+    try {
+      const radConn = await db.llmConnection.create({
+        data: { studyId: study.id, name: 'rad fake', provider: 'openai-compatible', baseUrl: radFake.url, defaultModel: 'gen', maxConcurrency: 4 },
+      })
+      const labels = ['Atelectasis', 'Cardiomegaly', 'Effusion', 'Pneumothorax']
+      const rds = await db.dataset.create({ data: { studyId: study.id, name: 'rad bench', kind: 'rad', source: 'generated' } })
+      for (let i = 0; i < RAD_SESSIONS; i++) {
+        await db.asset.create({ data: { datasetId: rds.id, name: `x${i}.png`, mime: 'image/png', bytes: new Uint8Array(await noisePng(170, 170, i + 1)) } })
+        await db.instance.create({
+          data: {
+            datasetId: rds.id,
+            index: i,
+            input: { image: `x${i}.png` },
+            prediction: labels[i % labels.length] as string,
+            explanation: `Finding ${i} of the ${labels[i % labels.length]} series.`,
+          },
+        })
+      }
+      const created = await execute(createRun, actor, {
+        protocol: 'pxp',
+        studyId: study.id,
+        name: 'rad carry-over',
+        datasetId: rds.id,
+        n: 10,
+        k: 3,
+        carryOver: 'true',
+        generator: { connectionId: radConn.id, model: 'gen', vision: true },
+        checker: { connectionId: radConn.id, model: 'judge' },
+      })
+      if (!created.ok) throw new Error(created.error)
+      const radSteps: Array<{ kind: string; totalMs: number; llmMs: number }> = []
+      const one = await startWorkers(1)
+      observeSteps((t) => radSteps.push(t))
+      const t1 = performance.now()
+      await execute(startRun, actor, { runId: created.data.id })
+      await waitDone(created.data.id)
+      const radWall = performance.now() - t1
+      observeSteps(undefined)
+      await one.stop()
+      const o = radSteps.filter((x) => x.kind === 'appended').map((x) => x.totalMs - x.llmMs)
+      rad = { messages: o.length, p50: quantile(o, 0.5), p95: quantile(o, 0.95), wall: radWall }
+    } finally {
+      radFake.stop()
+    }
+  }
+
   const result = {
     sessions: SESSIONS,
     messages,
@@ -175,12 +239,22 @@ try {
     dashboard_messages: DASH_SESSIONS * 10,
     dashboard_p50_ms: round(quantile(dash, 0.5), 1),
     dashboard_max_ms: round(Math.max(...dash), 1),
+    ...(rad
+      ? {
+          rad_carry_sessions: RAD_SESSIONS,
+          rad_carry_messages: rad.messages,
+          rad_carry_wall_ms: round(rad.wall, 0),
+          rad_carry_overhead_p50_ms: round(rad.p50),
+          rad_carry_overhead_p95_ms: round(rad.p95),
+        }
+      : {}),
     load_avg_1m: round(os.loadavg()[0] ?? 0),
   }
   console.log(
     `PXP: ${SESSIONS} sessions, ${messages} messages in ${result.wall_ms} ms (ideal ${result.ideal_ms} ms, ratio ${result.ratio}); ` +
       `${result.speedup_vs_sequential}× faster than one session after another; runner overhead p50 ${result.overhead_p50_ms} ms; ` +
-      `dashboard over ${DASH_SESSIONS} sessions p50 ${result.dashboard_p50_ms} ms`,
+      `dashboard over ${DASH_SESSIONS} sessions p50 ${result.dashboard_p50_ms} ms` +
+      (rad ? `; RAD with carry-over: ${rad.messages} messages, runner overhead p50 ${round(rad.p50)} ms` : ''),
   )
   summary = JSON.stringify(result)
 } finally {

@@ -128,3 +128,39 @@ export async function benchWorld(opts: { baseURL: string; defaultModel: string; 
   })
   return { actor, study, conn }
 }
+
+/** A grey-noise PNG (incompressible, so about width × height bytes: an X-ray-sized payload). */
+export async function noisePng(width: number, height: number, seed: number): Promise<Buffer> {
+  const zlib = await import('node:zlib')
+  const crc = (b: Buffer) => (zlib.crc32 as (d: Buffer) => number)(b)
+  const chunk = (type: string, data: Buffer) => {
+    const t = Buffer.from(type, 'ascii')
+    const len = Buffer.alloc(4)
+    len.writeUInt32BE(data.length)
+    const c = Buffer.alloc(4)
+    c.writeUInt32BE(crc(Buffer.concat([t, data])) >>> 0)
+    return Buffer.concat([len, t, data, c])
+  }
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr[8] = 8 // bit depth
+  ihdr[9] = 0 // greyscale
+  let s = seed >>> 0 || 1
+  const raw = Buffer.alloc((width + 1) * height)
+  for (let y = 0; y < height; y++) {
+    raw[y * (width + 1)] = 0
+    for (let x = 0; x < width; x++) {
+      s ^= s << 13
+      s ^= s >>> 17
+      s ^= s << 5
+      raw[y * (width + 1) + 1 + x] = s & 0xff
+    }
+  }
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
+}

@@ -66,7 +66,13 @@ describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-tru
     const ctx = await db.contextSnapshot.findUniqueOrThrow({
       where: { sessionId_seq: { sessionId: second.id, seq: 1 } },
     })
-    expect(JSON.stringify(ctx.context)).toContain(first[0]?.prediction)
+    // C stands in one line for the carried dialogue; the call log has the exact request with it.
+    expect(JSON.stringify(ctx.context)).toContain('messages of the 1 earlier session(s) of this repetition')
+    expect(JSON.stringify(ctx.context)).not.toContain(first[0]?.prediction)
+    const call = await db.llmCall.findFirstOrThrow({
+      where: { sessionRef: second.id, messageRef: '1', purpose: 'pxp-generate' },
+    })
+    expect(JSON.stringify(call.request)).toContain(first[0]?.prediction)
 
     const lines: string[] = []
     for await (const l of runTableLines(created.data.id, 'm', 'jsonl')) lines.push(l)

@@ -102,12 +102,19 @@ function helper(ctx: PxpCtx, name: string): LlmRef {
   return ref
 }
 
-/** The prompt of an LLM seat, written from its side: its own messages are the assistant's turns. */
-async function prompt(ctx: PxpCtx, vision: boolean): Promise<ChatMessage[]> {
+/**
+ * The prompt of an LLM seat, written from its side: its own messages are the assistant's turns. With
+ * carry-over the dialogues of the earlier sessions of the chain come first (`carried` turns).
+ */
+async function prompt(
+  ctx: PxpCtx,
+  vision: boolean,
+): Promise<{ messages: ChatMessage[]; carried: number; sessions: number }> {
   const template = (ctx.extras as PxpExtras).template
   const task = ctx.session.task as PxpTaskKind
   const seat = ctx.ask.seat
-  const earlier = (await ctx.chain()).flat() as PxpMessage[]
+  const chain = await ctx.chain()
+  const earlier = chain.flat() as PxpMessage[]
   const turns = [...earlier, ...(ctx.session.messages as PxpMessage[])].map((m) => {
     const msg = {
       sender: m.sender === seat ? ('m' as const) : ('h' as const),
@@ -121,7 +128,7 @@ async function prompt(ctx: PxpCtx, vision: boolean): Promise<ChatMessage[]> {
   const imageUrl = !vision
     ? undefined
     : (ctx.instance.imageUrl ?? (typeof image === 'string' && ctx.instance.datasetId ? `asset:${image}` : undefined))
-  return (
+  const messages = (
     template
       ? genericPrompt(template, turns, genericQuery(template, ctx.instance.input))
       : assemblePrompt(
@@ -130,6 +137,22 @@ async function prompt(ctx: PxpCtx, vision: boolean): Promise<ChatMessage[]> {
           queryTurn(task, { imageUrl, smiles: ctx.instance.input.smiles as string | undefined }),
         )
   ) as ChatMessage[]
+  return { messages, carried: earlier.length, sessions: chain.length }
+}
+
+/**
+ * C for a message: the prompt, with the carried-over dialogues of earlier sessions stood in for by one
+ * line (they are those sessions' own messages, and the call log keeps the exact request). Without this
+ * every context of a long chain would repeat the whole repetition.
+ */
+function contextOf(p: { messages: ChatMessage[]; carried: number; sessions: number }) {
+  if (!p.carried) return p.messages
+  const [system, ...rest] = p.messages
+  return [
+    system,
+    { role: 'carried', content: `${p.carried} messages of the ${p.sessions} earlier session(s) of this repetition` },
+    ...rest.slice(p.carried),
+  ]
 }
 
 const llm: Agent = async (raw) => {
@@ -138,7 +161,8 @@ const llm: Agent = async (raw) => {
   const template = (ctx.extras as PxpExtras).template
   const task = ctx.session.task as PxpTaskKind
   const model = ctx.fill.model
-  const messages = await prompt(ctx, model.vision ?? true)
+  const p = await prompt(ctx, model.vision ?? true)
+  const messages = p.messages
   const keys = template
     ? { prediction: template.predictionField, explanation: [template.explanationField] }
     : { explanation: [EXPLANATION_KEY[task] ?? 'Explanation', 'Explanation'] }
@@ -158,7 +182,7 @@ const llm: Agent = async (raw) => {
   const t = await tagged(ctx, r.value, helper(ctx, 'checker'))
   return {
     message: { seq: ctx.ask.j, sender: ctx.ask.seat, tag: t.tag, prediction: r.value.y, explanation: r.value.e },
-    context: messages,
+    context: contextOf(p),
     meta: { category: t.category, changed: t.changed, raw: r.text },
     callId: r.callId,
   }

@@ -172,18 +172,37 @@ try {
     const radFake = await fakeLlmChild({
       latencyMs: RAD_LATENCY,
       script: [
-        { match: { model: 'gen' }, replies: [{ text: 'Prediction: Pneumonia\nExplanation: Consolidation in the lower zone.' }] },
+        {
+          match: { model: 'gen' },
+          replies: [{ text: 'Prediction: Pneumonia\nExplanation: Consolidation in the lower zone.' }],
+        },
         { match: { model: 'judge' }, replies: [{ text: 'No' }] },
       ],
     })
     try {
       const radConn = await db.llmConnection.create({
-        data: { studyId: study.id, name: 'rad fake', provider: 'openai-compatible', baseUrl: radFake.url, defaultModel: 'gen', maxConcurrency: 4 },
+        data: {
+          studyId: study.id,
+          name: 'rad fake',
+          provider: 'openai-compatible',
+          baseUrl: radFake.url,
+          defaultModel: 'gen',
+          maxConcurrency: 4,
+        },
       })
       const labels = ['Atelectasis', 'Cardiomegaly', 'Effusion', 'Pneumothorax']
-      const rds = await db.dataset.create({ data: { studyId: study.id, name: 'rad bench', kind: 'rad', source: 'generated' } })
+      const rds = await db.dataset.create({
+        data: { studyId: study.id, name: 'rad bench', kind: 'rad', source: 'generated' },
+      })
       for (let i = 0; i < RAD_SESSIONS; i++) {
-        await db.asset.create({ data: { datasetId: rds.id, name: `x${i}.png`, mime: 'image/png', bytes: new Uint8Array(await noisePng(170, 170, i + 1)) } })
+        await db.asset.create({
+          data: {
+            datasetId: rds.id,
+            name: `x${i}.png`,
+            mime: 'image/png',
+            bytes: new Uint8Array(await noisePng(170, 170, i + 1)),
+          },
+        })
         await db.instance.create({
           data: {
             datasetId: rds.id,

@@ -50,7 +50,11 @@ const { scoresJson } = await import('../lib/metrics/clembench')
 
 let summary = ''
 try {
-  const { actor, study, conn } = await benchWorld({ baseURL: fake.url, defaultModel: 'gen', maxConcurrency: CONCURRENCY * 2 })
+  const { actor, study, conn } = await benchWorld({
+    baseURL: fake.url,
+    defaultModel: 'gen',
+    maxConcurrency: CONCURRENCY * 2,
+  })
   const dataset = async (n: number) =>
     db.dataset.create({
       data: {

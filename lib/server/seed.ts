@@ -1,5 +1,8 @@
 import type { Role } from '@/lib/server/auth/roles'
-import { db } from '@/lib/server/db'
+import type { Actor } from '@/lib/server/actor'
+import { db, sql } from '@/lib/server/db'
+import { demoSeed } from '@/lib/server/engine/demo'
+import { allPlugins } from '@/lib/server/engine/plugins'
 import { writeAudit } from '@/lib/server/services/audit'
 import { insertUser } from '@/lib/server/services/users'
 import { ensureDemoConnection } from '@/lib/server/llm/runtime'
@@ -16,35 +19,28 @@ export const DEMO_USERS: Array<{ email: string; name: string; role: Role }> = [
 ]
 
 export const DEMO_STUDY_ID = 'demo-study'
-export const DEMO_CASES_ID = 'demo-cases'
-
-/** A small case set for EVINCE debates, written by us (symptom lists in the style of the paper's cases). */
-export const DEMO_CASES: Array<[string, string]> = [
-  ['high fever, severe joint pain, pain behind the eyes, skin rash, headache, muscle pain', 'Dengue Fever'],
-  ['yellowish skin, dark urine, itching, abdominal pain, loss of appetite, fatigue', 'Jaundice'],
-  ['fever with chills, sweating, headache, nausea, vomiting, recurring every two days', 'Malaria'],
-  ['increased thirst, frequent urination, blurred vision, fatigue, weight loss', 'Diabetes'],
-  ['burning urination, frequent urge to urinate, cloudy urine, lower abdominal pain', 'Urinary Tract Infection'],
-  ['chest pain on exertion, shortness of breath, sweating, pain spreading to the left arm', 'Heart Attack'],
-  ['persistent cough with phlegm, fever, chest pain when breathing, fatigue', 'Pneumonia'],
-  ['itchy red patches, silvery scales on elbows and knees, joint stiffness', 'Psoriasis'],
-]
-
-const DEMO_WORK = [
-  { id: 'demo-work-expert-1', email: 'expert@parley.local', title: 'Review retrosynthesis proposals (batch 1)' },
-  { id: 'demo-work-expert2-1', email: 'expert2@parley.local', title: 'Review chest X-ray reports (batch 1)' },
-  { id: 'demo-work-annotator-1', email: 'annotator@parley.local', title: 'Label model explanations (batch 1)' },
-]
-
 /**
- * The demo data that ships with Parley: one user per role, a demo study and a work item each for the
- * experts and the annotator. Deterministic and idempotent: running it again changes nothing.
+ * The demo data that ships with Parley, written by us: one user per role, a demo study, and what each
+ * protocol's plugin seeds into it (datasets, finished runs played by the offline demo model, sessions
+ * waiting for the demo people). Deterministic and idempotent: running it again changes nothing. Two
+ * processes seeding at once take turns (an advisory lock).
  */
 export async function seedDemo(): Promise<{ created: string[] }> {
+  const lock = await sql().connect()
+  try {
+    await lock.query('SELECT pg_advisory_lock(4242003)')
+    return await seedUnderLock()
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock(4242003)').catch(() => {})
+    lock.release()
+  }
+}
+
+async function seedUnderLock(): Promise<{ created: string[] }> {
   const created: string[] = []
+  const ids: Record<string, string> = {}
   await db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(4242002)`
-    const ids: Record<string, string> = {}
     for (const u of DEMO_USERS) {
       const existing = await tx.user.findUnique({ where: { email: u.email } })
       if (existing) {
@@ -62,7 +58,7 @@ export async function seedDemo(): Promise<{ created: string[] }> {
           id: DEMO_STUDY_ID,
           name: 'Demo: explaining retrosynthesis and X-ray reads',
           description:
-            'A demonstration study written for Parley. Experts review what a model predicts and why; researchers watch agreement.',
+            'A demonstration study written for Parley: experts review what a model predicts and why (PXP), models debate diagnoses (EVINCE), models and people play the scorekeeping game; researchers watch the numbers.',
           guidelines:
             'Judge the prediction first, then the explanation. Say why you disagree in one or two sentences: the model reads your reasons.',
           createdById: ids['researcher@parley.local'],
@@ -78,40 +74,6 @@ export async function seedDemo(): Promise<{ created: string[] }> {
         update: {},
       })
     }
-    for (const w of DEMO_WORK) {
-      if (await tx.assignment.findUnique({ where: { id: w.id } })) continue
-      await tx.assignment.create({
-        data: {
-          id: w.id,
-          studyId: DEMO_STUDY_ID,
-          userId: ids[w.email] as string,
-          kind: 'review',
-          title: w.title,
-          instructions: 'Open each item, compare the model’s answer with yours, and mark the batch done when finished.',
-        },
-      })
-      created.push(`work ${w.id}`)
-    }
-    if (!(await tx.dataset.findUnique({ where: { id: DEMO_CASES_ID } }))) {
-      await tx.dataset.create({
-        data: {
-          id: DEMO_CASES_ID,
-          studyId: DEMO_STUDY_ID,
-          name: 'Demo diagnosis cases (EVINCE)',
-          kind: 'cases',
-          source: 'written for Parley',
-          instances: {
-            create: DEMO_CASES.map(([symptoms, label], index) => ({
-              index,
-              input: { symptoms },
-              prediction: label,
-              explanation: '',
-            })),
-          },
-        },
-      })
-      created.push(`dataset ${DEMO_CASES_ID}`)
-    }
     if (created.length) {
       await writeAudit(tx, {
         actor: { userId: null, email: null, via: 'seed' },
@@ -123,5 +85,14 @@ export async function seedDemo(): Promise<{ created: string[] }> {
     }
   })
   await ensureDemoConnection()
+  const people: Record<string, Actor> = {}
+  for (const u of DEMO_USERS)
+    people[u.email] = { userId: ids[u.email] as string, email: u.email, name: u.name, role: u.role, via: 'seed' }
+  const seed = demoSeed(DEMO_STUDY_ID, people['researcher@parley.local'] as Actor, people)
+  for (const plugin of await allPlugins()) {
+    if (!plugin.seedDemo) continue
+    const made = await plugin.seedDemo(seed)
+    created.push(...made.map((m) => `${plugin.protocol.id}: ${m}`))
+  }
   return { created }
 }

@@ -60,6 +60,26 @@ describe('first admin and demo seed', () => {
     const users = await db.user.findMany({ where: { email: { in: DEMO_USERS.map((u) => u.email) } } })
     const pairs = (list: Array<{ email: string; role: string }>) => list.map((u) => `${u.email} ${u.role}`).sort()
     expect(pairs(users)).toEqual(pairs(DEMO_USERS))
-    expect(await db.assignment.count({ where: { studyId: 'demo-study' } })).toBe(3)
+    // No placeholder work items: people's work is real sessions.
+    expect(await db.assignment.count({ where: { studyId: 'demo-study' } })).toBe(0)
+    // Finished runs for every protocol, played by the offline demo model (dashboards to look at).
+    const runs = await db.experiment.findMany({ where: { studyId: 'demo-study' }, orderBy: { name: 'asc' } })
+    const finished = runs.filter((r) => r.status === 'done').map((r) => r.protocol)
+    expect(finished.filter((p) => p === 'pxp')).toHaveLength(2)
+    expect(finished).toContain('evince')
+    expect(finished).toContain('scorekeeping')
+    expect(await db.protocolSession.count({ where: { studyId: 'demo-study', status: 'stalled' } })).toBe(0)
+    const pxpRuns = runs.filter((r) => r.protocol === 'pxp' && r.status === 'done')
+    expect(pxpRuns.every((r) => r.repetitions === 2)).toBe(true)
+    // Sessions waiting for the demo experts, and a game anyone may claim.
+    for (const email of ['expert@parley.local', 'expert2@parley.local']) {
+      const waiting = await db.protocolSession.count({
+        where: { status: 'awaiting', people: { some: { user: { email } } } },
+      })
+      expect(waiting, email).toBeGreaterThan(0)
+    }
+    expect(
+      await db.sessionSeat.count({ where: { claimable: true, userId: null, session: { studyId: 'demo-study' } } }),
+    ).toBeGreaterThan(0)
   })
 })

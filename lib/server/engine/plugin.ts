@@ -3,6 +3,7 @@ import type { DemoRequest } from '@/lib/llm/demo-model'
 import type { AnyProtocol, Ask, BaseMessage } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import type { Operation } from '@/lib/server/operation'
+import type { DemoSeed } from '@/lib/server/engine/demo'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { Seats, SeatFill } from '@/lib/server/engine/seats'
 
@@ -188,6 +189,11 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   }
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined
+  /**
+   * Demo data written by us for this protocol: datasets, finished runs played by the offline demo
+   * model, and sessions waiting for the demo people. Idempotent; returns what it created.
+   */
+  seedDemo?(seed: DemoSeed): Promise<string[]>
   /** The protocol's own operations (label merges, importing its instances …), registered with the others. */
   operations?: Operation<any, any>[]
   /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */

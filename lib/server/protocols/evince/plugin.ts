@@ -30,6 +30,7 @@ import { analysisOf } from '@/lib/server/protocols/evince/analysis'
 import { evinceDemo } from '@/lib/server/protocols/evince/demo'
 import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
 import { EvinceSetupInput, evinceSetupFromForm, planEvince } from '@/lib/server/protocols/evince/setup'
+import { seedEvinceDemo } from '@/lib/server/protocols/evince/seed'
 
 /**
  * EVINCE debates on the engine (the protocol: lib/protocols/evince; prompts: lib/tasks/evince-prompts).
@@ -308,6 +309,7 @@ export const evincePlugin: ProtocolPlugin<typeof evince> = {
   setup: { input: EvinceSetupInput, plan: planEvince, fromForm: evinceSetupFromForm },
   exports,
   views: { session: sessionView as never, run: runView },
+  seedDemo: seedEvinceDemo,
   demo: evinceDemo,
   operations: [mergeDebateLabels],
   title: (instance) => {

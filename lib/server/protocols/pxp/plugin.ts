@@ -6,6 +6,7 @@ import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
 import { pxpExports } from '@/lib/server/protocols/pxp/exports'
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
 import { PxpSetupInput, planPxp, pxpSetupFromForm } from '@/lib/server/protocols/pxp/setup'
+import { seedPxpDemo } from '@/lib/server/protocols/pxp/seed'
 
 /**
  * PXP / INTERACT on the engine (the protocol: lib/protocols/pxp; the paper's tasks: lib/tasks).
@@ -61,6 +62,7 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
   setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm },
   exports: pxpExports,
   views: { session: sessionView, dashboard: pxpDashboard },
+  seedDemo: seedPxpDemo,
   demo: pxpDemo,
   title,
 }

@@ -27,6 +27,7 @@ import {
   ScorekeepingSetupInput,
   scorekeepingSetupFromForm,
 } from '@/lib/server/protocols/scorekeeping/setup'
+import { seedScorekeepingDemo } from '@/lib/server/protocols/scorekeeping/seed'
 
 /**
  * The clembench scorekeeping game ("privateshared", seed 004) on the engine: the questioner is the
@@ -98,6 +99,7 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
     run: scorekeepingRunView,
     dashboard: (runId) => scorekeepingDashboard(runId),
   },
+  seedDemo: seedScorekeepingDemo,
   demo: scorekeepingDemo,
   operations: [importClembench],
   title: (instance) => {

@@ -1,0 +1,49 @@
+import { strToU8, zipSync } from 'fflate'
+import { db } from '@/lib/server/db'
+import type { DemoSeed } from '@/lib/server/engine/demo'
+import { executeOrThrow } from '@/lib/server/operation'
+import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
+import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
+
+const NAME = 'Demo game: clinic visit (scorekeeping)'
+
+/**
+ * The demo game (written by us in clembench's layout), imported the way a researcher imports
+ * clembench's own folder; a finished run of the demo model, and a run whose answerer seat any member
+ * may claim, so people play the same games.
+ */
+export async function seedScorekeepingDemo(s: DemoSeed): Promise<string[]> {
+  const created: string[] = []
+  let ds = await db.dataset.findFirst({ where: { studyId: s.studyId, name: NAME } })
+  if (!ds) {
+    const zip = zipSync(
+      Object.fromEntries(Object.entries(demoGameFiles()).map(([k, v]) => [`clinic/${k}`, strToU8(v)])),
+    )
+    const r = await executeOrThrow(importClembench, s.researcher, {
+      studyId: s.studyId,
+      name: NAME,
+      file: new File([Buffer.from(zip)], 'clinic-visit.zip'),
+    })
+    ds = await db.dataset.findUniqueOrThrow({ where: { id: r.id } })
+    created.push('dataset demo game')
+  }
+  const model = await s.run('scorekeeping', {
+    name: 'Demo game: the simulated model answers',
+    datasetId: ds.id,
+    answerer: { kind: 'llm', connectionId: s.demoConnectionId },
+  })
+  if (model.created) {
+    await s.play(model.id)
+    created.push('run demo game (model)')
+  }
+  const people = await s.run('scorekeeping', {
+    name: 'Demo game: people answer (claim a game)',
+    datasetId: ds.id,
+    answerer: { kind: 'claimable' },
+  })
+  if (people.created) {
+    await s.play(people.id)
+    created.push('run demo game (people)')
+  }
+  return created
+}

@@ -1,7 +1,36 @@
 import { z } from 'zod'
 import { ROLE_SCOPES } from '@/lib/server/auth/roles'
 import { defineOperation, type Operation } from '@/lib/server/operation'
-import { AuditEntry, Me, StudyDetail, StudySummary, Work, pageOfSchema } from '@/lib/server/api/schemas'
+import { plugins } from '@/lib/server/protocols/registry'
+import {
+  AuditEntry,
+  Me,
+  ProtocolData,
+  Queue,
+  RunCreated,
+  RunDetail,
+  RunMove,
+  RunSummary,
+  SessionDetail,
+  StudyDetail,
+  StudySummary,
+  TurnResult,
+  Work,
+  pageOfSchema,
+} from '@/lib/server/api/schemas'
+import {
+  cancelRun,
+  createRun,
+  getRun,
+  listRuns,
+  pauseRun,
+  resumeRun,
+  retryStalled,
+  runDashboard,
+  startRun,
+  viewRun,
+} from '@/lib/server/services/runs'
+import { claimSeat, getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { createStudy, getStudy, listStudies } from '@/lib/server/services/studies'
 import { completeWork, getWork, listMyWork } from '@/lib/server/services/work'
@@ -11,7 +40,7 @@ export type InputSource = 'query' | 'body' | 'none'
 
 export interface Endpoint {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
-  /** OpenAPI path template under /api/v1, e.g. /studies/{studyId} */
+  /** OpenAPI path template under /api/v1, e.g. /studies/{studyId} (a {runId} in the path feeds `runId`). */
   path: string
   summary: string
   tag: string
@@ -19,6 +48,8 @@ export interface Endpoint {
   source: InputSource
   output: z.ZodType
   status?: 200 | 201
+  /** The request body as the OpenAPI document shows it, when the operation's input is more open. */
+  docBody?: () => z.ZodType
 }
 
 const me = defineOperation({
@@ -112,4 +143,144 @@ export const endpoints = {
     source: 'query',
     output: pageOfSchema(AuditEntry, 'AuditPage'),
   },
+  listRuns: {
+    method: 'GET',
+    path: '/runs',
+    summary: 'Runs of every protocol in the studies you can see (paginated; filter by study, protocol, status)',
+    tag: 'Runs',
+    op: listRuns,
+    source: 'query',
+    output: pageOfSchema(RunSummary, 'RunPage'),
+  },
+  createRun: {
+    method: 'POST',
+    path: '/runs',
+    summary:
+      "Create a run: `protocol` picks the protocol, the rest is its set-up (see the protocol's schema); `start: true` starts it",
+    tag: 'Runs',
+    op: createRun,
+    source: 'body',
+    output: RunCreated,
+    status: 201,
+    docBody: () => setupBodies(),
+  },
+  getRun: {
+    method: 'GET',
+    path: '/runs/{runId}',
+    summary: 'A run: status, progress by session status, tokens and cost, what blocks it, its sessions (paginated)',
+    tag: 'Runs',
+    op: getRun,
+    source: 'query',
+    output: RunDetail,
+  },
+  startRun: {
+    method: 'POST',
+    path: '/runs/{runId}/start',
+    summary: 'Start a draft run',
+    tag: 'Runs',
+    op: startRun,
+    source: 'none',
+    output: RunMove,
+  },
+  pauseRun: {
+    method: 'POST',
+    path: '/runs/{runId}/pause',
+    summary: 'Pause a running run (holds within one message)',
+    tag: 'Runs',
+    op: pauseRun,
+    source: 'none',
+    output: RunMove,
+  },
+  resumeRun: {
+    method: 'POST',
+    path: '/runs/{runId}/resume',
+    summary: 'Resume a paused run',
+    tag: 'Runs',
+    op: resumeRun,
+    source: 'none',
+    output: RunMove,
+  },
+  cancelRun: {
+    method: 'POST',
+    path: '/runs/{runId}/cancel',
+    summary: 'Cancel a run (its queued steps are dropped)',
+    tag: 'Runs',
+    op: cancelRun,
+    source: 'none',
+    output: RunMove,
+  },
+  retryStalled: {
+    method: 'POST',
+    path: '/runs/{runId}/retry-stalled',
+    summary: 'Retry every stalled session of a run',
+    tag: 'Runs',
+    op: retryStalled,
+    source: 'none',
+    output: RunMove,
+  },
+  runResults: {
+    method: 'GET',
+    path: '/runs/{runId}/results',
+    summary: "The protocol's results of a run (accuracy, episode scores …)",
+    tag: 'Runs',
+    op: viewRun,
+    source: 'query',
+    output: ProtocolData,
+  },
+  runDashboard: {
+    method: 'GET',
+    path: '/runs/{runId}/dashboard',
+    summary: "The protocol's dashboard of a run (intelligibility, clemscore …)",
+    tag: 'Runs',
+    op: runDashboard,
+    source: 'query',
+    output: ProtocolData,
+  },
+  myQueue: {
+    method: 'GET',
+    path: '/sessions',
+    summary: 'Your work queue across protocols: sessions waiting for you first, then seats you may claim',
+    tag: 'Sessions',
+    op: myQueue,
+    source: 'query',
+    output: Queue,
+  },
+  getSession: {
+    method: 'GET',
+    path: '/sessions/{sessionId}',
+    summary: 'One session you take part in (or of your studies): its messages, whose turn it is, the protocol view',
+    tag: 'Sessions',
+    op: getSession,
+    source: 'none',
+    output: SessionDetail,
+  },
+  submitTurn: {
+    method: 'POST',
+    path: '/sessions/{sessionId}/turns',
+    summary: "Your turn: `seq` (the message number asked) and the protocol's turn input",
+    tag: 'Sessions',
+    op: submitTurn,
+    source: 'body',
+    output: TurnResult,
+    status: 201,
+  },
+  claimSeat: {
+    method: 'POST',
+    path: '/sessions/{sessionId}/claim',
+    summary: 'Take a claimable seat (`seat`)',
+    tag: 'Sessions',
+    op: claimSeat,
+    source: 'body',
+    output: z.object({ sessionId: z.string(), seat: z.string() }),
+  },
 } satisfies Record<string, Endpoint>
+
+/** The create-run body per protocol: `protocol` and `start`, with that protocol's set-up input. */
+function setupBodies(): z.ZodType {
+  const bodies = Object.values(plugins).map((p) =>
+    z.object({ protocol: z.literal(p.protocol.id), start: z.boolean().optional() }).and(p.setup.input as z.ZodType),
+  )
+  return bodies.length > 1
+    ? z.union(bodies as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]])
+    : (bodies[0] as z.ZodType)
+}

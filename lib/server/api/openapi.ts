@@ -31,7 +31,10 @@ function pathParams(path: string): string[] {
 }
 
 function operationFor(ep: Endpoint) {
-  const input = jsonSchema(ep.op.input, 'input') as { properties?: Record<string, unknown>; required?: string[] }
+  const input = jsonSchema(ep.docBody?.() ?? ep.op.input, 'input') as {
+    properties?: Record<string, unknown>
+    required?: string[]
+  }
   const names = pathParams(ep.path)
   const parameters: unknown[] = names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
   let requestBody: unknown
@@ -41,7 +44,9 @@ function operationFor(ep: Endpoint) {
       parameters.push({ name, in: 'query', required: input.required?.includes(name) ?? false, schema })
     }
   }
-  if (ep.source === 'body') {
+  if (ep.source === 'body' && ep.docBody) {
+    requestBody = { required: true, content: { 'application/json': { schema: input } } }
+  } else if (ep.source === 'body') {
     const props = Object.fromEntries(Object.entries(input.properties ?? {}).filter(([k]) => !names.includes(k)))
     requestBody = {
       required: true,

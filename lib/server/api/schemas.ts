@@ -93,3 +93,123 @@ export const AuditEntry = z
 export const Health = z
   .object({ status: z.enum(['ok', 'error']), database: z.enum(['ok', 'unreachable']), version: z.string() })
   .meta({ id: 'Health' })
+
+// ---------------------------------------------------------------------------------------------
+// Runs and sessions of every protocol (the protocol's own parts travel as `view` / `data`)
+// ---------------------------------------------------------------------------------------------
+
+export const RunSummary = z
+  .looseObject({
+    id: z.string(),
+    name: z.string(),
+    protocol: z.string(),
+    protocolLabel: z.string(),
+    task: z.string(),
+    status: z.string().meta({ description: 'draft | running | paused | done | cancelled' }),
+    repetitions: z.number().int(),
+    createdAt: isoDate,
+    study: z.object({ id: z.string(), name: z.string() }),
+    sessions: z.number().int(),
+    done: z.number().int(),
+    stalled: z.number().int(),
+    awaiting: z.number().int(),
+    blocked: z
+      .enum(['stalled', 'people'])
+      .nullable()
+      .meta({ description: 'What keeps a running run from moving on its own' }),
+  })
+  .meta({ id: 'RunSummary' })
+
+export const RunCreated = z
+  .object({
+    id: z.string(),
+    sessions: z.number().int(),
+    protocol: z.string(),
+    started: z.boolean(),
+    firstSessionId: z.string().nullable(),
+  })
+  .meta({ id: 'RunCreated' })
+
+const counts = z.object({
+  total: z.number().int(),
+  queued: z.number().int(),
+  waiting: z.number().int(),
+  running: z.number().int(),
+  awaiting: z.number().int(),
+  stalled: z.number().int(),
+  done: z.number().int(),
+  cancelled: z.number().int(),
+  calls: z.number().int(),
+  failedCalls: z.number().int(),
+  tokensIn: z.number().int(),
+  tokensOut: z.number().int(),
+  costUsd: z.number(),
+})
+
+export const RunDetail = z
+  .looseObject({
+    run: z.looseObject({ id: z.string(), name: z.string(), protocol: z.string(), status: z.string() }),
+    counts,
+    blocked: z.object({ kind: z.string(), message: z.string() }).nullable(),
+    exports: z.array(z.object({ table: z.string(), label: z.string() })),
+    files: z.array(z.object({ file: z.string(), label: z.string() })),
+    sessions: pageOfSchema(
+      z.looseObject({
+        id: z.string(),
+        repetition: z.number().int(),
+        position: z.number().int(),
+        status: z.string(),
+        awaitingSeat: z.string().nullable(),
+        stopReason: z.string().nullable(),
+        stallError: z.string().nullable(),
+        messages: z.number().int(),
+      }),
+      'RunSessionPage',
+    ),
+  })
+  .meta({ id: 'RunDetail' })
+
+export const RunMove = z.looseObject({ runId: z.string() }).meta({ id: 'RunMove' })
+
+export const ProtocolData = z
+  .looseObject({ protocol: z.string(), data: z.unknown() })
+  .meta({ id: 'ProtocolData', description: "The protocol's own part (its plugin's view): results, a dashboard." })
+
+export const SessionDetail = z
+  .looseObject({
+    id: z.string(),
+    protocol: z.string(),
+    status: z.string().meta({ description: 'queued | waiting | running | awaiting | stalled | done | cancelled' }),
+    awaitingSeat: z.string().nullable(),
+    stopReason: z.string().nullable(),
+    seats: z.array(z.looseObject({ name: z.string(), label: z.string(), kind: z.string().nullable() })),
+    messages: z.array(z.looseObject({ seq: z.number().int(), body: z.unknown() })),
+    ask: z.looseObject({ seat: z.string(), j: z.number().int(), kind: z.string().nullable() }).nullable(),
+    done: z.string().nullable(),
+    mySeats: z.array(z.string()),
+    yourTurn: z.boolean(),
+    view: z.unknown().meta({ description: "The protocol's view of the session (its plugin's `views.session`)." }),
+  })
+  .meta({ id: 'SessionDetail' })
+
+export const TurnResult = z
+  .looseObject({ sessionId: z.string(), seq: z.number().int(), done: z.string().nullable(), message: z.unknown() })
+  .meta({ id: 'TurnResult' })
+
+export const Queue = z
+  .looseObject({
+    counts: z.object({
+      yours: z.number().int(),
+      claimable: z.number().int(),
+      others: z.number().int(),
+      stalled: z.number().int(),
+      done: z.number().int(),
+    }),
+    next: z.string().nullable(),
+    items: z.array(z.looseObject({ id: z.string(), protocol: z.string(), status: z.string(), seat: z.string() })),
+    page: z.number().int(),
+    pageSize: z.number().int(),
+    total: z.number().int(),
+    pageCount: z.number().int(),
+  })
+  .meta({ id: 'WorkQueue' })

@@ -53,6 +53,8 @@ const FIXTURES: Record<string, ContractFixture> = {
 }
 
 afterAll(async () => {
+  // Steps still queued for this file's sessions (the toy's among them) are not left to later files.
+  await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [STEP_QUEUE])
   await stopBoss()
 })
 

@@ -1,0 +1,117 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { type Endpoint, endpoints } from '@/lib/server/api/endpoints'
+import { handle } from '@/lib/server/api/handler'
+import { openApiDocument } from '@/lib/server/api/openapi'
+import { db } from '@/lib/server/db'
+import { startWorkers } from '@/lib/server/engine/jobs'
+import { stopBoss } from '@/lib/server/jobs/queue'
+import { execute } from '@/lib/server/operation'
+import { createApiKey } from '@/lib/server/services/api-keys'
+import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
+
+/**
+ * A researcher scripts a study over REST with an API key, as Langfuse users do with its SDK: create a
+ * run of any protocol, start it, follow its status, read the results; an expert answers their turn.
+ */
+const fake = useFakeLlm()
+afterAll(async () => {
+  await stopBoss()
+})
+
+async function keyFor(actor: Awaited<ReturnType<typeof makeUser>>) {
+  const k = await execute(createApiKey, actor, { name: 'script' })
+  if (!k.ok) throw new Error(k.error)
+  return k.data.key
+}
+
+function call(ep: Endpoint, key: string, init: { path: string; params?: Record<string, string>; body?: unknown; query?: string }) {
+  const url = `http://127.0.0.1/api/v1${init.path}${init.query ? `?${init.query}` : ''}`
+  const req = new Request(url, {
+    method: ep.method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  })
+  return handle(ep)(req, { params: Promise.resolve(init.params ?? {}) })
+}
+
+describe('REST for runs and sessions', () => {
+  it('creates, starts and follows a run of a protocol, and an expert takes their turn', async () => {
+    const researcher = await makeUser('researcher')
+    const expert = await makeUser('expert')
+    const study = await makeStudy(researcher, [expert])
+    const conn = await fakeConnection(study.id, fake())
+    fake().setScript([
+      { match: { model: 'gen' }, replies: [{ text: 'Prediction: O\nPathway: Water.' }] },
+      { match: { model: 'judge' }, replies: [{ text: 'No' }] },
+    ])
+    const ds = await db.dataset.create({
+      data: {
+        studyId: study.id,
+        name: 'one',
+        kind: 'drug',
+        source: 'inline',
+        instances: { create: { index: 0, input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'ester' } },
+      },
+    })
+    const key = await keyFor(researcher)
+    const bad = await call(endpoints.createRun, key, { path: '/runs', body: { studyId: study.id, protocol: 'pxp', name: '' } })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).fieldErrors).toHaveProperty('name')
+    const created = await call(endpoints.createRun, key, {
+      path: '/runs',
+      body: {
+        studyId: study.id,
+        protocol: 'pxp',
+        name: 'scripted',
+        datasetId: ds.id,
+        n: 4,
+        tester: 'expert',
+        expertIds: [expert.userId],
+        generator: { connectionId: conn.id, model: 'gen' },
+        checker: { connectionId: conn.id, model: 'judge' },
+      },
+    })
+    expect(created.status).toBe(201)
+    const run = (await created.json()) as { id: string; firstSessionId: string }
+    const workers = await startWorkers(1)
+    try {
+      const started = await call(endpoints.startRun, key, { path: `/runs/${run.id}/start`, params: { runId: run.id } })
+      expect(started.status).toBe(200)
+      const again = await call(endpoints.startRun, key, { path: `/runs/${run.id}/start`, params: { runId: run.id } })
+      expect(again.status).toBe(409)
+      // The expert's turn arrives; their queue and the session say so.
+      const expertKey = await keyFor(expert)
+      let session: { yourTurn: boolean; ask: { j: number } | null } | undefined
+      for (let i = 0; i < 100 && !session?.yourTurn; i++) {
+        await new Promise((r) => setTimeout(r, 100))
+        const res = await call(endpoints.getSession, expertKey, { path: `/sessions/${run.firstSessionId}`, params: { sessionId: run.firstSessionId } })
+        session = await res.json()
+      }
+      expect(session?.yourTurn).toBe(true)
+      const queue = await (await call(endpoints.myQueue, expertKey, { path: '/sessions' })).json()
+      expect(queue).toMatchObject({ counts: { yours: 1 }, next: run.firstSessionId })
+      const turn = await call(endpoints.submitTurn, expertKey, {
+        path: `/sessions/${run.firstSessionId}/turns`,
+        params: { sessionId: run.firstSessionId },
+        body: { seq: session?.ask?.j, matchPrev: false, agreePrev: false, prediction: 'CCO.CC(=O)O', explanation: 'Esterification.' },
+      })
+      expect(turn.status).toBe(201)
+      const status = await (await call(endpoints.getRun, key, { path: `/runs/${run.id}`, params: { runId: run.id } })).json()
+      expect(status).toMatchObject({ run: { id: run.id, status: 'running' }, counts: { total: 1 } })
+      // Another researcher's key sees nothing of it.
+      const outsider = await keyFor(await makeUser('researcher'))
+      expect((await call(endpoints.getRun, outsider, { path: `/runs/${run.id}`, params: { runId: run.id } })).status).toBe(404)
+    } finally {
+      await workers.stop()
+    }
+  })
+
+  it("documents the create-run body with every protocol's set-up", () => {
+    const doc = openApiDocument() as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
+    const body = JSON.stringify(doc.paths['/runs']?.post?.requestBody)
+    for (const id of ['pxp', 'evince', 'scorekeeping']) expect(body).toContain(`"${id}"`)
+    for (const path of ['/runs/{runId}', '/runs/{runId}/pause', '/sessions/{sessionId}/turns', '/sessions'])
+      expect(doc.paths).toHaveProperty([path])
+  })
+})

@@ -253,34 +253,38 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         throw e
       }
     })
+  /** Runs a run's sessions in this process (no queue) and prints the progress, for any protocol. */
+  const runHeadlessCommand = (id: string, concurrency: number) =>
+    ensureDatabaseUrl(async () => {
+      const { db } = await import('@/lib/server/db')
+      const { runHeadless } = await import('@/lib/server/engine/headless')
+      if (!(await db.experiment.findUnique({ where: { id } }))) throw new CliError(`No run has the id ${id}.`)
+      const tty = process.stderr.isTTY
+      const p = await runHeadless(id, {
+        concurrency,
+        onProgress: (x) => {
+          const width = 30
+          const filled = Math.round((x.done / Math.max(1, x.total)) * width)
+          const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${x.done}/${x.total} done, ${x.stalled} stalled, ${x.awaiting} awaiting`
+          process.stderr.write(tty ? `\r${line}` : `${line}\n`)
+        },
+      })
+      if (tty) process.stderr.write('\n')
+      out(JSON.stringify(p))
+      if (p.stalled) throw new CliError(`${p.stalled} session(s) stalled; fix the cause and run again to resume them.`)
+    })
+  program
+    .command('run')
+    .description("Run a run's sessions (any protocol) headless until each is done, stalled or waiting for a person")
+    .argument('<runId>', 'the run id')
+    .option('--concurrency <n>', 'sessions (or chains of carried-over sessions) at once', repetitionNumber, 4)
+    .action((runId: string, opts: { concurrency: number }) => runHeadlessCommand(runId, opts.concurrency))
   pxpCmd
     .command('run')
-    .description("Run an experiment's sessions headless until each is done, stalled or waiting for a person")
+    .description('The same as `parley run <id>` (kept for scripts written before runs were generic)')
     .requiredOption('--experiment <id>', 'the experiment id')
     .option('--concurrency <n>', 'sessions (or carried-over chains) at once', repetitionNumber, 4)
-    .action(async (opts: { experiment: string; concurrency: number }) => {
-      await ensureDatabaseUrl(async () => {
-        const { db } = await import('@/lib/server/db')
-        const { runHeadless } = await import('@/lib/server/engine/headless')
-        if (!(await db.experiment.findUnique({ where: { id: opts.experiment } }))) {
-          throw new CliError(`No experiment has the id ${opts.experiment}.`)
-        }
-        const tty = process.stderr.isTTY
-        const p = await runHeadless(opts.experiment, {
-          concurrency: opts.concurrency,
-          onProgress: (x) => {
-            const width = 30
-            const filled = Math.round((x.done / Math.max(1, x.total)) * width)
-            const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${x.done}/${x.total} done, ${x.stalled} stalled, ${x.awaiting} awaiting`
-            process.stderr.write(tty ? `\r${line}` : `${line}\n`)
-          },
-        })
-        if (tty) process.stderr.write('\n')
-        out(JSON.stringify(p))
-        if (p.stalled)
-          throw new CliError(`${p.stalled} session(s) stalled; fix the cause and run again to resume them.`)
-      })
-    })
+    .action((opts: { experiment: string; concurrency: number }) => runHeadlessCommand(opts.experiment, opts.concurrency))
   pxpCmd
     .command('export')
     .description("An experiment's messages (M) as JSON Lines, the format `parley pxp stats` reads")

@@ -108,7 +108,7 @@ describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-tru
     })
     expect(stats.status).toBe(0)
     expect(JSON.parse(stats.stdout)).toEqual(JSON.parse(JSON.stringify(report)))
-    const rerun = spawnSync(process.execPath, ['bin/parley.mjs', 'pxp', 'run', '--experiment', created.data.id], {
+    const rerun = spawnSync(process.execPath, ['bin/parley.mjs', 'run', created.data.id], {
       env,
       encoding: 'utf8',
     })

@@ -69,7 +69,12 @@ export const createRun = defineOperation({
     })
     const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c))
     if (start) await startRunNow(actor, created.id)
-    return { ...created, protocol, started: !!start }
+    // A run of one session (a single case) is watched on that session's page.
+    const first =
+      created.sessions === 1
+        ? await db.protocolSession.findFirst({ where: { experimentId: created.id }, select: { id: true } })
+        : null
+    return { ...created, protocol, started: !!start, firstSessionId: first?.id ?? null }
   },
 })
 

@@ -1,0 +1,132 @@
+import type { Metadata } from 'next'
+import Link from 'next/link'
+import { notFound } from 'next/navigation'
+import { uiFor } from '@/components/protocols/registry'
+import { StatusBadge } from '@/components/runs/status'
+import { ClaimSeat } from '@/components/sessions/claim-seat'
+import { GuidelinesButton } from '@/components/sessions/guidelines'
+import { LivePreview } from '@/components/sessions/live-preview'
+import { Alert, Card, PageHeader } from '@/components/ui/card'
+import { hasScope } from '@/lib/server/auth/roles'
+import { requirePage } from '@/lib/server/auth/session'
+import { loadForPage } from '@/lib/server/page-data'
+import { getSession, nextSessionFor } from '@/lib/server/services/sessions'
+
+export const metadata: Metadata = { title: 'Session' }
+
+/**
+ * One session of any protocol, for the people in it and the researchers of its study: who fills
+ * each seat, the protocol's view of the session, and the protocol's turn form when it is the
+ * viewer's turn. "Next session" leads to the oldest session awaiting the viewer.
+ */
+export default async function SessionPage({ params }: { params: Promise<{ sessionId: string }> }) {
+  const { sessionId } = await params
+  const { actor } = await requirePage('work:read-own')
+  const s = await loadForPage(getSession, { sessionId })
+  const ui = uiFor(s.protocol)
+  if (!ui) notFound()
+  const next = s.done || !s.yourTurn ? await nextSessionFor(actor.userId, s.id) : null
+  const canClaim = hasScope(actor.role, 'work:submit') && s.mySeats.length === 0 && s.claimableSeats.length > 0
+  const active = !s.done && s.status !== 'cancelled'
+  const Live = ui.LivePreview ?? LivePreview
+  const seatLabel = (name: string) => s.seats.find((x) => x.name === name)?.label ?? name
+  const waitingFor = s.ask && !s.yourTurn ? s.seats.find((x) => x.name === s.ask?.seat) : null
+  return (
+    <div className="space-y-6">
+      <PageHeader
+        title={
+          <>
+            {s.title ?? 'Session'} <StatusBadge status={s.status} />
+          </>
+        }
+        description={
+          <>
+            <span data-testid="session-protocol">{s.protocolLabel}</span> · {s.study.name}
+            {s.run && (
+              <>
+                {' · '}
+                {hasScope(actor.role, 'studies:read') ? (
+                  <Link href={`/runs/${s.run.id}`} className="text-brand-700 hover:underline">
+                    {s.run.name}: all sessions of this run
+                  </Link>
+                ) : (
+                  s.run.name
+                )}
+              </>
+            )}
+            {s.run && hasScope(actor.role, 'work:read-study') && (
+              <>
+                {' · '}
+                <Link href={`/runs/${s.run.id}/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                  Inspect
+                </Link>
+              </>
+            )}
+          </>
+        }
+        actions={
+          <span className="flex items-center gap-3">
+            <GuidelinesButton guidelines={s.study.guidelines} />
+            {next && (
+              <Link
+                href={`/sessions/${next}`}
+                className="rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white"
+              >
+                Next session
+              </Link>
+            )}
+            <Link href="/work" className="text-sm text-brand-700 underline">
+              ← My work
+            </Link>
+          </span>
+        }
+      />
+      <Card title="Seats">
+        <ul className="flex flex-wrap gap-x-8 gap-y-2 text-sm" aria-label="Seats">
+          {s.seats.map((seat) => (
+            <li key={seat.name} data-testid={`seat-${seat.name}`}>
+              <span className="font-medium">{seat.label}:</span>{' '}
+              {s.mySeats.includes(seat.name)
+                ? 'you'
+                : seat.kind === 'human'
+                  ? (seat.person ?? (seat.claimable ? 'open to claim' : 'a person'))
+                  : seat.kind === 'llm'
+                    ? `LLM ${seat.model ?? ''}`.trim()
+                    : seat.kind === 'program'
+                      ? `program ${seat.program}`
+                      : (seat.kindLabel ?? '—')}
+              {canClaim && s.claimableSeats.includes(seat.name) && (
+                <span className="ml-2">
+                  <ClaimSeat sessionId={s.id} seat={seat.name} label={seat.label} />
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+      </Card>
+      {s.status === 'stalled' && (
+        <Alert>
+          {s.stallError ? `Stalled: ${s.stallError}. ` : 'Stalled. '}Nothing was lost; a researcher can retry the
+          session
+          {s.retryCount ? ` (retried ${s.retryCount}× so far)` : ''}.
+        </Alert>
+      )}
+      {s.status === 'cancelled' && <Alert tone="info">This session was cancelled with its run.</Alert>}
+      {waitingFor && active && s.status !== 'stalled' && (
+        <Alert tone="info">
+          Waiting for {waitingFor.label}
+          {waitingFor.person ? ` (${waitingFor.person})` : waitingFor.model ? ` (${waitingFor.model})` : ''}; this page
+          updates by itself.
+        </Alert>
+      )}
+      <ui.SessionView
+        session={s}
+        turnForm={s.yourTurn ? <ui.TurnForm session={s} /> : null}
+        live={<Live sessionId={s.id} lastSeq={s.messages.at(-1)?.seq ?? 0} active={active} />}
+      />
+      {s.yourTurn && s.ask && s.mySeats.length > 1 && (
+        <p className="text-xs text-stone-500">You answer as {seatLabel(s.ask.seat)}.</p>
+      )}
+    </div>
+  )
+}

@@ -180,7 +180,7 @@ export default async function RunPage({
                 <dt className="text-stone-500">{text}</dt>
                 <dd
                   className={`text-lg font-semibold ${key === 'stalled' && counts.stalled ? 'text-red-700' : ''}`}
-                  data-testid={`count-${key}`}
+                  data-testid={`status-count-${key}`}
                 >
                   {counts[key]}
                 </dd>

@@ -112,7 +112,12 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
         </Alert>
       )}
       {s.status === 'cancelled' && <Alert tone="info">This session was cancelled with its run.</Alert>}
-      {waitingFor && active && s.status !== 'stalled' && (
+      {s.status === 'waiting' && (
+        <Alert tone="info">
+          This session starts when the previous session of its repetition ends (its context carries over).
+        </Alert>
+      )}
+      {waitingFor && active && s.status !== 'stalled' && s.status !== 'waiting' && (
         <Alert tone="info">
           Waiting for {waitingFor.label}
           {waitingFor.person ? ` (${waitingFor.person})` : waitingFor.model ? ` (${waitingFor.model})` : ''}; this page

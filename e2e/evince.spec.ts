@@ -129,6 +129,9 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   await page.getByRole('link', { name: /all sessions of this run/ }).click()
   await expect(page.getByTestId('run-protocol')).toHaveText('EVINCE debate')
   await expect(page.getByTestId('count-done')).toHaveText('1 / 1')
+  // EVINCE has no dashboard: the run page offers none and the address answers 404.
+  await expect(page.getByRole('link', { name: /dashboard/i })).toHaveCount(0)
+  expect((await page.request.get(`${new URL(page.url()).pathname}/dashboard`)).status()).toBe(404)
 })
 
 test("the Dengue debate: Gemini's 95 % list is renormalised with a visible warning, and agreement stops it", async ({

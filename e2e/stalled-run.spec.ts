@@ -55,9 +55,26 @@ test('a run whose model cannot be reached stalls, says why, and offers Retry all
   await page.getByRole('button', { name: 'Retry all stalled' }).click()
   await expect(banner).toContainText(/Retry failed again at \d\d:\d\d: /, { timeout: 60_000 })
   await expect(page.getByRole('button', { name: 'Retry all stalled' })).toBeVisible()
+  const runUrl = page.url()
   // The list of runs says the run is blocked, not just "running".
   await page.goto('/runs')
   const row = page.locator('tr', { has: page.getByRole('link', { name }) })
   await expect(row.getByTestId('run-status')).toContainText('running')
   await expect(row.getByTestId('run-status')).toContainText('blocked')
+
+  // Change model: both debaters move to the offline demo model; a retry then finishes the debate.
+  await page.goto(runUrl)
+  await page.getByRole('button', { name: 'Change model' }).click()
+  const form = page.locator('form', { has: page.getByLabel('Seat', { exact: true }) })
+  for (const seat of ['A', 'B']) {
+    await form.getByLabel('Seat', { exact: true }).selectOption(seat)
+    await form.getByLabel('New model').selectOption(JSON.stringify({ connectionId: 'builtin-demo' }))
+    await form.getByLabel('Model override').fill('parley-demo-simulated')
+    await form.getByRole('button', { name: 'Change model' }).click()
+    await expect(page.getByTestId(`seat-${seat}`)).toContainText('LLM parley-demo-simulated')
+  }
+  await expect(form.getByRole('status')).toContainText('Changed for the run and 1 unfinished session.')
+  await page.getByRole('button', { name: 'Retry all stalled' }).click()
+  await expect(page.getByTestId('count-done')).toHaveText('1 / 1', { timeout: 60_000 })
+  await expect(banner).toHaveCount(0)
 })

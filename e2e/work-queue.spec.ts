@@ -83,3 +83,48 @@ test('My work lists a PXP session and a debate turn awaiting the expert in one q
   await expect(page.locator(`tr[data-session-id="${pxpId}"]`)).toBeVisible()
   await expect(page.locator(`tr[data-session-id="${debateId}"]`)).toBeVisible()
 })
+
+test('a seat open to any member is offered in the queue, and the first to claim it gets the turn', async ({ page }) => {
+  const sessionId = `e2e-q-claim-${randomUUID()}`
+  await sql(
+    `INSERT INTO "ProtocolSession" (id, "studyId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+     VALUES ($1, 'demo-study', 'pxp', '1', '{"n":10,"k":3}', 'drug', $2, $3, 'awaiting', 'h', now())`,
+    [
+      sessionId,
+      JSON.stringify({ input: { smiles: 'OCC(=O)O' }, prediction: 'OCC=O', explanation: 'oxidation' }),
+      JSON.stringify({
+        m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+        h: { kind: 'human', claimable: true },
+      }),
+    ],
+  )
+  await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId", claimable) VALUES ($1, 'h', NULL, true)`, [
+    sessionId,
+  ])
+  const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'OC=O', explanation: 'A guess.' }
+  await sql(
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'OC=O', 'A guess.', $3)`,
+    [randomUUID(), sessionId, JSON.stringify(first)],
+  )
+  await signIn(page, 'expert@parley.local')
+  await page.goto('/work?queue=claimable')
+  const row = page.locator(`tr[data-session-id="${sessionId}"]`)
+  await expect(row).toContainText('open to claim')
+  // Before the claim the session is not the expert's: its page (instance, dialogue) stays closed.
+  expect((await page.request.get(`/sessions/${sessionId}`)).status()).toBe(404)
+  await row.getByRole('button', { name: 'Claim the Tester seat' }).click()
+  await expect(page).toHaveURL(new RegExp(`/sessions/${sessionId}$`))
+  await expect(page.getByTestId('seat-h')).toContainText('you')
+  await expect(page.getByRole('group', { name: 'Does the prediction match yours?' })).toBeVisible()
+  // The ground truth is not on the page of a participant.
+  await expect(page.getByTestId('ground-truth')).toHaveCount(0)
+  const [seat] = await sql<{ email: string }>(
+    `SELECT u.email FROM "SessionSeat" p JOIN "user" u ON u.id = p."userId" WHERE p."sessionId" = $1`,
+    [sessionId],
+  )
+  expect(seat?.email).toBe('expert@parley.local')
+  // Taken: it is the expert's turn now, and no longer open to anyone else.
+  await page.goto('/work?queue=yours')
+  await expect(page.locator(`tr[data-session-id="${sessionId}"]`)).toContainText('awaiting you')
+})

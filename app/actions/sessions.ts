@@ -1,6 +1,7 @@
 'use server'
 
 import { revalidatePath } from 'next/cache'
+import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { AppError } from '@/lib/server/errors'
 import { pluginFor } from '@/lib/server/engine/plugins'
@@ -35,15 +36,19 @@ export async function submitTurnAction(_prev: ActionState, fd: FormData): Promis
   return state
 }
 
-/** Take a seat any eligible member may claim (first come). */
+/**
+ * Take a seat any eligible member may claim (first come). From the work queue (`open` = on) the
+ * person goes straight to the session: until they hold a seat, its page is not theirs to see.
+ */
 export async function claimSeatAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const sessionId = fd.get('sessionId')
-  const { state } = await runFormAction(
+  const { state, data } = await runFormAction(
     claimSeat,
     { sessionId, seat: fd.get('seat') },
     (d) => `You fill the ${d.seat} seat now.`,
   )
   if (typeof sessionId === 'string') revalidatePath(`/sessions/${sessionId}`)
   revalidatePath('/work')
+  if (data && fd.get('open') === 'on') redirect(`/sessions/${data.sessionId}`)
   return state
 }

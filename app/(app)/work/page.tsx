@@ -1,5 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { ClaimSeat } from '@/components/sessions/claim-seat'
 import { Badge, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
@@ -95,9 +96,16 @@ export default async function WorkPage({
                 return (
                   <tr key={`${s.id}-${s.seat}`} data-session-id={s.id}>
                     <Td>
-                      <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 hover:underline">
-                        {s.title}
-                      </Link>
+                      {s.grp === 'claimable' ? (
+                        <span className="flex flex-col items-start gap-1">
+                          <span className="font-medium">{s.title}</span>
+                          <ClaimSeat sessionId={s.id} seat={s.seat} label={s.seatLabel} open />
+                        </span>
+                      ) : (
+                        <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 hover:underline">
+                          {s.title}
+                        </Link>
+                      )}
                       {s.runName && (
                         <span className="block text-xs text-stone-500">
                           {s.runName} · #{s.position + 1}

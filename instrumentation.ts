@@ -12,12 +12,13 @@ export async function register() {
     if (code === 'P2021') console.warn('[parley] the database is not migrated yet: run `npm run db:migrate`.')
     else console.error('[parley] start-up tasks failed:', err)
   }
-  // This server also works the job queue unless told not to (run `parley worker` elsewhere). It does
-  // not depend on the start-up tasks above: pg-boss keeps its own schema.
+  // This server also works the job queue (the sessions of every protocol) unless told not to (run
+  // `parley worker` elsewhere). It does not depend on the start-up tasks above: pg-boss keeps its own
+  // schema.
   if (process.env.PARLEY_WORKERS !== '0') {
     try {
-      const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
-      await startPxpWorkers()
+      const { startWorkers } = await import('@/lib/server/engine/jobs')
+      await startWorkers()
     } catch (err) {
       console.error('[parley] the job workers did not start:', err)
     }

@@ -39,19 +39,27 @@ test.describe('an expert cannot reach admin pages or other people’s work by UR
   })
 })
 
-test.describe('experiments by URL', () => {
-  test('an expert gets 403 for experiment pages, the inspector, exports and live streams', async ({ page }) => {
+test.describe('runs by URL', () => {
+  test('an expert gets 403 for run pages, old experiment pages, exports and live streams', async ({ page }) => {
     await signIn(page, 'expert@parley.local')
-    for (const path of ['/experiments', '/experiments/new', '/experiments/any/dashboard']) {
+    for (const path of [
+      '/runs',
+      '/runs/new',
+      '/runs/any/dashboard',
+      '/experiments',
+      '/experiments/new',
+      '/experiments/any/dashboard',
+    ]) {
       const res = await page.goto(path)
       expect(res?.status(), path).toBe(403)
     }
+    expect((await page.request.get('/api/runs/any/export?table=m')).status()).toBe(403)
     expect((await page.request.get('/api/experiments/any/export?table=m')).status()).toBe(403)
     expect((await page.request.get('/api/live?topic=experiment:any')).status()).toBe(404)
   })
 
-  test("a researcher gets 404 for another study's experiment, session and export", async ({ page }) => {
-    // A study the demo researcher does not belong to, with an experiment and a session.
+  test("a researcher gets 404 for another study's run, session and export, at new and old URLs", async ({ page }) => {
+    // A study the demo researcher does not belong to, with a run and a session.
     const id = `e2e-private-${Date.now()}`
     await sql(`INSERT INTO "Study" (id, name, "updatedAt") VALUES ($1, 'Private', now())`, [id])
     await sql(
@@ -65,12 +73,28 @@ test.describe('experiments by URL', () => {
       [id],
     )
     await signIn(page, 'researcher@parley.local')
-    for (const path of [`/experiments/${id}`, `/experiments/${id}/dashboard`, `/experiments/${id}/sessions/${id}`]) {
+    for (const path of [
+      `/runs/${id}`,
+      `/runs/${id}/dashboard`,
+      `/runs/${id}/sessions/${id}`,
+      `/sessions/${id}`,
+      `/experiments/${id}`,
+      `/experiments/${id}/dashboard`,
+      `/experiments/${id}/sessions/${id}`,
+      `/debates/${id}`,
+      `/debates/sessions/${id}`,
+    ]) {
       const res = await page.goto(path)
       expect(res?.status(), path).toBe(404)
       await expect(page.getByText('secret')).toHaveCount(0)
     }
-    expect((await page.request.get(`/api/experiments/${id}/export?table=d`)).status()).toBe(404)
+    for (const path of [
+      `/api/runs/${id}/export?table=d`,
+      `/api/experiments/${id}/export?table=d`,
+      `/api/debates/${id}/export?table=d`,
+      `/api/runs/${id}/files/any`,
+    ])
+      expect((await page.request.get(path)).status(), path).toBe(404)
     expect((await page.request.get(`/api/live?topic=experiment:${id}`)).status()).toBe(404)
     expect((await page.request.get(`/api/live?topic=session:${id}`)).status()).toBe(404)
   })

@@ -59,9 +59,10 @@ test.afterAll(async () => {
 })
 
 async function openSetup(page: Page) {
-  await page.goto('/debates')
-  await page.getByRole('link', { name: 'New debate' }).click()
-  await expect(page).toHaveURL(/\/debates\/new$/)
+  await page.goto('/runs')
+  await page.getByRole('link', { name: 'New run' }).click()
+  await expect(page).toHaveURL(/\/runs\/new$/)
+  await page.getByRole('link', { name: /^EVINCE debate/ }).click()
   await page.getByRole('link', { name: /^Demo: / }).click()
   await expect(page.getByRole('heading', { name: 'New EVINCE debate' })).toBeVisible()
 }
@@ -92,14 +93,14 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   const held = new Promise<void>((r) => {
     release = r
   })
-  await page.route('**/debates/new**', async (route) => {
+  await page.route('**/runs/new/**', async (route) => {
     if (route.request().method() === 'POST') await held
     await route.continue()
   })
   await page.getByRole('button', { name: 'Start debate' }).click()
   await expect(page.getByRole('button', { name: 'Starting…' })).toBeDisabled()
   release()
-  await expect(page).toHaveURL(/\/debates\/sessions\/[^/]+$/, { timeout: 20_000 })
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
   // Rounds arrive while the page is open (no reload), then the moderator's report.
   await expect(page.getByTestId('round-1')).toBeVisible({ timeout: 30_000 })
   await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'max-rounds', { timeout: 60_000 })
@@ -125,8 +126,12 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   // 2.10 bits over 5 labels is high by the report prompt's own test, and the page says so too.
   await expect(page.getByText('Entropy 2.10 bits — high: collect the missing information')).toBeVisible()
   // The run page counts it.
-  await page.getByRole('link', { name: 'all cases of this run' }).click()
-  await expect(page.getByTestId('count-done')).toHaveText('1 / 1 cases done')
+  await page.getByRole('link', { name: /all sessions of this run/ }).click()
+  await expect(page.getByTestId('run-protocol')).toHaveText('EVINCE debate')
+  await expect(page.getByTestId('count-done')).toHaveText('1 / 1')
+  // EVINCE has no dashboard: the run page offers none and the address answers 404.
+  await expect(page.getByRole('link', { name: /dashboard/i })).toHaveCount(0)
+  expect((await page.request.get(`${new URL(page.url()).pathname}/dashboard`)).status()).toBe(404)
 })
 
 test("the Dengue debate: Gemini's 95 % list is renormalised with a visible warning, and agreement stops it", async ({
@@ -150,7 +155,7 @@ test("the Dengue debate: Gemini's 95 % list is renormalised with a visible warni
   await page.getByLabel('Judge model override').fill('judge')
   await page.getByLabel('Top-k').fill('3')
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/\/debates\/sessions\/[^/]+$/, { timeout: 20_000 })
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
   await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'agreement', { timeout: 60_000 })
   await expect(page.getByTestId('warnings-1')).toContainText("B's probabilities sum to 0.95")
   await expect(page.getByTestId('warnings-2')).toHaveCount(0)
@@ -181,13 +186,18 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   await page.getByLabel('Top-k').fill('3')
   await page.getByLabel('Max rounds').fill('2')
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/\/debates\/sessions\/[^/]+$/, { timeout: 20_000 })
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
   const url = page.url()
 
   const ctx = await browser.newContext()
   const expert = await ctx.newPage()
   await signIn(expert, 'expert@parley.local')
-  await expert.goto('/sessions')
+  // The debate turn waits in the expert's one queue.
+  const sessionId = url.split('/').at(-1) as string
+  await expect(async () => {
+    await expert.goto('/work')
+    await expect(expert.locator(`tr[data-session-id="${sessionId}"]`)).toContainText('awaiting you', { timeout: 1000 })
+  }).toPass({ timeout: 30_000 })
   await expert.goto(url.replace(/^https?:\/\/[^/]+/, ''))
   const editor = expert.getByRole('table', { name: 'Your distribution' })
   await expect(editor).toBeVisible({ timeout: 30_000 })
@@ -209,7 +219,7 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   // Enter in a field does not send a half-written turn; Ctrl+Enter does.
   await expert.getByLabel('Diagnosis 2', { exact: true }).press('Enter')
   await expert.waitForTimeout(1000)
-  await expect(expert.getByText('Sent. The other debater answers next.')).toHaveCount(0)
+  await expect(expert.getByText('Sent.', { exact: true })).toHaveCount(0)
   await expect(expert.getByTestId('turn-2-B')).toContainText('waiting')
   await expert.getByLabel('Justification 1', { exact: true }).press('Control+Enter')
   await expect(expert.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'agreement', { timeout: 30_000 })

@@ -7,22 +7,23 @@ async function awaitingSession() {
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
   const sessionId = `e2e-${randomUUID()}`
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "assigneeId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
-     VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', now())`,
+    `INSERT INTO "ProtocolSession" (id, "studyId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+     VALUES ($1, 'demo-study', 'pxp', '1', '{"n":10,"k":3}', 'drug', $2, $3, 'awaiting', 'h', now())`,
     [
       sessionId,
-      expert?.id,
       JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'ester' }),
       JSON.stringify({
-        m: { kind: 'llm', generator: { connectionId: 'none' }, checker: { connectionId: 'none' } },
-        h: { kind: 'human', userId: expert?.id },
+        m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+        h: { kind: 'human', userId: expert?.id, claimable: false },
       }),
     ],
   )
+  await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [sessionId, expert?.id])
+  const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation)
-     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.')`,
-    [randomUUID(), sessionId],
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.', $3)`,
+    [randomUUID(), sessionId, JSON.stringify(first)],
   )
   return sessionId
 }

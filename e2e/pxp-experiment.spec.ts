@@ -55,11 +55,14 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
     [connectionId, connectionName, fake.url],
   )
 
-  // Set the experiment up in the form.
-  await page.goto('/experiments')
-  await page.getByRole('link', { name: 'New experiment' }).click()
-  await expect(page).toHaveURL(/\/experiments\/new$/)
+  // Set the experiment up in the form: Runs → New run → the protocol → the study.
+  await page.goto('/runs')
+  await page.getByRole('link', { name: 'New run' }).click()
+  await expect(page).toHaveURL(/\/runs\/new$/)
+  await page.getByRole('link', { name: /^PXP \/ INTERACT/ }).click()
+  await expect(page).toHaveURL(/\/runs\/new\/[^/?]+$/)
   await page.getByRole('link', { name: /^Demo: / }).click()
+  await expect(page.getByRole('heading', { name: 'New PXP experiment' })).toBeVisible()
   await page.getByLabel('Name').fill('RAD proxy, R = 2')
   await page.getByLabel('Dataset', { exact: true }).selectOption({ label: `${dataset} · RAD · 20 instances` })
   await page.getByLabel('Sample (first N instances)', { exact: true }).fill('4')
@@ -69,9 +72,12 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
     .selectOption({ label: `Connection: ${connectionName} (gen)` })
   await page.getByLabel('Checker model override', { exact: true }).fill('judge')
   await page.getByLabel('Repetitions R', { exact: true }).fill('2')
+  // A draft, so the run can be started while the page watches.
+  await page.getByLabel('Create as a draft (start it later from the run page)').check()
   await page.getByRole('button', { name: 'Create experiment' }).click()
-  await expect(page).toHaveURL(/\/experiments\/(?!new)[^/?]+$/)
+  await expect(page).toHaveURL(/\/runs\/(?!new)[^/?]+$/)
   const experimentId = page.url().split('/').at(-1) as string
+  await expect(page.getByTestId('run-protocol')).toHaveText('PXP / INTERACT')
   await expect(page.getByTestId('count-done')).toHaveText('0 / 8')
 
   // Start it and watch it finish without reloading.
@@ -80,11 +86,15 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
   await expect(page.getByTestId('count-done')).toHaveText('8 / 8', { timeout: 90_000 })
   await expect(page.getByText('done', { exact: true }).first()).toBeVisible()
 
-  // The exported messages, through the CLI.
-  const res = await page.request.get(`/api/experiments/${experimentId}/export?table=m&format=jsonl`)
+  // The exported messages, through the CLI (the old export address answers the same file).
+  const res = await page.request.get(`/api/runs/${experimentId}/export?table=m&format=jsonl`)
   expect(res.status()).toBe(200)
+  const text = await res.text()
+  const old = await page.request.get(`/api/experiments/${experimentId}/export?table=m&format=jsonl`)
+  expect(old.status()).toBe(200)
+  expect(await old.text()).toBe(text)
   const file = path.join(tmpdir(), `parley-e2e-${experimentId}.jsonl`)
-  writeFileSync(file, await res.text())
+  writeFileSync(file, text)
   const cli = JSON.parse(execFileSync(process.execPath, ['bin/parley.mjs', 'pxp', 'stats', file], { encoding: 'utf8' }))
   expect(cli.repetitions).toBe(2)
   expect(cli.sessions).toBe(4)
@@ -107,9 +117,16 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
   }
   await expect(page.getByRole('figure', { name: 'One-way intelligible sessions by message bound j' })).toBeVisible()
 
-  // The session inspector shows D, M and C with the exact request (the X-ray went to the model).
+  // The session inspector shows D, M and C with the exact request: the X-ray went to the model, and
+  // it is drawn as an image (from the dataset) in the context and in the call, never as base64 text.
   await page.getByRole('link', { name: 'Inspect' }).first().click()
   await expect(page.getByRole('heading', { name: 'M — messages' })).toBeVisible()
-  await page.locator('details').first().click()
-  await expect(page.getByText(/\[image, \d+ KB\]/).first()).toBeVisible()
+  await page.getByRole('button', { name: /^▸ Context of message 1 / }).click()
+  const sent = page.getByTestId('context-1').getByRole('img', { name: /^Sent to the model: / })
+  await expect(sent).toBeVisible()
+  await expect(sent).toHaveAttribute('src', /^\/api\/assets\/[^/]+\/[^/]+\.(png|jpe?g)$/i)
+  await expect.poll(() => sent.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true)
+  await page.getByTestId('c-row-1').getByTestId('call').first().getByRole('button').click()
+  await expect(page.getByTestId('c-row-1').getByTestId('call').first().getByRole('img').first()).toBeVisible()
+  expect((await page.locator('main').textContent()) ?? '').not.toMatch(/base64|\[image, \d+ KB\]/)
 })

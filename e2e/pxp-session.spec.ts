@@ -29,39 +29,45 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
      VALUES ($1, 'demo-study', 'fake for e2e', 'openai-compatible', $2, 'gen', 5000, now())`,
     [connectionId, fake.url],
   )
-  // The session belongs to an experiment, so the dashboard can count it afterwards.
+  // The session belongs to a run, so the dashboard can count it afterwards.
   const experimentId = `e2e-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
-     VALUES ($1, 'demo-study', 'expert e2e', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', now())`,
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "carryOver", "updatedAt")
+     VALUES ($1, 'demo-study', 'expert e2e', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', false, now())`,
     [experimentId],
   )
   const sessionId = `e2e-${randomUUID()}`
   const seats = {
-    m: { kind: 'llm', generator: { connectionId, model: 'gen' }, checker: { connectionId, model: 'judge' } },
-    h: { kind: 'human', userId: expert?.id },
+    m: {
+      kind: 'llm',
+      model: { connectionId, model: 'gen' },
+      helpers: { checker: { connectionId, model: 'judge' } },
+    },
+    h: { kind: 'human', userId: expert?.id, claimable: false },
   }
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", "assigneeId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
-     VALUES ($1, 'demo-study', $5, $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', now())`,
+    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+     VALUES ($1, 'demo-study', $4, 'pxp', '1', '{"n":10,"k":3}', 'drug', $2, $3, 'awaiting', 'h', now())`,
     [
       sessionId,
-      expert?.id,
       JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e }),
       JSON.stringify(seats),
       experimentId,
     ],
   )
+  await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [sessionId, expert?.id])
   // The machine's first message (a wrong guess), as the runner would have written it.
+  const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation)
-     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.')`,
-    [randomUUID(), sessionId],
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.', $3)`,
+    [randomUUID(), sessionId, JSON.stringify(first)],
   )
 
   await signIn(page, 'expert@parley.local')
-  await page.getByRole('link', { name: 'Sessions' }).click()
+  await page.getByRole('link', { name: 'My work' }).click()
   await expect(page.getByText('awaiting you').first()).toBeVisible()
+  await expect(page.locator(`tr[data-session-id="${sessionId}"]`)).toContainText('awaiting you')
   await page.goto(`/sessions/${sessionId}`)
   await expect(page.getByText('Product:')).toContainText('CCOC(C)=O')
   await expect(page.getByText('A reduction of the ester.')).toBeVisible()
@@ -100,7 +106,7 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   // (one-way, strong and ultra-strong); so two-way. The finished session also closed its experiment.
   await page.getByRole('button', { name: 'Sign out' }).click()
   await signIn(page, 'researcher@parley.local')
-  await page.goto(`/experiments/${experimentId}/dashboard`)
+  await page.goto(`/runs/${experimentId}/dashboard`)
   const cell = (key: string) => page.getByTestId(`fig4-${key}`)
   await expect(cell('oneWay-human')).toHaveAttribute('data-median', '1')
   await expect(cell('oneWay-machine')).toHaveAttribute('data-median', '1')

@@ -7,10 +7,8 @@ import { NavLinks } from './nav-links'
 
 const NAV: Array<{ href: string; label: string; scope: Scope }> = [
   { href: '/work', label: 'My work', scope: 'work:read-own' },
-  { href: '/sessions', label: 'Sessions', scope: 'work:read-own' },
   { href: '/studies', label: 'Studies', scope: 'studies:read' },
-  { href: '/experiments', label: 'Experiments', scope: 'studies:read' },
-  { href: '/debates', label: 'Debates', scope: 'studies:read' },
+  { href: '/runs', label: 'Runs', scope: 'studies:read' },
   { href: '/connections', label: 'Models', scope: 'connections:manage' },
   { href: '/calls', label: 'Calls', scope: 'calls:read' },
   { href: '/admin/users', label: 'Users', scope: 'users:manage' },

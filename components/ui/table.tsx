@@ -32,18 +32,21 @@ export function Pagination({
   total,
   params,
   basePath,
+  pageParam = 'page',
 }: {
   page: number
   pageCount: number
   total: number
   params: Record<string, string | undefined>
   basePath: string
+  /** The query parameter of the page number (two lists on one page need two). */
+  pageParam?: string
 }) {
   if (total === 0) return null
   const href = (p: number) => {
     const q = new URLSearchParams()
-    for (const [k, v] of Object.entries(params)) if (v && k !== 'page') q.set(k, v)
-    q.set('page', String(p))
+    for (const [k, v] of Object.entries(params)) if (v && k !== pageParam) q.set(k, v)
+    q.set(pageParam, String(p))
     return `${basePath}?${q}`
   }
   return (

@@ -1,67 +1,188 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { ClaimSeat } from '@/components/sessions/claim-seat'
 import { Badge, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
+import { myQueue, QUEUE_FILTERS } from '@/lib/server/services/sessions'
 import { listMyWork } from '@/lib/server/services/work'
 
 export const metadata: Metadata = { title: 'My work' }
 
 const STATUS_TONE = { open: 'amber', in_progress: 'brand', done: 'green' } as const
 
+const GROUPS: Record<(typeof QUEUE_FILTERS)[number], [string, 'amber' | 'brand' | 'red' | 'green' | 'stone']> = {
+  yours: ['awaiting you', 'amber'],
+  claimable: ['open to claim', 'brand'],
+  others: ['in progress', 'stone'],
+  stalled: ['stalled', 'red'],
+  done: ['done', 'green'],
+}
+
+/**
+ * One queue for a person across protocols: every session whose turn is theirs (oldest first), seats
+ * they may claim, their other sessions; then the work items assigned to them.
+ */
 export default async function WorkPage({
   searchParams,
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>
 }) {
   const params = await flatParams(searchParams)
-  const data = await loadForPage(listMyWork, { page: params.page, status: params.status })
+  const filter = QUEUE_FILTERS.find((f) => f === params.queue)
+  const [queue, work] = await Promise.all([
+    loadForPage(myQueue, { page: params.page, filter }),
+    loadForPage(listMyWork, { page: params.apage, status: params.status }),
+  ])
+  const allCount = Object.values(queue.counts).reduce((a, b) => a + b, 0)
+  const tab = (value: string | undefined) => {
+    const q = new URLSearchParams()
+    if (value) q.set('queue', value)
+    if (params.status) q.set('status', params.status)
+    return `/work${q.size ? `?${q}` : ''}`
+  }
   return (
     <>
-      <PageHeader title="My work" description="Sessions and items assigned to you. Only you see your queue." />
-      <nav aria-label="Filter by status" className="mb-4 flex gap-2 text-sm">
-        {[
-          ['', 'All'],
-          ['open', 'Open'],
-          ['done', 'Done'],
-        ].map(([value, label]) => (
+      <PageHeader
+        title="My work"
+        description="Sessions waiting for you in every study and protocol, oldest first, then the items assigned to you. Only you see your queue."
+        actions={
+          queue.next ? (
+            <Link
+              href={`/sessions/${queue.next}`}
+              className="rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white"
+            >
+              Next session
+            </Link>
+          ) : undefined
+        }
+      />
+      <section aria-labelledby="queue-heading" className="mb-8">
+        <h2 id="queue-heading" className="mb-2 text-lg font-semibold">
+          Sessions
+        </h2>
+        <nav aria-label="Filter sessions" className="mb-3 flex flex-wrap gap-2 text-sm">
           <Link
-            key={value}
-            href={value ? `/work?status=${value}` : '/work'}
-            aria-current={(params.status ?? '') === value ? 'page' : undefined}
+            href={tab(undefined)}
+            aria-current={!filter ? 'page' : undefined}
             className="rounded-full border border-stone-300 bg-white px-3 py-1 aria-[current=page]:border-brand-600 aria-[current=page]:text-brand-700"
           >
-            {label}
+            All ({allCount})
           </Link>
-        ))}
-      </nav>
-      {data.total === 0 ? (
-        <EmptyState title="Nothing assigned to you right now.">
-          When a researcher assigns you a session or items to label, they appear here.
-        </EmptyState>
-      ) : (
-        <>
-          <Table caption="Your work" head={['Title', 'Study', 'Status', 'Assigned']}>
-            {data.items.map((w) => (
-              <tr key={w.id} className="hover:bg-stone-50">
-                <Td>
-                  <Link href={`/work/${w.id}`} className="font-medium text-brand-700 hover:underline">
-                    {w.title}
-                  </Link>
-                </Td>
-                <Td>{w.study.name}</Td>
-                <Td>
-                  <Badge tone={STATUS_TONE[w.status as keyof typeof STATUS_TONE] ?? 'stone'}>
-                    {w.status.replace('_', ' ')}
-                  </Badge>
-                </Td>
-                <Td className="whitespace-nowrap text-stone-500">{formatDate(w.createdAt)}</Td>
-              </tr>
-            ))}
-          </Table>
-          <Pagination {...data} params={params} basePath="/work" />
-        </>
-      )}
+          {QUEUE_FILTERS.map((f) => (
+            <Link
+              key={f}
+              href={tab(f)}
+              aria-current={filter === f ? 'page' : undefined}
+              data-testid={`queue-${f}`}
+              className="rounded-full border border-stone-300 bg-white px-3 py-1 aria-[current=page]:border-brand-600 aria-[current=page]:text-brand-700"
+            >
+              {GROUPS[f][0]} ({queue.counts[f]})
+            </Link>
+          ))}
+        </nav>
+        {queue.total === 0 ? (
+          <EmptyState title={filter ? 'No sessions here.' : 'No sessions for you right now.'}>
+            When a researcher starts a run with you in a seat, your sessions appear here.
+          </EmptyState>
+        ) : (
+          <>
+            <Table
+              caption="Your sessions"
+              head={['Session', 'Protocol', 'Your seat', 'Study', 'State', 'Messages', 'Updated']}
+            >
+              {queue.items.map((s) => {
+                const [label, tone] = GROUPS[s.grp as keyof typeof GROUPS] ?? [s.status, 'stone']
+                return (
+                  <tr key={`${s.id}-${s.seat}`} data-session-id={s.id}>
+                    <Td>
+                      {s.grp === 'claimable' ? (
+                        <span className="flex flex-col items-start gap-1">
+                          <span className="font-medium">{s.title}</span>
+                          <ClaimSeat sessionId={s.id} seat={s.seat} label={s.seatLabel} open />
+                        </span>
+                      ) : (
+                        <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 hover:underline">
+                          {s.title}
+                        </Link>
+                      )}
+                      {s.runName && (
+                        <span className="block text-xs text-stone-500">
+                          {s.runName} · #{s.position + 1}
+                          {s.repetition > 1 ? ` (rep. ${s.repetition})` : ''}
+                        </span>
+                      )}
+                    </Td>
+                    <Td>{s.protocolLabel}</Td>
+                    <Td>{s.seatLabel}</Td>
+                    <Td>{s.studyName}</Td>
+                    <Td>
+                      <Badge tone={tone}>{label}</Badge>
+                    </Td>
+                    <Td>{s.messages}</Td>
+                    <Td className="whitespace-nowrap text-stone-500">{formatDate(s.updatedAt)}</Td>
+                  </tr>
+                )
+              })}
+            </Table>
+            <Pagination {...queue} params={params} basePath="/work" />
+          </>
+        )}
+      </section>
+
+      <section aria-labelledby="items-heading">
+        <h2 id="items-heading" className="mb-2 text-lg font-semibold">
+          Assigned items
+        </h2>
+        <nav aria-label="Filter by status" className="mb-4 flex gap-2 text-sm">
+          {[
+            ['', 'All'],
+            ['open', 'Open'],
+            ['done', 'Done'],
+          ].map(([value, label]) => {
+            const q = new URLSearchParams()
+            if (value) q.set('status', value)
+            if (filter) q.set('queue', filter)
+            return (
+              <Link
+                key={value}
+                href={`/work${q.size ? `?${q}` : ''}`}
+                aria-current={(params.status ?? '') === value ? 'page' : undefined}
+                className="rounded-full border border-stone-300 bg-white px-3 py-1 aria-[current=page]:border-brand-600 aria-[current=page]:text-brand-700"
+              >
+                {label}
+              </Link>
+            )
+          })}
+        </nav>
+        {work.total === 0 ? (
+          <EmptyState title="Nothing assigned to you right now.">
+            When a researcher assigns you items to review or label, they appear here.
+          </EmptyState>
+        ) : (
+          <>
+            <Table caption="Your work" head={['Title', 'Study', 'Status', 'Assigned']}>
+              {work.items.map((w) => (
+                <tr key={w.id} className="hover:bg-stone-50">
+                  <Td>
+                    <Link href={`/work/${w.id}`} className="font-medium text-brand-700 hover:underline">
+                      {w.title}
+                    </Link>
+                  </Td>
+                  <Td>{w.study.name}</Td>
+                  <Td>
+                    <Badge tone={STATUS_TONE[w.status as keyof typeof STATUS_TONE] ?? 'stone'}>
+                      {w.status.replace('_', ' ')}
+                    </Badge>
+                  </Td>
+                  <Td className="whitespace-nowrap text-stone-500">{formatDate(w.createdAt)}</Td>
+                </tr>
+              ))}
+            </Table>
+            <Pagination {...work} params={params} basePath="/work" pageParam="apage" />
+          </>
+        )}
+      </section>
     </>
   )
 }

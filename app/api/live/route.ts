@@ -4,7 +4,7 @@ import { sessionActor } from '@/lib/server/api/auth'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { type LiveEvent, subscribe } from '@/lib/server/live'
-import { visibleSessions } from '@/lib/server/services/pxp-sessions'
+import { visibleSessions } from '@/lib/server/services/sessions'
 import { visibleStudies } from '@/lib/server/services/studies'
 
 export const dynamic = 'force-dynamic'

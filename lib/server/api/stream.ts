@@ -45,17 +45,18 @@ export function streamedDownload(
 }
 
 /**
- * GET handler of an export route `…/[experimentId]/export?table=…&format=jsonl|csv`: the session
- * cookie or an API key, the operation's scope and visibility checks, then the streamed lines.
+ * GET handler of an export route `…/[runId]/export?table=…&format=jsonl|csv`: the session cookie or
+ * an API key, the operation's scope and visibility checks, then the streamed lines. Routes whose
+ * segment has another name (the old `/api/experiments/[experimentId]/export`) map it to `runId`.
  */
 export function exportRoute(
   op: Operation<
-    { experimentId: string; table?: string; format?: string },
+    { runId: string; table?: string; format?: string },
     { filename: string; contentType: string; lines: () => AsyncGenerator<string, void, unknown> }
   >,
 ) {
-  return async (req: Request, { params }: { params: Promise<{ experimentId: string }> }) => {
-    const { experimentId } = await params
+  return async (req: Request, { params }: { params: Promise<{ runId: string }> }) => {
+    const { runId } = await params
     const url = new URL(req.url)
     let actor: Awaited<ReturnType<typeof apiActor>>
     try {
@@ -65,7 +66,7 @@ export function exportRoute(
       throw err
     }
     const result = await execute(op, actor, {
-      experimentId,
+      runId,
       table: url.searchParams.get('table') ?? undefined,
       format: url.searchParams.get('format') ?? undefined,
     })

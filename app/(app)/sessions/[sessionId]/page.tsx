@@ -1,118 +1,137 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
-import { GuidelinesButton } from '@/components/pxp/guidelines'
-import { ImageViewer } from '@/components/pxp/image-viewer'
-import { MachineTyping } from '@/components/pxp/machine-typing'
-import { Molecule } from '@/components/pxp/molecule'
-import { RespondForm } from '@/components/pxp/respond-form'
-import { TagChip } from '@/components/pxp/tag-chip'
+import { notFound } from 'next/navigation'
+import { uiFor } from '@/components/protocols/registry'
+import { StatusBadge } from '@/components/runs/status'
+import { ClaimSeat } from '@/components/sessions/claim-seat'
+import { GuidelinesButton } from '@/components/sessions/guidelines'
+import { LivePreview } from '@/components/sessions/live-preview'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
+import { hasScope } from '@/lib/server/auth/roles'
+import { requirePage } from '@/lib/server/auth/session'
 import { loadForPage } from '@/lib/server/page-data'
-import { getPxpSession } from '@/lib/server/services/pxp-sessions'
+import { getSession, nextSessionFor } from '@/lib/server/services/sessions'
 
 export const metadata: Metadata = { title: 'Session' }
 
-const STOP: Record<string, string> = {
-  'mutual-ratify': 'Both agents ratified: the session ended in agreement.',
-  'human-reject': 'The human rejected the machine’s answer.',
-  'machine-reject': 'The machine rejected the human’s answer.',
-  bound: 'The message bound was reached.',
-}
-
+/**
+ * One session of any protocol, for the people in it and the researchers of its study: who fills
+ * each seat, the protocol's view of the session, and the protocol's turn form when it is the
+ * viewer's turn. "Next session" leads to the oldest session awaiting the viewer.
+ */
 export default async function SessionPage({ params }: { params: Promise<{ sessionId: string }> }) {
   const { sessionId } = await params
-  const s = await loadForPage(getPxpSession, { sessionId })
-  const input = s.instance.input as Record<string, unknown>
-  const datasetId = (s.instance as { datasetId?: string }).datasetId
-  const own = [...s.messages].reverse().find((m) => m.sender === s.seat)
-  const partner = s.seat === 'h' ? 'Machine' : 'Tester'
+  const { actor } = await requirePage('work:read-own')
+  const s = await loadForPage(getSession, { sessionId })
+  const ui = uiFor(s.protocol)
+  if (!ui) notFound()
+  const next = s.done || !s.yourTurn ? await nextSessionFor(actor.userId, s.id) : null
+  const canClaim = hasScope(actor.role, 'work:submit') && s.mySeats.length === 0 && s.claimableSeats.length > 0
+  const active = !s.done && s.status !== 'cancelled'
+  const Live = ui.LivePreview ?? LivePreview
+  const seatLabel = (name: string) => s.seats.find((x) => x.name === name)?.label ?? name
+  const waitingFor = s.ask && !s.yourTurn ? s.seats.find((x) => x.name === s.ask?.seat) : null
   return (
-    <div className="max-w-5xl space-y-6">
+    <div className="space-y-6">
       <PageHeader
-        title={`${s.task.toUpperCase()} session`}
+        title={
+          <>
+            {s.title ?? 'Session'} <StatusBadge status={s.status} />
+          </>
+        }
         description={
           <>
-            {s.study.name}
-            {s.experiment && <> · {s.experiment.name}</>} · message bound {s.config.n}, REJECT after message{' '}
-            {s.config.k}
+            <span data-testid="session-protocol">{s.protocolLabel}</span> · {s.study.name}
+            {s.run && (
+              <>
+                {' · '}
+                {hasScope(actor.role, 'studies:read') ? (
+                  <Link href={`/runs/${s.run.id}`} className="text-brand-700 hover:underline">
+                    {s.run.name}: all sessions of this run
+                  </Link>
+                ) : (
+                  s.run.name
+                )}
+              </>
+            )}
+            {s.run && hasScope(actor.role, 'work:read-study') && (
+              <>
+                {' · '}
+                <Link href={`/runs/${s.run.id}/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                  Inspect
+                </Link>
+              </>
+            )}
           </>
         }
         actions={
           <span className="flex items-center gap-3">
             <GuidelinesButton guidelines={s.study.guidelines} />
-            <Link href="/sessions" className="text-sm text-brand-700 underline">
-              ← My sessions
+            {next && (
+              <Link
+                href={`/sessions/${next}`}
+                className="rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white"
+              >
+                Next session
+              </Link>
+            )}
+            <Link href="/work" className="text-sm text-brand-700 underline">
+              ← My work
             </Link>
           </span>
         }
       />
-      <div className="grid gap-6 lg:grid-cols-[2fr_3fr]">
-        <Card title="The instance">
-          {typeof input.image === 'string' && datasetId ? (
-            <ImageViewer
-              src={`/api/assets/${datasetId}/${encodeURIComponent(input.image)}`}
-              alt="The X-ray of this case"
-            />
-          ) : typeof input.smiles === 'string' ? (
-            <Molecule smiles={input.smiles} label="Product" />
-          ) : (
-            <pre className="whitespace-pre-wrap text-sm">{JSON.stringify(input, null, 2)}</pre>
-          )}
-        </Card>
-        <div className="space-y-4">
-          <Card title="The dialogue">
-            <ol className="space-y-3" aria-label="Messages">
-              {s.messages.map((m) => (
-                <li
-                  key={m.seq}
-                  className={`rounded-md border p-3 text-sm ${m.sender !== s.seat ? 'border-stone-200 bg-white' : 'border-brand-100 bg-brand-50'}`}
-                >
-                  <p className="mb-1 flex items-center gap-2 text-xs text-stone-500">
-                    <span>
-                      #{m.seq} {m.sender === s.seat ? 'You' : partner}
-                    </span>
-                    <TagChip tag={m.tag} />
-                  </p>
-                  {/* Model output is rendered as text, never as HTML. */}
-                  <p>
-                    <span className="font-medium">Prediction:</span> <span className="break-all">{m.prediction}</span>
-                  </p>
-                  {s.task === 'drug' && m.prediction && (
-                    <details className="mt-1">
-                      <summary className="cursor-pointer text-xs text-stone-500">Draw the reactants</summary>
-                      <Molecule smiles={m.prediction} label="Reactants" size="sm" />
-                    </details>
-                  )}
-                  <p className="mt-1 whitespace-pre-wrap">
-                    <span className="font-medium">Explanation:</span> {m.explanation}
-                  </p>
-                </li>
-              ))}
-            </ol>
-            {s.messages.length === 0 && !s.yourTurn && (
-              <p className="text-sm text-stone-500">The {partner.toLowerCase()} has not answered yet.</p>
-            )}
-            <MachineTyping sessionId={s.id} lastSeq={s.messages.at(-1)?.seq ?? 0} />
-          </Card>
-          {s.done && <Alert tone="success">{STOP[s.done] ?? s.done}</Alert>}
-          {s.status === 'stalled' && (
-            <Alert>The machine could not answer: {s.stallError}. A researcher can retry the session.</Alert>
-          )}
-          {s.yourTurn && s.ask && (
-            <Card title={`Your response (message ${s.ask.j})`}>
-              <RespondForm
-                sessionId={s.id}
-                j={s.ask.j}
-                k={s.config.k}
-                ownPrev={own ? { y: own.prediction ?? '', e: own.explanation ?? '' } : undefined}
-              />
-            </Card>
-          )}
-          {!s.done && !s.yourTurn && s.status !== 'stalled' && (
-            <Alert tone="info">The {partner.toLowerCase()} is thinking; this page updates by itself.</Alert>
-          )}
-        </div>
-      </div>
+      <Card title="Seats">
+        <ul className="flex flex-wrap gap-x-8 gap-y-2 text-sm" aria-label="Seats">
+          {s.seats.map((seat) => (
+            <li key={seat.name} data-testid={`seat-${seat.name}`}>
+              <span className="font-medium">{seat.label}:</span>{' '}
+              {s.mySeats.includes(seat.name)
+                ? 'you'
+                : seat.kind === 'human'
+                  ? (seat.person ?? (seat.claimable ? 'open to claim' : 'a person'))
+                  : seat.kind === 'llm'
+                    ? `LLM ${seat.model ?? ''}`.trim()
+                    : seat.kind === 'program'
+                      ? `program ${seat.program}`
+                      : (seat.kindLabel ?? '—')}
+              {canClaim && s.claimableSeats.includes(seat.name) && (
+                <span className="ml-2">
+                  <ClaimSeat sessionId={s.id} seat={seat.name} label={seat.label} />
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+      </Card>
+      {s.status === 'stalled' && (
+        <Alert>
+          {s.stallError ? `Stalled: ${s.stallError}. ` : 'Stalled. '}Nothing was lost; a researcher can retry the
+          session
+          {s.retryCount ? ` (retried ${s.retryCount}× so far)` : ''}.
+        </Alert>
+      )}
+      {s.status === 'cancelled' && <Alert tone="info">This session was cancelled with its run.</Alert>}
+      {s.status === 'waiting' && (
+        <Alert tone="info">
+          This session starts when the previous session of its repetition ends (its context carries over).
+        </Alert>
+      )}
+      {waitingFor && active && s.status !== 'stalled' && s.status !== 'waiting' && (
+        <Alert tone="info">
+          Waiting for {waitingFor.label}
+          {waitingFor.person ? ` (${waitingFor.person})` : waitingFor.model ? ` (${waitingFor.model})` : ''}; this page
+          updates by itself.
+        </Alert>
+      )}
+      <ui.SessionView
+        session={s}
+        turnForm={s.yourTurn ? <ui.TurnForm session={s} /> : null}
+        live={<Live sessionId={s.id} lastSeq={s.messages.at(-1)?.seq ?? 0} active={active} />}
+      />
+      {s.yourTurn && s.ask && s.mySeats.length > 1 && (
+        <p className="text-xs text-stone-500">You answer as {seatLabel(s.ask.seat)}.</p>
+      )}
     </div>
   )
 }

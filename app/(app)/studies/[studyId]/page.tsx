@@ -40,10 +40,10 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
         description={study.description || 'No description yet.'}
         actions={
           <Link
-            href={`/experiments?studyId=${study.id}`}
+            href={`/runs?studyId=${study.id}`}
             className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
           >
-            Experiments
+            Runs
           </Link>
         }
       />

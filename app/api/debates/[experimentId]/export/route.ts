@@ -1,10 +1,11 @@
-import { exportRoute } from '@/lib/server/api/stream'
-import { exportDebates } from '@/lib/server/services/debate-export'
+import { GET as runExport } from '@/app/api/runs/[runId]/export/route'
 
 export const dynamic = 'force-dynamic'
 
 /**
- * GET /api/debates/:id/export?table=rounds|finals&format=jsonl|csv — streamed (session cookie or
- * API key; `exports:read` and membership of the run's study).
+ * GET /api/debates/:id/export?table=…&format=jsonl|csv — the old address of a run's export, kept for
+ * scripts: the same handler as /api/runs/:id/export (same tables, scopes and visibility).
  */
-export const GET = exportRoute(exportDebates)
+export function GET(req: Request, { params }: { params: Promise<{ experimentId: string }> }) {
+  return runExport(req, { params: params.then((p) => ({ runId: p.experimentId })) })
+}

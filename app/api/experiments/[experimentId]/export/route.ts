@@ -1,10 +1,11 @@
-import { exportRoute } from '@/lib/server/api/stream'
-import { exportExperiment } from '@/lib/server/services/pxp-export'
+import { GET as runExport } from '@/app/api/runs/[runId]/export/route'
 
 export const dynamic = 'force-dynamic'
 
 /**
- * GET /api/experiments/:id/export?table=d|m|c|stats&format=jsonl|csv — streamed as it is read
- * (session cookie or API key; `exports:read` and membership of the experiment's study).
+ * GET /api/experiments/:id/export?table=…&format=jsonl|csv — the old address of a run's export, kept for
+ * scripts: the same handler as /api/runs/:id/export (same tables, scopes and visibility).
  */
-export const GET = exportRoute(exportExperiment)
+export function GET(req: Request, { params }: { params: Promise<{ experimentId: string }> }) {
+  return runExport(req, { params: params.then((p) => ({ runId: p.experimentId })) })
+}

@@ -1,0 +1,98 @@
+'use server'
+
+import { revalidatePath } from 'next/cache'
+import { redirect } from 'next/navigation'
+import type { ActionState } from '@/lib/action-state'
+import { AppError } from '@/lib/server/errors'
+import { pluginFor } from '@/lib/server/engine/plugins'
+import { runFormAction } from '@/lib/server/form-action'
+import { formDataToObject } from '@/lib/server/form-data'
+import type { Operation } from '@/lib/server/operation'
+import {
+  cancelRun,
+  changeSeatModel,
+  createRun,
+  pauseRun,
+  resumeRun,
+  retrySession,
+  retryStalled,
+  startRun,
+} from '@/lib/server/services/runs'
+
+/**
+ * The run actions of every protocol. A set-up form posts its fields with a hidden `protocol`; the
+ * protocol's plugin turns them into its setup input (`setup.fromForm`), and `runs.create` validates
+ * and plans the run. Nothing here names a protocol.
+ */
+export async function createRunAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { protocol: chosen, studyId, draft, ...fields } = formDataToObject(fd)
+  const protocol = typeof chosen === 'string' ? chosen : ''
+  if (!protocol) return { ok: false, error: 'Choose a protocol.' }
+  let setup: unknown
+  try {
+    const plugin = await pluginFor(protocol)
+    setup = plugin.setup.fromForm ? plugin.setup.fromForm({ ...fields, studyId }) : { ...fields, studyId }
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, error: err.message, fieldErrors: err.fieldErrors }
+    return { ok: false, error: `Unknown protocol "${protocol}".` }
+  }
+  const { state, data } = await runFormAction(
+    createRun,
+    { ...(setup as Record<string, unknown>), studyId, protocol, start: draft !== 'on' && draft !== true },
+    (d) => `Created with ${d.sessions} session${d.sessions === 1 ? '' : 's'}.`,
+  )
+  if (!data) return state
+  revalidatePath('/runs')
+  redirect(data.firstSessionId ? `/sessions/${data.firstSessionId}` : `/runs/${data.id}`)
+}
+
+const CONTROLS: Record<string, { op: Operation<{ runId: string }, unknown>; message: string }> = {
+  start: { op: startRun, message: 'Started.' },
+  pause: { op: pauseRun, message: 'Paused: steps in flight finish, nothing new starts.' },
+  resume: { op: resumeRun, message: 'Resumed.' },
+  cancel: { op: cancelRun, message: 'Cancelled.' },
+  'retry-stalled': { op: retryStalled, message: 'The stalled sessions are queued again.' },
+}
+
+/** Start, pause, resume, cancel or retry every stalled session (the button's `intent`). */
+export async function runControlAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const intent = fd.get('intent')
+  const control = typeof intent === 'string' ? CONTROLS[intent] : undefined
+  if (!control) return { ok: false, error: 'Unknown action.' }
+  const runId = fd.get('runId')
+  const { state } = await runFormAction(control.op, { runId }, control.message)
+  if (typeof runId === 'string') revalidatePath(`/runs/${runId}`)
+  return state
+}
+
+/** Retry one stalled session (its failed step runs again from the same message). */
+export async function retrySessionAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(retrySession, { sessionId: fd.get('sessionId') }, 'Retrying.')
+  const runId = fd.get('runId')
+  if (typeof runId === 'string') revalidatePath(`/runs/${runId}`)
+  return state
+}
+
+/**
+ * Change the model of an LLM seat or of one of its helpers: `target` is "seat" or "seat/helper",
+ * `model` a model choice (JSON), with an optional model name and temperature.
+ */
+export async function changeSeatModelAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const f = formDataToObject(fd)
+  const [seat, helper] = typeof f.target === 'string' ? f.target.split('/') : []
+  let model: Record<string, unknown> | undefined
+  try {
+    model = typeof f.model === 'string' ? (JSON.parse(f.model) as Record<string, unknown>) : undefined
+  } catch {
+    model = undefined
+  }
+  if (model && typeof f.modelName === 'string') model.model = f.modelName
+  if (model && f.temperature !== undefined) model.temperature = Number(f.temperature)
+  const { state } = await runFormAction(
+    changeSeatModel,
+    { runId: f.runId, seat, ...(helper ? { helper } : {}), model },
+    (d) => `Changed for the run and ${d.sessions} unfinished session${d.sessions === 1 ? '' : 's'}.`,
+  )
+  if (typeof f.runId === 'string') revalidatePath(`/runs/${f.runId}`)
+  return state
+}

@@ -1,0 +1,54 @@
+'use server'
+
+import { revalidatePath } from 'next/cache'
+import { redirect } from 'next/navigation'
+import type { ActionState } from '@/lib/action-state'
+import { AppError } from '@/lib/server/errors'
+import { pluginFor } from '@/lib/server/engine/plugins'
+import { runFormAction } from '@/lib/server/form-action'
+import { formDataToObject } from '@/lib/server/form-data'
+import { claimSeat, submitTurn } from '@/lib/server/services/sessions'
+
+/**
+ * A person's turn, for every protocol. The turn form posts `sessionId`, `seq` (the message it
+ * answers: a second send of the same message is refused, so a double click or a second tab stores
+ * one message) and `protocol`, which only picks how the form's fields are read (`human.fromForm`);
+ * `sessions.submit` validates the input with the session's own plugin and the protocol's rules.
+ */
+export async function submitTurnAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { protocol: named, sessionId, seq, ...fields } = formDataToObject(fd)
+  const protocolId = typeof named === 'string' ? named : ''
+  let input: unknown = fields
+  try {
+    if (protocolId) {
+      const plugin = await pluginFor(protocolId)
+      if (plugin.human.fromForm) input = plugin.human.fromForm(fields)
+    }
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, error: err.message, fieldErrors: err.fieldErrors }
+    return { ok: false, error: 'This turn could not be read; reload the page (your draft is kept).' }
+  }
+  const { state } = await runFormAction(submitTurn, { ...(input as Record<string, unknown>), sessionId, seq }, (d) =>
+    d.done ? 'Sent. The session is over.' : 'Sent.',
+  )
+  if (typeof sessionId === 'string') revalidatePath(`/sessions/${sessionId}`)
+  revalidatePath('/work')
+  return state
+}
+
+/**
+ * Take a seat any eligible member may claim (first come). From the work queue (`open` = on) the
+ * person goes straight to the session: until they hold a seat, its page is not theirs to see.
+ */
+export async function claimSeatAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const sessionId = fd.get('sessionId')
+  const { state, data } = await runFormAction(
+    claimSeat,
+    { sessionId, seat: fd.get('seat') },
+    (d) => `You fill the ${d.seat} seat now.`,
+  )
+  if (typeof sessionId === 'string') revalidatePath(`/sessions/${sessionId}`)
+  revalidatePath('/work')
+  if (data && fd.get('open') === 'on') redirect(`/sessions/${data.sessionId}`)
+  return state
+}

@@ -1,0 +1,149 @@
+import Link from 'next/link'
+import { MergeLabels } from '@/components/protocols/evince/merge-labels'
+import type { RunSummaryProps } from '@/components/protocols/types'
+import { RetryButton } from '@/components/runs/run-controls'
+import { StatusBadge } from '@/components/runs/status'
+import { Card } from '@/components/ui/card'
+import { Pagination, Table, Td } from '@/components/ui/table'
+import { STOP_REASONS } from '@/lib/protocols/evince'
+import type { EvinceRunView } from '@/lib/server/protocols/evince/plugin'
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+
+/**
+ * The debate part of the run page: the settings, how the debates stopped, accuracy of each
+ * predictor with intervals, label merges for the results, the confusion of final top-1 against the
+ * ground truth, and every case with its final distribution.
+ */
+export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: RunSummaryProps) {
+  const d = data as EvinceRunView | null
+  if (!d) return null
+  return (
+    <div className="space-y-4">
+      <Card title="Debate settings">
+        <p className="text-sm text-stone-700">
+          k = {d.config.k} · max {d.config.maxRounds} rounds · τ = {d.config.tau} · Δ₀ = {d.config.delta.initial} ×
+          {d.config.delta.decay} after {d.config.delta.hold} rounds
+          {d.config.labels.length ? ` · constrained to ${d.config.labels.length} labels` : ' · free labels'}
+          {d.config.crit ? '' : ' · no judge (equal weights, no report)'}
+        </p>
+        {Object.keys(d.stops).length ? (
+          <p className="mt-1 text-sm text-stone-500">
+            Stops:{' '}
+            {Object.entries(d.stops)
+              .map(([r, n]) => `${STOP_REASONS[r as keyof typeof STOP_REASONS] ?? r} (${n})`)
+              .join(' · ')}
+          </p>
+        ) : null}
+      </Card>
+
+      <Card title={`Accuracy over ${d.accuracy.n} finished case${d.accuracy.n === 1 ? '' : 's'} with a ground truth`}>
+        {d.accuracy.n === 0 ? (
+          <p className="text-sm text-stone-500">Appears when cases with a ground truth have finished.</p>
+        ) : (
+          <table className="w-full text-sm tabular-nums" data-testid="accuracy-table">
+            <thead>
+              <tr className="text-left text-xs text-stone-500">
+                <th className="pb-1 font-medium">Predictor</th>
+                <th className="pb-1 font-medium">Top-1 (95% CI)</th>
+                <th className="pb-1 font-medium">Top-{d.config.k} (95% CI)</th>
+                <th className="pb-1 font-medium">MRR (95% CI)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.accuracy.rows.map((r) => (
+                <tr key={r.key} data-key={r.key} data-top1={r.top1} data-mrr={r.mrr}>
+                  <td className="py-0.5">{r.label}</td>
+                  <td>
+                    {pct(r.top1)} ({pct(r.top1Ci[0])}–{pct(r.top1Ci[1])})
+                  </td>
+                  <td>
+                    {pct(r.topk)} ({pct(r.topkCi[0])}–{pct(r.topkCi[1])})
+                  </td>
+                  <td>
+                    {r.mrr.toFixed(3)} ({r.mrrCi[0].toFixed(3)}–{r.mrrCi[1].toFixed(3)})
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <p className="mt-2 text-xs text-stone-500">
+          Labels compared after canonicalisation (parentheticals stripped, case-folded, aliases). Ranks break ties by
+          listed order; MRR counts ranks up to k (0 otherwise). Wilson intervals for proportions, normal intervals for
+          MRR.
+        </p>
+      </Card>
+
+      {canRun && d.accuracy.n > 0 ? (
+        <Card title="Merge labels for these results">
+          <p className="mb-2 text-xs text-stone-500">
+            Merges change how finished debates are scored here (accuracy, confusion), never the debates: their stop rule
+            ran with the aliases set up front.
+          </p>
+          <MergeLabels
+            runId={run.run.id}
+            merges={d.merges}
+            labels={[...new Set([...d.confusion.truths, ...d.confusion.predicted])]}
+          />
+        </Card>
+      ) : null}
+
+      {d.confusion.truths.length ? (
+        <Card title="Final top-1 against the ground truth">
+          <div className="overflow-x-auto">
+            <table className="text-xs tabular-nums" data-testid="confusion">
+              <thead>
+                <tr>
+                  <th className="p-1 text-left font-medium text-stone-500">truth ↓ / predicted →</th>
+                  {d.confusion.predicted.map((p) => (
+                    <th key={p} className="p-1 font-medium text-stone-600">
+                      {p}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {d.confusion.truths.map((t, i) => (
+                  <tr key={t}>
+                    <th className="p-1 text-left font-medium text-stone-700">{t}</th>
+                    {d.confusion.counts[i]?.map((n, j) => (
+                      <td
+                        key={d.confusion.predicted[j]}
+                        className={`p-1 text-center ${n ? (d.confusion.predicted[j] === t ? 'bg-green-100' : 'bg-red-50') : 'text-stone-300'}`}
+                      >
+                        {n}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </Card>
+      ) : null}
+
+      <Table caption="Cases" head={['#', 'Case', 'Truth', 'Final top-1', 'Rounds', 'Stop', 'Status']}>
+        {d.cases.items.map((c) => (
+          <tr key={c.sessionId}>
+            <Td>{c.position + 1}</Td>
+            <Td className="max-w-md">
+              <Link href={`/sessions/${c.sessionId}`} className="text-brand-700 hover:underline">
+                {c.symptoms.length > 90 ? `${c.symptoms.slice(0, 89)}…` : c.symptoms}
+              </Link>
+            </Td>
+            <Td>{c.truth || '—'}</Td>
+            <Td>{c.final?.[0] ? `${c.final[0].label} (${pct(c.final[0].probability)})` : '—'}</Td>
+            <Td>{c.rounds}</Td>
+            <Td>{c.stopReason ? (STOP_REASONS[c.stopReason as keyof typeof STOP_REASONS] ?? c.stopReason) : '—'}</Td>
+            <Td>
+              <StatusBadge status={c.status} />
+              {c.status === 'stalled' && canRun ? <RetryButton sessionId={c.sessionId} runId={run.run.id} /> : null}
+            </Td>
+          </tr>
+        ))}
+      </Table>
+      <Pagination {...d.cases} params={sp} basePath={basePath} />
+    </div>
+  )
+}

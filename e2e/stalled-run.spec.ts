@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:net'
+import { expect, test } from '@playwright/test'
+import { signIn, sql } from './helpers'
+
+/** A port nothing listens on: bound once, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  if (!address || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
+
+test('a run whose model cannot be reached stalls, says why, and offers Retry all stalled', async ({ page }) => {
+  test.setTimeout(120_000)
+  const port = await closedPort()
+  const connectionId = `e2e-${randomUUID()}`
+  const connectionName = `unreachable ${connectionId.slice(-6)}`
+  await sql(
+    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
+     VALUES ($1, 'demo-study', $2, 'openai-compatible', $3, 'gone', 2000, now())`,
+    [connectionId, connectionName, `http://127.0.0.1:${port}/v1`],
+  )
+  await signIn(page, 'researcher@parley.local')
+  await page.goto('/runs/new')
+  await page.getByRole('link', { name: /^EVINCE debate/ }).click()
+  await page.getByRole('link', { name: /^Demo: / }).click()
+  const name = `Unreachable model ${Date.now()}`
+  await page.getByLabel('Name').fill(name)
+  await page.getByLabel('One case, typed in').check()
+  await page.getByLabel('Symptoms (the information set S)').fill('fever, headache, stiff neck')
+  for (const seat of ['A', 'B']) {
+    await page
+      .getByRole('group', { name: `Debater ${seat}` })
+      .getByLabel('Model', { exact: true })
+      .selectOption({ label: `Connection: ${connectionName} (gone)` })
+  }
+  await page
+    .getByLabel('Judge model (CRIT and the final report, temperature 0)')
+    .selectOption({ label: 'None: no CRIT scores, equal weights, no report' })
+  await page.getByRole('button', { name: 'Start debate' }).click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // The session page says it stalled, and why (it updates by itself).
+  await expect(page.getByRole('alert').filter({ hasText: 'Stalled:' })).toBeVisible({ timeout: 60_000 })
+
+  await page.getByRole('link', { name: /all sessions of this run/ }).click()
+  const banner = page.getByTestId('run-blocked')
+  await expect(banner).toContainText('1 session stalled.')
+  await expect(banner).toContainText(/Stalled at \d\d:\d\d: /)
+  await expect(page.getByTestId('status-count-stalled')).toHaveText('1')
+  await expect(page.getByTestId('session-state').first()).toContainText('stalled: ')
+  // Retry all stalled: it fails again (the port is still closed), and the banner says so.
+  await page.getByRole('button', { name: 'Retry all stalled' }).click()
+  await expect(banner).toContainText(/Retry failed again at \d\d:\d\d: /, { timeout: 60_000 })
+  await expect(page.getByRole('button', { name: 'Retry all stalled' })).toBeVisible()
+  const runUrl = page.url()
+  // The list of runs says the run is blocked, not just "running".
+  await page.goto('/runs')
+  const row = page.locator('tr', { has: page.getByRole('link', { name }) })
+  await expect(row.getByTestId('run-status')).toContainText('running')
+  await expect(row.getByTestId('run-status')).toContainText('blocked')
+
+  // Change model: both debaters move to the offline demo model; a retry then finishes the debate.
+  await page.goto(runUrl)
+  await page.getByRole('button', { name: 'Change model' }).click()
+  const form = page.locator('form', { has: page.getByLabel('Seat', { exact: true }) })
+  for (const seat of ['A', 'B']) {
+    await form.getByLabel('Seat', { exact: true }).selectOption(seat)
+    await form.getByLabel('New model').selectOption(JSON.stringify({ connectionId: 'builtin-demo' }))
+    await form.getByLabel('Model override').fill('parley-demo-simulated')
+    await form.getByRole('button', { name: 'Change model' }).click()
+    await expect(page.getByTestId(`seat-${seat}`)).toContainText('LLM parley-demo-simulated')
+  }
+  await expect(form.getByRole('status')).toContainText('Changed for the run and 1 unfinished session.')
+  await page.getByRole('button', { name: 'Retry all stalled' }).click()
+  await expect(page.getByTestId('count-done')).toHaveText('1 / 1', { timeout: 60_000 })
+  await expect(banner).toHaveCount(0)
+})

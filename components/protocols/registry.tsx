@@ -1,5 +1,6 @@
 import { evinceUi } from '@/components/protocols/evince'
 import { pxpUi } from '@/components/protocols/pxp'
+import { scorekeepingUi } from '@/components/protocols/scorekeeping'
 import type { ProtocolUi } from '@/components/protocols/types'
 import { isProtocolId, type ProtocolId, protocols } from '@/lib/protocols/registry'
 
@@ -12,6 +13,7 @@ import { isProtocolId, type ProtocolId, protocols } from '@/lib/protocols/regist
 export const protocolUis: { readonly [K in ProtocolId]: ProtocolUi } = {
   pxp: pxpUi,
   evince: evinceUi,
+  scorekeeping: scorekeepingUi,
 }
 
 /** The UI of a protocol id, or null for an id Parley does not run. */

@@ -97,4 +97,6 @@ export interface ProtocolUi {
   dashboardTitle?: string
   /** One message body, compactly, for the inspector's M table (JSON otherwise). */
   MessageBody?: ComponentType<MessageBodyProps>
+  /** An import of the protocol's own instances on the study page (beside the dataset import). */
+  DatasetImport?: ComponentType<{ studyId: string }>
 }

@@ -284,7 +284,9 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
     .description('The same as `parley run <id>` (kept for scripts written before runs were generic)')
     .requiredOption('--experiment <id>', 'the experiment id')
     .option('--concurrency <n>', 'sessions (or carried-over chains) at once', repetitionNumber, 4)
-    .action((opts: { experiment: string; concurrency: number }) => runHeadlessCommand(opts.experiment, opts.concurrency))
+    .action((opts: { experiment: string; concurrency: number }) =>
+      runHeadlessCommand(opts.experiment, opts.concurrency),
+    )
   pxpCmd
     .command('export')
     .description("An experiment's messages (M) as JSON Lines, the format `parley pxp stats` reads")

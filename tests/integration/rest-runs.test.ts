@@ -25,7 +25,11 @@ async function keyFor(actor: Awaited<ReturnType<typeof makeUser>>) {
   return k.data.key
 }
 
-function call(ep: Endpoint, key: string, init: { path: string; params?: Record<string, string>; body?: unknown; query?: string }) {
+function call(
+  ep: Endpoint,
+  key: string,
+  init: { path: string; params?: Record<string, string>; body?: unknown; query?: string },
+) {
   const url = `http://127.0.0.1/api/v1${init.path}${init.query ? `?${init.query}` : ''}`
   const req = new Request(url, {
     method: ep.method,
@@ -51,11 +55,16 @@ describe('REST for runs and sessions', () => {
         name: 'one',
         kind: 'drug',
         source: 'inline',
-        instances: { create: { index: 0, input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'ester' } },
+        instances: {
+          create: { index: 0, input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'ester' },
+        },
       },
     })
     const key = await keyFor(researcher)
-    const bad = await call(endpoints.createRun, key, { path: '/runs', body: { studyId: study.id, protocol: 'pxp', name: '' } })
+    const bad = await call(endpoints.createRun, key, {
+      path: '/runs',
+      body: { studyId: study.id, protocol: 'pxp', name: '' },
+    })
     expect(bad.status).toBe(400)
     expect((await bad.json()).fieldErrors).toHaveProperty('name')
     const created = await call(endpoints.createRun, key, {
@@ -85,7 +94,10 @@ describe('REST for runs and sessions', () => {
       let session: { yourTurn: boolean; ask: { j: number } | null } | undefined
       for (let i = 0; i < 100 && !session?.yourTurn; i++) {
         await new Promise((r) => setTimeout(r, 100))
-        const res = await call(endpoints.getSession, expertKey, { path: `/sessions/${run.firstSessionId}`, params: { sessionId: run.firstSessionId } })
+        const res = await call(endpoints.getSession, expertKey, {
+          path: `/sessions/${run.firstSessionId}`,
+          params: { sessionId: run.firstSessionId },
+        })
         session = await res.json()
       }
       expect(session?.yourTurn).toBe(true)
@@ -94,14 +106,24 @@ describe('REST for runs and sessions', () => {
       const turn = await call(endpoints.submitTurn, expertKey, {
         path: `/sessions/${run.firstSessionId}/turns`,
         params: { sessionId: run.firstSessionId },
-        body: { seq: session?.ask?.j, matchPrev: false, agreePrev: false, prediction: 'CCO.CC(=O)O', explanation: 'Esterification.' },
+        body: {
+          seq: session?.ask?.j,
+          matchPrev: false,
+          agreePrev: false,
+          prediction: 'CCO.CC(=O)O',
+          explanation: 'Esterification.',
+        },
       })
       expect(turn.status).toBe(201)
-      const status = await (await call(endpoints.getRun, key, { path: `/runs/${run.id}`, params: { runId: run.id } })).json()
+      const status = await (
+        await call(endpoints.getRun, key, { path: `/runs/${run.id}`, params: { runId: run.id } })
+      ).json()
       expect(status).toMatchObject({ run: { id: run.id, status: 'running' }, counts: { total: 1 } })
       // Another researcher's key sees nothing of it.
       const outsider = await keyFor(await makeUser('researcher'))
-      expect((await call(endpoints.getRun, outsider, { path: `/runs/${run.id}`, params: { runId: run.id } })).status).toBe(404)
+      expect(
+        (await call(endpoints.getRun, outsider, { path: `/runs/${run.id}`, params: { runId: run.id } })).status,
+      ).toBe(404)
     } finally {
       await workers.stop()
     }

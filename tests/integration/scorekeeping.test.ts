@@ -21,7 +21,7 @@ import { describeShared, sharedDir } from '../support/shared'
 
 const fake = useFakeLlm()
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
  * A scripted answerer for some games: every request is answered with the value of the slot it asks
@@ -38,7 +38,9 @@ function answerer(instances: ScorekeepingInstance[]) {
       rules.push({
         match: {
           model: 'gen',
-          contains: new RegExp(`${escape(inst.initialPrompt as string)}[\\s\\S]*${escape(`${inst.tag}: ${r.text}`)}$`),
+          contains: new RegExp(
+            `${escapeRe(inst.initialPrompt as string)}[\\s\\S]*${escapeRe(`${inst.tag}: ${r.text}`)}$`,
+          ),
         },
         replies: [{ text: `ANSWER: ${value}.` }],
       })

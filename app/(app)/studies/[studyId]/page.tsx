@@ -15,6 +15,7 @@ import { loadForPage } from '@/lib/server/page-data'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
 import { ImportDatasetForm } from '@/components/datasets/import-form'
+import { runnableProtocols } from '@/components/protocols/registry'
 import { listStudyWork } from '@/lib/server/services/work'
 import { listTaskTemplates } from '@/lib/server/services/task-templates'
 
@@ -170,6 +171,13 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           {canEdit && (
             <div className="mt-4 border-t border-stone-100 pt-4">
               <ImportDatasetForm studyId={study.id} />
+              {runnableProtocols().map(({ id, ui }) =>
+                ui.DatasetImport ? (
+                  <div key={id} className="mt-4 border-t border-stone-100 pt-4">
+                    <ui.DatasetImport studyId={study.id} />
+                  </div>
+                ) : null,
+              )}
             </div>
           )}
         </Card>

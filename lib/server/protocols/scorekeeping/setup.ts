@@ -105,9 +105,8 @@ export async function planScorekeeping(
   const seats: Seats = { questioner: { kind: 'program', program: 'game-master', helpers: {}, params: {} }, answerer }
   const sessions: RunPlan['sessions'] = []
   for (let r = 1; r <= input.repetitions; r++)
-    chosen.forEach((inst, position) =>
-      sessions.push({ instanceId: inst.id, instance: inst.input, seats, repetition: r, position }),
-    )
+    for (const [position, inst] of chosen.entries())
+      sessions.push({ instanceId: inst.id, instance: inst.input, seats, repetition: r, position })
   return {
     name: input.name,
     task: 'clembench',

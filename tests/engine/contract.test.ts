@@ -168,10 +168,13 @@ for (const id of [...PROTOCOL_IDS, 'toy']) {
         await new Promise((r) => setTimeout(r, 1200))
         expect(await messageCount(run.id)).toBe(held) // … then nothing moves
         expect(await runStatus(run.id)).toBe('paused')
-        // No session claims to be running while its run is paused.
+        // No session is being stepped while its run is paused.
         await waitFor(
-          'sessions handed back',
-          () => db.protocolSession.count({ where: { experimentId: run.id, status: 'running' } }),
+          'the workers to let go',
+          async () => {
+            const r = await execute(getRun, w.researcher, { runId: run.id })
+            return r.ok ? r.data.counts.running : -1
+          },
           (n) => n === 0,
         )
         expect(await execute(resumeRun, w.researcher, { runId: run.id })).toMatchObject({ ok: true })

@@ -55,17 +55,43 @@ export async function dropQueuedSteps(experimentId: string): Promise<number> {
 }
 
 /**
- * The sessions a run (re)starts from: every session that is queued or was left running by a worker
- * that died (a chained session waits for its predecessor and is not among them). Sessions waiting for
- * a person or stalled are not enqueued: a submission or a Retry moves them.
+ * The sessions a run (re)starts from: every queued session (a chained session waits for its
+ * predecessor and is not among them). Sessions waiting for a person or stalled are not enqueued: a
+ * submission or a Retry moves them.
  */
 export async function runnableSessions(experimentId: string): Promise<string[]> {
   const { rows } = await sql().query<{ id: string }>(
-    `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status IN ('queued', 'running')
-     ORDER BY repetition, position`,
+    `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'queued' ORDER BY repetition, position`,
     [experimentId],
   )
   return rows.map((r) => r.id)
+}
+
+/**
+ * Which sessions a worker is stepping right now (an active job): "running" is read off the queue
+ * rather than written on the session, so the hot path pays no extra commit for it.
+ */
+export async function workingSessions(where: {
+  experimentIds?: string[]
+  sessionId?: string
+}): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>()
+  try {
+    const { rows } = await sql().query<{ sessionId: string; experimentId: string | null }>(
+      `SELECT DISTINCT data->>'sessionId' AS "sessionId", data->>'experimentId' AS "experimentId" FROM pgboss.job
+       WHERE name = ANY($1) AND state = 'active'
+         AND ($2::text[] IS NULL OR data->>'experimentId' = ANY($2)) AND ($3::text IS NULL OR data->>'sessionId' = $3)`,
+      [[STEP_QUEUE, ...LEGACY_QUEUES], where.experimentIds ?? null, where.sessionId ?? null],
+    )
+    for (const r of rows) {
+      const key = r.experimentId ?? ''
+      if (!out.has(key)) out.set(key, new Set())
+      out.get(key)?.add(r.sessionId)
+    }
+  } catch {
+    // The queue's schema does not exist yet: nothing runs.
+  }
+  return out
 }
 
 /**
@@ -82,10 +108,7 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
   for (;;) {
     let r: StepResult
     try {
-      r = await stepSession(
-        job.sessionId,
-        loaded ? { onlyIfRunning: true, loaded } : { onlyIfRunning: true, claim: true },
-      )
+      r = await stepSession(job.sessionId, loaded ? { onlyIfRunning: true, loaded } : { onlyIfRunning: true })
     } catch (err) {
       // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
       console.error(`[parley] step of session ${job.sessionId} failed:`, err)
@@ -96,23 +119,12 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
       return
     }
     hooks.onStep?.(r)
-    if (r.kind === 'paused') {
-      // Paused or cancelled: a session a worker had taken is queued again for the resume.
-      await sql().query(`UPDATE "ProtocolSession" SET status = 'queued' WHERE id = $1 AND status = 'running'`, [
-        job.sessionId,
-      ])
-      return
-    }
     if (r.kind !== 'appended' || r.done) return
     loaded = r.next
     if (Date.now() - started > budgetMs) {
-      // Back of the queue: the session is queued again (honestly), unless the run stopped meanwhile.
-      const { rows } = await sql().query<{ status: string | null }>(
-        `WITH u AS (UPDATE "ProtocolSession" SET status = 'queued' WHERE id = $1 AND status = 'running' RETURNING id)
-         SELECT (SELECT status FROM "Experiment" WHERE id = $2) AS status`,
-        [job.sessionId, job.experimentId],
-      )
-      if (!job.experimentId || rows[0]?.status === 'running') await enqueueSteps([job.sessionId], job.experimentId)
+      // Back of the queue, unless the run stopped meanwhile (as of this job's last append).
+      if (!job.experimentId || r.next.session.runStatus === 'running')
+        await enqueueSteps([job.sessionId], job.experimentId)
       return
     }
   }

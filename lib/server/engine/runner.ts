@@ -47,30 +47,25 @@ export function observeSteps(fn: ((t: StepTiming) => void) | undefined) {
   stepObserver = fn
 }
 
-type Row = Omit<StepSession, 'messages'> & { messages: BaseMessage[] | null; claimed: boolean }
+type Row = Omit<StepSession, 'messages'> & { messages: BaseMessage[] | null }
 
 /**
- * The session, its messages' bodies and its run's status and carry-over flag: one statement. With
- * `claim`, a queued session is marked running in the same statement (a worker has it now).
+ * The session, its messages' bodies and its run's status and carry-over flag: one read-only statement
+ * (every job starts with it; a write here would cost a commit per job on the hot path).
  */
-export async function loadSession(sessionId: string, claim = false): Promise<StepSession> {
+export async function loadSession(sessionId: string): Promise<StepSession> {
   const { rows } = await sql().query<Row>(
-    `WITH c AS (
-       UPDATE "ProtocolSession" SET status = 'running', "updatedAt" = now()
-       WHERE $2 AND id = $1 AND status = 'queued' RETURNING id
-     )
-     SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
+    `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
             s."awaitingSeat", s.config, s.seats, s.instance, e.status AS "runStatus",
-            COALESCE(e."carryOver", false) AS chained, EXISTS (SELECT 1 FROM c) AS claimed,
+            COALESCE(e."carryOver", false) AS chained,
             (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
      FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
      WHERE s.id = $1`,
-    [sessionId, claim],
+    [sessionId],
   )
   const row = rows[0]
   if (!row) throw new Error(`Session ${sessionId} does not exist.`)
-  const { claimed, ...rest } = row
-  return { ...rest, status: claimed ? 'running' : row.status, messages: row.messages ?? [] }
+  return { ...row, messages: row.messages ?? [] }
 }
 
 /** Parse a loaded session and replay its log. Throws for an unknown protocol or a corrupt log. */
@@ -90,8 +85,6 @@ export interface StepOptions {
   onlyIfRunning?: boolean
   /** The session as the previous step of this job left it. */
   loaded?: Loaded
-  /** Mark a queued session running (a worker took it). */
-  claim?: boolean
 }
 
 export async function stepSession(sessionId: string, opts: StepOptions = {}): Promise<StepResult> {
@@ -102,11 +95,10 @@ export async function stepSession(sessionId: string, opts: StepOptions = {}): Pr
   return r
 }
 
-const OPEN = new Set(['queued', 'running', 'awaiting', 'stalled'])
+const OPEN = new Set(['queued', 'awaiting', 'stalled'])
 
 async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptions): Promise<StepResult> {
-  const loaded =
-    opts.loaded?.session.id === sessionId ? opts.loaded : await prepare(await loadSession(sessionId, opts.claim))
+  const loaded = opts.loaded?.session.id === sessionId ? opts.loaded : await prepare(await loadSession(sessionId))
   const { session, plugin, ctx } = loaded
   if (opts.onlyIfRunning && session.experimentId && session.runStatus !== 'running') return { kind: 'paused' }
   if (session.status === 'waiting' || session.status === 'cancelled') return { kind: 'idle', status: session.status }
@@ -151,13 +143,13 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
     const produced = await agent(agentCtx)
     const after = plugin.protocol.apply(ctx.state, produced.message)
     const next = plugin.protocol.next(after)
-    const runStatus = await appendMessage(loaded, produced, next.done ? next.reason : null, 'running')
+    const runStatus = await appendMessage(loaded, produced, next.done ? next.reason : null, 'queued')
     notifyAppended(session, j, next.done ? next.reason : null)
     const nextLoaded: Loaded = {
       ...loaded,
       session: {
         ...session,
-        status: next.done ? 'done' : 'running',
+        status: next.done ? 'done' : 'queued',
         runStatus,
         messages: [...session.messages, produced.message],
       },
@@ -205,7 +197,7 @@ export async function appendMessage(
   loaded: Loaded,
   produced: Produced,
   doneReason: string | null,
-  status: 'running' | 'queued',
+  status: 'queued',
   author?: { userId: string },
   exec: Exec = pgExec,
 ): Promise<string | null> {

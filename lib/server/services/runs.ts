@@ -3,7 +3,7 @@ import type { Prisma } from '@/lib/generated/prisma/client'
 import type { Actor } from '@/lib/server/actor'
 import { db, sql } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
-import { dropQueuedSteps, enqueueSteps, runnableSessions } from '@/lib/server/engine/jobs'
+import { dropQueuedSteps, enqueueSteps, runnableSessions, workingSessions } from '@/lib/server/engine/jobs'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished } from '@/lib/server/engine/runner'
 import { writeRun } from '@/lib/server/engine/runs'
@@ -119,11 +119,13 @@ export async function runCounts(runId: string): Promise<RunCounts> {
   const r = rows[0]
   const by = r?.by ?? {}
   const n = (s: string) => Number(by[s] ?? 0)
+  // "Running" is a queued session a worker has now (an active job); the rest wait their turn.
+  const running = (await workingSessions({ experimentIds: [runId] })).get(runId)?.size ?? 0
   return {
     total: Object.values(by).reduce((a, b) => a + Number(b), 0),
-    queued: n('queued'),
+    queued: Math.max(0, n('queued') - running),
     waiting: n('waiting'),
-    running: n('running'),
+    running,
     awaiting: n('awaiting'),
     stalled: n('stalled'),
     done: n('done'),
@@ -190,10 +192,13 @@ export async function runPage(where: Prisma.ExperimentWhereInput, page: number, 
       ).rows
     : []
   const labels = new Map((await allPlugins()).map((p) => [p.protocol.id, p.protocol.label]))
+  const working = ids.length ? await workingSessions({ experimentIds: ids }) : new Map<string, Set<string>>()
   return pageOf(
     items.map((e) => {
       const c = { queued: 0, waiting: 0, running: 0, awaiting: 0, stalled: 0, done: 0, cancelled: 0 }
       for (const r of counts) if (r.experimentId === e.id) c[r.status as keyof typeof c] = r.n
+      c.running = working.get(e.id)?.size ?? 0
+      c.queued = Math.max(0, c.queued - c.running)
       const sessions = Object.values(c).reduce((a, b) => a + b, 0)
       return {
         ...e,
@@ -250,9 +255,17 @@ export const getRun = defineOperation({
     })
     if (!run) throw notFound('Run')
     const plugin = await pluginFor(run.protocol)
+    const working = (await workingSessions({ experimentIds: [runId] })).get(runId) ?? new Set<string>()
     const where: Prisma.ProtocolSessionWhereInput = {
       experimentId: runId,
-      ...(status ? { status } : {}),
+      // "running" = queued sessions a worker has now; "queued" = the others.
+      ...(status === 'running'
+        ? { status: 'queued', id: { in: [...working] } }
+        : status === 'queued'
+          ? { status, id: { notIn: [...working] } }
+          : status
+            ? { status }
+            : {}),
       ...(repetition ? { repetition } : {}),
     }
     const [sessions, total, counts, dataset, lastStall] = await Promise.all([
@@ -302,7 +315,11 @@ export const getRun = defineOperation({
       files: Object.entries(plugin.files ?? {}).map(([file, f]) => ({ file, label: f.label })),
       hasDashboard: !!plugin.views.dashboard,
       sessions: pageOf(
-        sessions.map(({ _count, ...s }) => ({ ...s, messages: _count.messages })),
+        sessions.map(({ _count, ...s }) => ({
+          ...s,
+          status: s.status === 'queued' && working.has(s.id) ? 'running' : s.status,
+          messages: _count.messages,
+        })),
         total,
         page,
         pageSize,

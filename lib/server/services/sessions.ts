@@ -5,7 +5,7 @@ import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db, sql } from '@/lib/server/db'
 import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
-import { enqueueSteps } from '@/lib/server/engine/jobs'
+import { enqueueSteps, workingSessions } from '@/lib/server/engine/jobs'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import {
   afterSessionDone,
@@ -182,12 +182,14 @@ export const getSession = defineOperation({
       select: { seq: true, body: true, authorUserId: true, llmCallId: true, createdAt: true, payload: true },
     })
     const view = await plugin.views.session({ ...ctx, mySeats, ask })
+    const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
     const researcher = hasScope(actor.role, 'work:read-study')
     return {
       id: session.id,
       protocol: session.protocol,
       protocolLabel: plugin.protocol.label,
-      status: session.status,
+      /** "running" while a worker steps it (calling a model), else the stored status. */
+      status: working ? 'running' : session.status,
       awaitingSeat: session.awaitingSeat,
       stopReason: meta.stopReason,
       stallError: researcher || mySeats.length ? meta.stallError : null,

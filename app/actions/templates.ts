@@ -51,10 +51,5 @@ export async function tryMatchAction(_prev: ActionState, fd: FormData): Promise<
     { match: matchOf(fd), a: fd.get('tryA') ?? '', b: fd.get('tryB') ?? '' },
     (d) => (d.match ? 'MATCH: these two predictions match.' : 'No MATCH: these two predictions differ.'),
   )
-  if (!data) {
-    const fe = state?.fieldErrors
-    if (fe?.match) for (const k of ['pattern', 'tolerance', 'separator']) fe[k] = fe.match
-    return state
-  }
-  return state ? { ...state, data: { match: data.match } } : state
+  return data && state ? { ...state, data: { match: data.match } } : state
 }

@@ -20,6 +20,8 @@ const SignInInput = z.object({
 
 /** Only same-site paths are followed after sign-in (no open redirects). */
 export async function safeNext(next: string | undefined): Promise<string> {
+  // A control character (a newline) cannot go into the Location header: Next would answer 500.
+  if (next && /[\u0000-\u001f\u007f]/.test(next)) return '/'
   return next?.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
 }
 

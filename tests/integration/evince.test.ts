@@ -198,6 +198,31 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     expect(await db.protocolMessage.count({ where: { sessionId: sid } })).toBe(3 * 4 + 1)
   })
 
+  it('JSON replies with U+0000 do not stall the debate: the messages go on without it, the call log escapes it', async () => {
+    const ctx = await setup()
+    const f = loadDebateFixture('dengue')
+    const rules = debateRules(f)
+    // Every debater's first justification and the report's conclusion carry a NUL ("\u0000" in the JSON).
+    for (const rule of rules) {
+      const json = (rule.replies?.[0] as { json?: Record<string, unknown> } | undefined)?.json
+      const first = (json?.predictions as Array<{ justification: string }> | undefined)?.[0]
+      if (first) first.justification = 'fits\u0000 best'
+      if (json && 'conclusion' in json) json.conclusion = 'Dengue\u0000 Fever it is.'
+    }
+    fake().setScript(rules)
+    const { firstSessionId } = await newDebate(ctx, f)
+    const sid = firstSessionId as string
+    expect(await runEvinceSession(sid)).toEqual({ kind: 'done', reason: 'agreement' })
+    const v = await execute(viewDebate, ctx.researcher, { sessionId: sid })
+    if (!v.ok) throw new Error(v.error)
+    expect(v.data.report?.conclusion).toBe('Dengue Fever it is.')
+    expect(v.data.rounds[0]?.A?.predictions[0]?.justification).toBe('fits best')
+    const calls = await db.llmCall.findMany({ where: { sessionRef: sid } })
+    expect(calls).toHaveLength(3 * 4 + 1)
+    expect(calls.every((c) => c.status === 'ok')).toBe(true)
+    expect(JSON.stringify(calls.map((c) => c.response))).toContain('Dengue\\\\u0000 Fever it is.')
+  })
+
   it('an invalid reply is re-asked with the error, and a list longer than k is cut to the top k', async () => {
     const ctx = await setup()
     fake().setScript([

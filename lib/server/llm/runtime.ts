@@ -12,6 +12,7 @@ import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
 import { db, sql } from '@/lib/server/db'
+import { pgJson, pgText } from '@/lib/server/pg-text'
 
 /** The row fields the runtime needs (the sealed key included; never hand this to a page). */
 export type ConnectionRow = {
@@ -240,7 +241,8 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
     const tokensIn = a.usage?.prompt_tokens ?? 0
     const tokensOut = a.usage?.completion_tokens ?? 0
     // One raw INSERT: the request can be a long chat (a growing PXP context, images), and this runs
-    // for every attempt of every call, so it skips the query builder.
+    // for every attempt of every call, so it skips the query builder. Model output may hold U+0000,
+    // which PostgreSQL refuses: pgText/pgJson write it escaped, so every attempt gets its row.
     const id = randomUUID()
     const cost = costOf(tokensIn, tokensOut, priceFor(params.model, prices))
     await sql().query(
@@ -259,14 +261,14 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
         base.sessionRef,
         base.messageRef,
         base.provider,
-        base.modelRequested,
-        a.response?.model ?? null,
-        JSON.stringify(base.params),
+        pgText(base.modelRequested),
+        pgText(a.response?.model),
+        pgJson(base.params),
         base.seed,
         base.promptHash,
-        JSON.stringify(a.request ?? null),
-        a.response ? JSON.stringify(a.response) : null,
-        a.error ?? null,
+        pgJson(a.request ?? null),
+        a.response ? pgJson(a.response) : null,
+        pgText(a.error),
         a.errorKind ?? null,
         a.httpStatus ?? null,
         a.status,

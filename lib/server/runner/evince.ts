@@ -30,6 +30,7 @@ import { canonicalLabel } from '@/lib/metrics/evince'
 import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { publishSession } from '@/lib/server/live'
+import { pgJson, pgText, withoutNul } from '@/lib/server/pg-text'
 import { markAwaiting, markDone, markStalled, runUntilStill, streamTo } from '@/lib/server/runner/session'
 import { cachedConnection as connection, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
@@ -135,7 +136,8 @@ async function askJson<S extends z.ZodType>(
     )
     const json = parseJsonReply(r.text)
     if (json.ok) {
-      const parsed = schema.safeParse(json.value)
+      // Without U+0000 (PostgreSQL refuses it); the raw reply keeps it, escaped.
+      const parsed = schema.safeParse(withoutNul(json.value))
       if (parsed.success) {
         const problem = check?.(parsed.data) ?? null
         if (!problem) return { value: parsed.data, callId: r.callIds.at(-1) ?? null, raw: r.text }
@@ -289,7 +291,7 @@ export async function appendDebateMessage(
 ) {
   const after = evince.apply(state, message)
   const receiver = message.sender === 'A' ? 'B' : message.sender === 'B' ? 'A' : 'A,B'
-  const payload = JSON.stringify({ ...message, ...(extra.raw ? { raw: extra.raw } : {}) })
+  const payload = pgJson({ ...message, ...(extra.raw ? { raw: extra.raw } : {}) })
   const ask = evince.next(after)
   const status = ask.done ? 'done' : 'running'
   const stopReason = ask.done ? ask.reason : null
@@ -315,11 +317,11 @@ export async function appendDebateMessage(
       message.sender,
       receiver,
       message.kind,
-      summary(message),
+      pgText(summary(message)),
       payload,
       extra.callId ?? null,
       extra.authorUserId ?? null,
-      JSON.stringify(extra.context ?? {}),
+      pgJson(extra.context ?? {}),
       status,
       stopReason,
     ],

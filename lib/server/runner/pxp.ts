@@ -23,6 +23,7 @@ import { labelsMatch, parseReply } from '@/lib/tasks/reply'
 import { db, sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { publishSession } from '@/lib/server/live'
+import { pgJson, pgText, withoutNul } from '@/lib/server/pg-text'
 import { markAwaiting, markDone, markStalled, runUntilStill, streamTo } from '@/lib/server/runner/session'
 import { cachedConnection as connection, LlmError, recordedChat } from '@/lib/server/llm/runtime'
 
@@ -152,8 +153,9 @@ async function generate(
     ).finally(() => {
       ctx.llmMs += performance.now() - t0
     })
+    // The answer goes on without U+0000 (PostgreSQL refuses it); the raw reply keeps it, escaped.
     const parsed = parseReply(
-      r.text,
+      withoutNul(r.text),
       template
         ? { prediction: template.predictionField, explanation: [template.explanationField] }
         : { explanation: [EXPLANATION_KEY[task], 'Explanation'] },
@@ -391,7 +393,7 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
       match: await matcher(task, template),
       agree: checker(task, seat.checker, ctx, template),
     })
-    const payload = JSON.stringify({
+    const payload = pgJson({
       category: tagged.category,
       changed: tagged.changed,
       ...(raw !== null ? { raw } : {}),
@@ -421,11 +423,11 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
         ask.seat,
         otherSeat(ask.seat),
         tagged.tag,
-        answer.y,
-        answer.e,
+        pgText(answer.y),
+        pgText(answer.e),
         payload,
         callId,
-        JSON.stringify(context ?? { proxy: 'ground truth' }),
+        pgJson(context ?? { proxy: 'ground truth' }),
         session.experimentId,
       ],
     )

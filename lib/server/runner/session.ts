@@ -1,5 +1,6 @@
 import { sql } from '@/lib/server/db'
 import { publish, publishSession } from '@/lib/server/live'
+import { pgText } from '@/lib/server/pg-text'
 
 /**
  * What every protocol's runner does to a session besides appending messages: record that it ended,
@@ -39,7 +40,7 @@ export async function markAwaiting(s: SessionRef): Promise<void> {
 export async function markStalled(s: SessionRef, error: string): Promise<{ kind: 'stalled'; error: string }> {
   await sql().query(
     `UPDATE "ProtocolSession" SET status = 'stalled', "stallError" = $2, "updatedAt" = now() WHERE id = $1`,
-    [s.id, error],
+    [s.id, pgText(error)],
   )
   await publishSession(s.id, s.experimentId, { type: 'status', status: 'stalled' })
   return { kind: 'stalled', error }

@@ -3,6 +3,7 @@ import { sessionActor } from '@/lib/server/api/auth'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
+import { inputProblem } from '@/lib/server/input'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
 import { visibleConnections } from '@/lib/server/services/connections'
 import { describeLlmError, promptMessages } from '@/lib/server/services/llm'
@@ -35,6 +36,8 @@ export async function POST(req: Request) {
   } catch {
     return fail(400, 'The request body is not valid JSON.')
   }
+  const problem = inputProblem(raw)
+  if (problem) return fail(400, `Invalid input. ${problem.path.join('.')}: ${problem.message}`)
   const parsed = Input.safeParse(raw)
   if (!parsed.success) return fail(400, `Invalid input. ${parsed.error.issues[0]?.message ?? ''}`)
   const input = parsed.data

@@ -161,6 +161,8 @@ export interface CallContext {
   /** Serve an identical earlier successful request from the call log instead of calling the model. */
   replay?: boolean
   signal?: AbortSignal
+  /** Keep the key (and secret header values) out of the returned text and deltas, as the call log does. */
+  redactOutput?: boolean
   /** Stream the reply; called with each text delta. */
   onToken?: (delta: string, info: { attempt: number; text: string }) => void
 }
@@ -283,8 +285,13 @@ export async function recordedChat(row: ConnectionRow, params: ChatParams, ctx: 
   }
   const client = await clientFor(row)
   const result = ctx.onToken
-    ? await client.stream(params, { signal: ctx.signal, onAttempt, onToken: ctx.onToken })
-    : await client.chat(params, { signal: ctx.signal, onAttempt })
+    ? await client.stream(params, {
+        signal: ctx.signal,
+        onAttempt,
+        onToken: ctx.onToken,
+        redactOutput: ctx.redactOutput,
+      })
+    : await client.chat(params, { signal: ctx.signal, onAttempt, redactOutput: ctx.redactOutput })
   return { ...result, callIds, cached: false, simulated }
 }
 

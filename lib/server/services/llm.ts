@@ -45,7 +45,7 @@ export const testConnection = defineOperation({
       const r = await recordedChat(
         row,
         { model: row.defaultModel, messages: [{ role: 'user', content: 'Reply with the word OK.' }], max_tokens: 1 },
-        { purpose: 'connection-test', userId: actor.userId || null, studyId: row.studyId },
+        { purpose: 'connection-test', userId: actor.userId || null, studyId: row.studyId, redactOutput: true },
       )
       return {
         ok: true as const,
@@ -85,7 +85,13 @@ export const runPrompt = defineOperation({
           ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
           ...(input.maxTokens !== undefined ? { max_tokens: input.maxTokens } : {}),
         },
-        { purpose: 'playground', userId: actor.userId || null, studyId: row.studyId, replay: input.replay },
+        {
+          purpose: 'playground',
+          userId: actor.userId || null,
+          studyId: row.studyId,
+          replay: input.replay,
+          redactOutput: true,
+        },
       )
       return {
         text: r.text,

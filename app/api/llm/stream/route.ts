@@ -58,6 +58,8 @@ export async function POST(req: Request) {
             userId: actor.userId,
             studyId: row.studyId,
             signal: req.signal,
+            // Tokens go to a browser: the key (e.g. echoed by the model) is redacted as in the call log.
+            redactOutput: true,
             onToken: (delta, info) => send('token', { delta, attempt: info.attempt }),
           },
         )

@@ -36,10 +36,23 @@ export function CreateConnectionForm({ providers, owners }: { providers: Opt; ow
         <Field name="requestsPerMinute" label="Requests per minute" type="number" hint="Empty: no limit." />
         <Field name="tokensPerMinute" label="Tokens per minute" type="number" hint="Empty: no limit." />
       </div>
-      <Field name="extraHeaders" label="Extra headers (JSON)" placeholder='{"X-Team": "radiology"}' multiline />
+      <Field
+        name="extraHeaders"
+        label="Extra headers (JSON)"
+        placeholder='{"X-Team": "radiology"}'
+        hint="Values are encrypted like the key and shown only as …abcd."
+        multiline
+      />
       <SubmitButton pendingText="Adding…">Add connection</SubmitButton>
     </ActionForm>
   )
+}
+
+/** The stored extra headers as the server sends them: names with masked values, never the values. */
+function storedHeaders(headers: Record<string, string>): string {
+  const entries = Object.entries(headers)
+  if (!entries.length) return 'No extra headers stored.'
+  return `Stored: ${entries.map(([name, masked]) => `${name}: ${masked}`).join(', ')}.`
 }
 
 export function EditConnectionForm({
@@ -55,7 +68,7 @@ export function EditConnectionForm({
     maxConcurrency: number
     requestsPerMinute: number | null
     tokensPerMinute: number | null
-    extraHeaders: unknown
+    extraHeaders: Record<string, string>
     provider: string
   }
 }) {
@@ -97,8 +110,9 @@ export function EditConnectionForm({
       </div>
       <Field
         name="extraHeaders"
-        label="Extra headers (JSON)"
-        defaultValue={JSON.stringify(c.extraHeaders ?? {})}
+        label="Replace extra headers (JSON)"
+        placeholder='{"X-Api-Key": "…"}'
+        hint={`${storedHeaders(c.extraHeaders)} Leave empty to keep them; a JSON object replaces them all ({} removes them).`}
         multiline
       />
       <SubmitButton>Save connection</SubmitButton>

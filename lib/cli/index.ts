@@ -264,6 +264,9 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
       await ensureDatabaseUrl(async () => {
         const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
         const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
+        const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
+        const sealed = await sealLegacyHeaders()
+        if (sealed) process.stderr.write(`parley worker: encrypted the extra headers of ${sealed} connection(s)\n`)
         const count = opts.concurrency ?? jobSettings().workers
         const workers = await startPxpWorkers(count)
         process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)

@@ -11,6 +11,7 @@ import {
 import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
+import { type HeaderMap, headersOfRow, secretHeaderValues } from '@/lib/server/llm/header-secrets'
 import { db, sql } from '@/lib/server/db'
 
 /** The row fields the runtime needs (the sealed key included; never hand this to a page). */
@@ -23,6 +24,7 @@ export type ConnectionRow = {
   defaultModel: string
   apiVersion: string | null
   extraHeaders: Prisma.JsonValue
+  extraHeadersEnc: string | null
   timeoutMs: number
   maxConcurrency: number
   requestsPerMinute: number | null
@@ -64,11 +66,7 @@ export async function ensureDemoConnection(): Promise<void> {
   })
 }
 
-function headersOf(row: ConnectionRow, apiKey: string): Record<string, string> {
-  const extra = (row.extraHeaders && typeof row.extraHeaders === 'object' ? row.extraHeaders : {}) as Record<
-    string,
-    string
-  >
+function headersOf(row: ConnectionRow, extra: HeaderMap, apiKey: string): HeaderMap {
   // Azure's v1 API takes the key in an `api-key` header (Bearer also works with Entra tokens).
   return row.provider === 'azure' && apiKey ? { ...extra, 'api-key': apiKey } : { ...extra }
 }
@@ -80,6 +78,7 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
   const cached = g.parleyLlmClients.get(cacheKey)
   if (cached) return cached
   const apiKey = row.apiKeyEnc ? unseal(row.apiKeyEnc) : 'none'
+  const extra = headersOfRow(row)
   let baseURL = row.baseUrl
   if (row.provider === 'demo') baseURL = (await demoEndpoint()).url
   const client = createLlmClient({
@@ -90,7 +89,8 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
     maxConcurrency: row.maxConcurrency,
     requestsPerMinute: row.requestsPerMinute ?? undefined,
     tokensPerMinute: row.tokensPerMinute ?? undefined,
-    extraHeaders: headersOf(row, apiKey),
+    extraHeaders: headersOf(row, extra, apiKey),
+    secrets: secretHeaderValues(extra),
   })
   for (const k of g.parleyLlmClients.keys()) if (k.startsWith(`${row.id}:`)) g.parleyLlmClients.delete(k)
   g.parleyLlmClients.set(cacheKey, client)

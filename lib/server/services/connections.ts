@@ -2,8 +2,10 @@ import { z } from 'zod'
 import { jsonText } from '@/lib/server/input'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
+import type { Prisma } from '@/lib/generated/prisma/client'
 import { maskSecret, seal } from '@/lib/server/crypto'
 import { db, type Tx } from '@/lib/server/db'
+import { headerColumns, publicHeaders } from '@/lib/server/llm/header-secrets'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -75,7 +77,10 @@ export const CreateConnectionInput = z
     return { ...v, baseUrl: url ?? 'builtin:demo' }
   })
 
-/** What pages and the API see of a connection. The sealed key never leaves the server. */
+/**
+ * The columns read for what pages and the API see of a connection. The sealed key never leaves the
+ * server; the sealed headers are read only to tell a masked row from one not yet sealed.
+ */
 export const connectionPublic = {
   id: true,
   studyId: true,
@@ -86,6 +91,7 @@ export const connectionPublic = {
   defaultModel: true,
   apiVersion: true,
   extraHeaders: true,
+  extraHeadersEnc: true,
   timeoutMs: true,
   maxConcurrency: true,
   requestsPerMinute: true,
@@ -95,8 +101,22 @@ export const connectionPublic = {
   study: { select: { id: true, name: true } },
 } as const
 
-export function withMask<T extends { apiKeyLast4: string | null }>(c: T) {
-  return { ...c, apiKeyMasked: maskSecret(c.apiKeyLast4) }
+type StoredConnection = {
+  apiKeyLast4: string | null
+  extraHeaders: Prisma.JsonValue
+  extraHeadersEnc: string | null
+  apiKeyEnc?: string | null
+}
+
+/** A connection as people see it: the key as "…abcd", extra header names with masked values. */
+export function withMask<T extends StoredConnection>(c: T) {
+  const { extraHeadersEnc: _sealed, apiKeyEnc: _key, ...rest } = c
+  return { ...rest, extraHeaders: publicHeaders(c), apiKeyMasked: maskSecret(c.apiKeyLast4) }
+}
+
+/** A connection as the audit log records it: like {@link withMask}, extra headers by name only. */
+function auditView<T extends StoredConnection>(c: T) {
+  return { ...withMask(c), extraHeaders: Object.keys(publicHeaders(c)).sort() }
 }
 
 /**
@@ -185,10 +205,10 @@ export const createConnection = defineOperation({
   async run(actor, input) {
     return db.$transaction(async (tx) => {
       await assertCanOwn(tx, actor, input.studyId)
-      const { apiKey, ...rest } = input
+      const { apiKey, extraHeaders, ...rest } = input
       assertProviderFields(input.provider, apiKey)
       const row = await tx.llmConnection.create({
-        data: { ...rest, ...keyParts(apiKey), createdById: actor.userId || null },
+        data: { ...rest, ...keyParts(apiKey), ...headerColumns(extraHeaders), createdById: actor.userId || null },
         select: connectionPublic,
       })
       await writeAudit(tx, {
@@ -197,7 +217,7 @@ export const createConnection = defineOperation({
         resourceType: 'connection',
         resourceId: row.id,
         studyId: row.studyId,
-        after: withMask(row),
+        after: auditView(row),
       })
       return withMask(row)
     })
@@ -216,18 +236,20 @@ export const updateConnection = defineOperation({
     clearApiKey: z.union([z.boolean(), z.literal('on')]).optional(),
     defaultModel: fields.defaultModel.optional(),
     apiVersion: fields.apiVersion,
-    extraHeaders: headersInput.optional(),
+    /** Empty or absent keeps the stored headers; an object replaces them all ({} removes them). */
+    extraHeaders: z.preprocess((v) => (typeof v === 'string' && !v.trim() ? undefined : v), headersInput.optional()),
     timeoutMs: z.coerce.number().int().min(1000).max(600_000).optional(),
     maxConcurrency: z.coerce.number().int().min(1).max(256).optional(),
     requestsPerMinute: optionalInt(1, 1_000_000),
     tokensPerMinute: optionalInt(1, 100_000_000),
   }),
-  async run(actor, { connectionId, apiKey, clearApiKey, ...changes }) {
+  async run(actor, { connectionId, apiKey, clearApiKey, extraHeaders, ...changes }) {
     return db.$transaction(async (tx) => {
       const before = await editableConnection(tx, actor, connectionId)
       const data = {
         ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
         ...(clearApiKey ? { apiKeyEnc: null, apiKeyLast4: null } : keyParts(apiKey)),
+        ...(extraHeaders ? headerColumns(extraHeaders) : {}),
       }
       const row = await tx.llmConnection.update({ where: { id: connectionId }, data, select: connectionPublic })
       await writeAudit(tx, {
@@ -236,8 +258,8 @@ export const updateConnection = defineOperation({
         resourceType: 'connection',
         resourceId: row.id,
         studyId: row.studyId,
-        before: withMask({ ...before, apiKeyEnc: undefined }),
-        after: withMask(row),
+        before: auditView(before),
+        after: auditView(row),
       })
       return withMask(row)
     })
@@ -263,7 +285,7 @@ export const deleteConnection = defineOperation({
         resourceType: 'connection',
         resourceId: connectionId,
         studyId: before.studyId,
-        before: withMask({ ...before, apiKeyEnc: undefined }),
+        before: auditView(before),
       })
       return { deleted: true }
     })

@@ -84,7 +84,7 @@ export function EditConnectionForm({
             label="Replace API key"
             type="password"
             autoComplete="off"
-            hint={`Stored key: ${c.apiKeyMasked}. Leave empty to keep it.`}
+            hint={`Stored key: ${c.apiKeyMasked}. Leave empty to keep it; changing the base URL or the extra headers needs it again.`}
           />
         )}
         <Field name="defaultModel" label="Default model" defaultValue={c.defaultModel} required />

@@ -5,7 +5,7 @@ import { hasScope } from '@/lib/server/auth/roles'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import { maskSecret, seal } from '@/lib/server/crypto'
 import { db, type Tx } from '@/lib/server/db'
-import { headerColumns, publicHeaders } from '@/lib/server/llm/header-secrets'
+import { type HeaderMap, headerColumns, headersOfRow, publicHeaders } from '@/lib/server/llm/header-secrets'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -246,6 +246,8 @@ export const updateConnection = defineOperation({
   async run(actor, { connectionId, apiKey, clearApiKey, extraHeaders, ...changes }) {
     return db.$transaction(async (tx) => {
       const before = await editableConnection(tx, actor, connectionId)
+      const moved = destinationChanges(before, { ...changes, extraHeaders })
+      assertSecretsReentered(before, moved, { apiKey, clearApiKey: !!clearApiKey, extraHeaders })
       const data = {
         ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
         ...(clearApiKey ? { apiKeyEnc: null, apiKeyLast4: null } : keyParts(apiKey)),
@@ -259,7 +261,11 @@ export const updateConnection = defineOperation({
         resourceId: row.id,
         studyId: row.studyId,
         before: auditView(before),
-        after: auditView(row),
+        after: {
+          ...auditView(row),
+          ...(moved.length ? { destinationChanged: moved } : {}),
+          keyReentered: !!apiKey && !clearApiKey,
+        },
       })
       return withMask(row)
     })
@@ -291,6 +297,68 @@ export const deleteConnection = defineOperation({
     })
   },
 })
+
+/** The settings that decide where a connection's key and headers are sent. */
+type Destination = { baseUrl?: string; apiVersion?: string; extraHeaders?: HeaderMap }
+
+/** Which of them an update changes (a resubmitted identical value is no change). */
+function destinationChanges(
+  before: {
+    baseUrl: string
+    apiVersion: string | null
+    extraHeaders: Prisma.JsonValue
+    extraHeadersEnc: string | null
+  },
+  next: Destination,
+): string[] {
+  const moved: string[] = []
+  if (next.baseUrl !== undefined && next.baseUrl !== before.baseUrl) moved.push('baseUrl')
+  if (next.apiVersion !== undefined && (next.apiVersion || null) !== (before.apiVersion || null))
+    moved.push('apiVersion')
+  if (next.extraHeaders !== undefined) {
+    let stored: HeaderMap | undefined
+    try {
+      stored = headersOfRow(before)
+    } catch {
+      // Unreadable (the secret changed): whatever is sent now counts as a change.
+    }
+    if (!stored || !sameHeaders(stored, next.extraHeaders)) moved.push('extraHeaders')
+  }
+  return moved
+}
+
+function sameHeaders(a: HeaderMap, b: HeaderMap): boolean {
+  const ka = Object.keys(a)
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k])
+}
+
+/**
+ * Stored secrets never follow a connection to a new destination: changing the base URL, the API
+ * version or the extra headers needs the API key entered again (anyone could otherwise point an
+ * admin's connection at their own server and press Test), and changing the base URL or API version
+ * needs the stored extra headers entered again too. Applies to everyone, creators and admins included.
+ */
+function assertSecretsReentered(
+  before: { apiKeyEnc: string | null; extraHeaders: Prisma.JsonValue; extraHeadersEnc: string | null },
+  moved: string[],
+  given: { apiKey?: string; clearApiKey: boolean; extraHeaders?: HeaderMap },
+) {
+  if (!moved.length) return
+  const fieldErrors: Record<string, string[]> = {}
+  if (before.apiKeyEnc && !given.apiKey && !given.clearApiKey) {
+    fieldErrors.apiKey = ['Enter the API key again to change where it is sent.']
+  }
+  const headersStored = Object.keys(publicHeaders(before)).length > 0
+  if (headersStored && given.extraHeaders === undefined && moved.some((m) => m !== 'extraHeaders')) {
+    fieldErrors.extraHeaders = ['Enter the extra headers again to change where they are sent ({} removes them).']
+  }
+  if (Object.keys(fieldErrors).length) {
+    throw badRequest(
+      `Changing ${moved.join(', ')} sends the stored secrets somewhere new: enter them again.`,
+      fieldErrors,
+    )
+  }
+}
 
 export function assertProviderFields(provider: string, apiKey: string | undefined) {
   if (provider === 'openai' && !apiKey) throw badRequest('OpenAI needs an API key.', { apiKey: ['Enter the API key.'] })

@@ -10,7 +10,19 @@ import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms
 
 type Opt = Array<{ value: string; label: string }>
 
-export function CreateConnectionForm({ providers, owners }: { providers: Opt; owners: Opt }) {
+const INTERNAL_HOSTS_HINT =
+  'Internal addresses (localhost, private networks) are for admins, or hosts an admin allowed.'
+
+export function CreateConnectionForm({
+  providers,
+  owners,
+  internalHosts,
+}: {
+  providers: Opt
+  owners: Opt
+  /** Whether this person may point connections at internal addresses (connections:internal-hosts). */
+  internalHosts: boolean
+}) {
   return (
     <ActionForm action={createConnectionAction}>
       <div className="grid gap-3 sm:grid-cols-2">
@@ -19,8 +31,8 @@ export function CreateConnectionForm({ providers, owners }: { providers: Opt; ow
         <Field
           name="baseUrl"
           label="Base URL"
-          placeholder="http://localhost:11434/v1"
-          hint="Leave empty for api.openai.com. Azure: https://RESOURCE.openai.azure.com/openai/v1"
+          placeholder={internalHosts ? 'http://localhost:11434/v1' : 'https://openrouter.ai/api/v1'}
+          hint={`Leave empty for api.openai.com. Azure: https://RESOURCE.openai.azure.com/openai/v1${internalHosts ? '' : `. ${INTERNAL_HOSTS_HINT}`}`}
         />
         <Field
           name="apiKey"

@@ -16,6 +16,7 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions'
 import { z } from 'zod'
+import { BlockedAddressError } from './address-policy'
 import { type ConnectionLimiter, getConnectionLimiter, type Permit } from './limiter'
 import { HAS_MASKED_KEY, redactor, secretList, streamRedactor } from './redact'
 import { approxTokens, conversationText } from './text'
@@ -81,6 +82,7 @@ export type LlmErrorKind =
   | 'auth'
   | 'client'
   | 'invalid_output'
+  | 'blocked'
   | 'unknown'
 
 /** One HTTP attempt, as the call log persists it. Plain JSON: strings, numbers, objects. */
@@ -282,6 +284,9 @@ function classify(e: unknown, timedOut: boolean, userAborted: boolean, timeoutMs
     return { kind: 'timeout', message: `No response within ${timeoutMs} ms.` }
   }
   if (e instanceof OpenAI.APIUserAbortError) return { kind: 'aborted', message: 'The request was aborted.' }
+  // The transport refused the address (a restricted connection aimed at an internal address).
+  const blocked = e instanceof BlockedAddressError ? e : (e as { cause?: unknown })?.cause
+  if (blocked instanceof BlockedAddressError) return { kind: 'blocked', message: blocked.message }
   if (e instanceof OpenAI.APIConnectionError) {
     // A body cut off after the headers surfaces as a failed fetch whose cause is 'terminated'.
     if (e.cause instanceof Error && e.cause.message === 'terminated') {

@@ -12,6 +12,7 @@ import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
 import { type HeaderMap, headersOfRow, secretHeaderValues } from '@/lib/server/llm/header-secrets'
+import { restrictedTransport } from '@/lib/server/llm/hosts'
 import { db, sql } from '@/lib/server/db'
 
 /** The row fields the runtime needs (the sealed key included; never hand this to a page). */
@@ -29,6 +30,8 @@ export type ConnectionRow = {
   maxConcurrency: number
   requestsPerMinute: number | null
   tokensPerMinute: number | null
+  /** Its address was chosen by a non-admin: public addresses only (lib/server/llm/hosts.ts). */
+  restrictedHosts: boolean
   updatedAt: Date
 }
 
@@ -91,6 +94,8 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
     tokensPerMinute: row.tokensPerMinute ?? undefined,
     extraHeaders: headersOf(row, extra, apiKey),
     secrets: secretHeaderValues(extra),
+    // The demo model is Parley's own server on loopback, never an address someone typed.
+    ...(row.restrictedHosts && row.provider !== 'demo' ? { transport: restrictedTransport() } : {}),
   })
   for (const k of g.parleyLlmClients.keys()) if (k.startsWith(`${row.id}:`)) g.parleyLlmClients.delete(k)
   g.parleyLlmClients.set(cacheKey, client)

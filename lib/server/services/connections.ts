@@ -4,8 +4,9 @@ import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import { maskSecret, seal } from '@/lib/server/crypto'
-import { db, type Tx } from '@/lib/server/db'
+import { type Db, db, type Tx } from '@/lib/server/db'
 import { type HeaderMap, headerColumns, headersOfRow, publicHeaders } from '@/lib/server/llm/header-secrets'
+import { refusalForRestrictedUrl } from '@/lib/server/llm/hosts'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -149,7 +150,7 @@ export async function usableConnection(actor: Actor, connectionId: string) {
 }
 
 /** Load a connection the actor may change (global: needs connections:manage-global). */
-async function editableConnection(tx: Tx, actor: Actor, connectionId: string) {
+async function editableConnection(tx: Tx | Db, actor: Actor, connectionId: string) {
   const row = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
   if (!row) throw notFound('Connection')
   if (!row.studyId && !hasScope(actor.role, 'connections:manage-global')) {
@@ -203,12 +204,20 @@ export const createConnection = defineOperation({
   scope: 'connections:manage',
   input: CreateConnectionInput,
   async run(actor, input) {
+    const restrictedHosts = restrictedFor(actor, input.provider)
+    if (restrictedHosts) await assertPublicAddress(input.baseUrl)
     return db.$transaction(async (tx) => {
       await assertCanOwn(tx, actor, input.studyId)
       const { apiKey, extraHeaders, ...rest } = input
       assertProviderFields(input.provider, apiKey)
       const row = await tx.llmConnection.create({
-        data: { ...rest, ...keyParts(apiKey), ...headerColumns(extraHeaders), createdById: actor.userId || null },
+        data: {
+          ...rest,
+          ...keyParts(apiKey),
+          ...headerColumns(extraHeaders),
+          restrictedHosts,
+          createdById: actor.userId || null,
+        },
         select: connectionPublic,
       })
       await writeAudit(tx, {
@@ -244,12 +253,20 @@ export const updateConnection = defineOperation({
     tokensPerMinute: optionalInt(1, 100_000_000),
   }),
   async run(actor, { connectionId, apiKey, clearApiKey, extraHeaders, ...changes }) {
+    // A new address is checked before the transaction (it may resolve a name).
+    const current = await editableConnection(db, actor, connectionId)
+    const url = changes.baseUrl
+    if (url !== undefined && url !== current.baseUrl && restrictedFor(actor, current.provider)) {
+      await assertPublicAddress(url)
+    }
     return db.$transaction(async (tx) => {
       const before = await editableConnection(tx, actor, connectionId)
       const moved = destinationChanges(before, { ...changes, extraHeaders })
       assertSecretsReentered(before, moved, { apiKey, clearApiKey: !!clearApiKey, extraHeaders })
       const data = {
         ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
+        // Whoever sets the address decides whether it may be internal.
+        ...(moved.includes('baseUrl') ? { restrictedHosts: restrictedFor(actor, before.provider) } : {}),
         ...(clearApiKey ? { apiKeyEnc: null, apiKeyLast4: null } : keyParts(apiKey)),
         ...(extraHeaders ? headerColumns(extraHeaders) : {}),
       }
@@ -297,6 +314,19 @@ export const deleteConnection = defineOperation({
     })
   },
 })
+
+/**
+ * A connection whose address someone without connections:internal-hosts chose reaches public
+ * addresses only. The demo provider always talks to Parley's own built-in server, whatever its URL.
+ */
+function restrictedFor(actor: Actor, provider: string): boolean {
+  return provider !== 'demo' && !hasScope(actor.role, 'connections:internal-hosts')
+}
+
+async function assertPublicAddress(url: string) {
+  const why = await refusalForRestrictedUrl(url)
+  if (why) throw badRequest(why, { baseUrl: [why] })
+}
 
 /** The settings that decide where a connection's key and headers are sent. */
 type Destination = { baseUrl?: string; apiVersion?: string; extraHeaders?: HeaderMap }

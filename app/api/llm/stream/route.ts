@@ -73,7 +73,12 @@ export async function POST(req: Request) {
         })
       } catch (err) {
         if (!req.signal.aborted) {
-          send('error', { message: err instanceof LlmError ? describeLlmError(err) : 'The model call failed.' })
+          send('error', {
+            message:
+              err instanceof LlmError
+                ? describeLlmError(err, { restricted: row.restrictedHosts })
+                : 'The model call failed.',
+          })
         }
       } finally {
         try {

@@ -3,7 +3,7 @@ import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { db } from '@/lib/server/db'
 import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
 import { execute } from '@/lib/server/operation'
-import { createConnection, updateConnection } from '@/lib/server/services/connections'
+import { createConnection, getConnection, updateConnection } from '@/lib/server/services/connections'
 import { runPrompt, testConnection } from '@/lib/server/services/llm'
 import { makeStudy, makeUser } from '../support/fixtures'
 
@@ -149,6 +149,24 @@ describe('a researcher’s connection cannot reach internal addresses', () => {
     expect(tested).toMatchObject({ ok: true, data: { ok: false } })
     if (tested.ok && !tested.data.ok) expect(tested.data.error).toMatch(/^blocked: localhost \(.*\) is a loopback/)
     expect(internal.requests).toHaveLength(0)
+    // An admin saving its address vouches for it: the limit is lifted (and the audit row shows it).
+    const { admin } = await world()
+    expect(await execute(getConnection, admin, { connectionId: made.data.id })).toMatchObject({
+      data: { restrictedHosts: true },
+    })
+    const saved = await execute(updateConnection, admin, {
+      connectionId: made.data.id,
+      baseUrl: `http://localhost:${internal.port}/v1`,
+    })
+    expect(saved).toMatchObject({ ok: true, data: { restrictedHosts: false } })
+    expect(await execute(testConnection, researcher, { connectionId: made.data.id })).toMatchObject({
+      data: { ok: true },
+    })
+    const audit = await db.auditLog.findFirstOrThrow({
+      where: { resourceId: made.data.id, action: 'connection.update' },
+      orderBy: { createdAt: 'desc' },
+    })
+    expect([audit.before, audit.after]).toMatchObject([{ restrictedHosts: true }, { restrictedHosts: false }])
   })
 
   it('Test shows a restricted connection’s status and a generic message, not the body that answered', async () => {

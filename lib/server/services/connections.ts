@@ -97,6 +97,7 @@ export const connectionPublic = {
   maxConcurrency: true,
   requestsPerMinute: true,
   tokensPerMinute: true,
+  restrictedHosts: true,
   createdAt: true,
   updatedAt: true,
   study: { select: { id: true, name: true } },
@@ -265,8 +266,11 @@ export const updateConnection = defineOperation({
       assertSecretsReentered(before, moved, { apiKey, clearApiKey: !!clearApiKey, extraHeaders })
       const data = {
         ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
-        // Whoever sets the address decides whether it may be internal.
-        ...(moved.includes('baseUrl') ? { restrictedHosts: restrictedFor(actor, before.provider) } : {}),
+        // Whoever sets the address decides whether it may be internal: a new address from a non-admin
+        // is limited to public ones; an admin saving the address (new or the same) vouches for it.
+        ...(moved.includes('baseUrl') || (changes.baseUrl !== undefined && !restrictedFor(actor, before.provider))
+          ? { restrictedHosts: restrictedFor(actor, before.provider) }
+          : {}),
         ...(clearApiKey ? { apiKeyEnc: null, apiKeyLast4: null } : keyParts(apiKey)),
         ...(extraHeaders ? headerColumns(extraHeaders) : {}),
       }

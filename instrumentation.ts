@@ -18,7 +18,9 @@ export async function register() {
     const sealed = await sealLegacyHeaders()
     if (sealed) console.log(`[parley] encrypted the extra headers of ${sealed} connection(s)`)
   } catch (err) {
-    console.error('[parley] encrypting stored extra headers failed:', err)
+    // 42P01: the tables do not exist yet (reported above); the next start seals them.
+    if ((err as { code?: string }).code !== '42P01')
+      console.error('[parley] encrypting stored extra headers failed:', err)
   }
   // This server also works the job queue unless told not to (run `parley worker` elsewhere). It does
   // not depend on the start-up tasks above: pg-boss keeps its own schema.

@@ -52,6 +52,8 @@ export type LlmConnection = {
   extraHeaders?: Record<string, string>
   /** More secrets to keep out of records, error messages and redacted output, like the key (secret header values). */
   secrets?: string[]
+  /** False when `apiKey` is only a placeholder for a server that needs none (it is then not redacted). Default true. */
+  apiKeyIsSecret?: boolean
   /**
    * HTTP transport under the SDK: 'node' (default) is a keep-alive node:http(s) transport shared by
    * the process (much cheaper per call than the built-in fetch); 'fetch' is the built-in fetch; or
@@ -375,7 +377,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
   const maxRetryAfterMs = conn.maxRetryAfterMs ?? 60_000
   const random = conn.random ?? Math.random
   const timeoutMs = conn.timeoutMs
-  const secrets = secretList([conn.apiKey, ...(conn.secrets ?? [])])
+  const secrets = secretList([conn.apiKeyIsSecret === false ? undefined : conn.apiKey, ...(conn.secrets ?? [])])
   const redact = redactor(secrets)
   const connectionId =
     conn.id ?? `${conn.baseURL}#${createHash('sha256').update(conn.apiKey).digest('hex').slice(0, 12)}`

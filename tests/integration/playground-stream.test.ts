@@ -93,4 +93,14 @@ describe('the playground never shows the connection’s key', () => {
     const r = await execute(runPrompt, researcher, { connectionId: connection.id, prompt: 'leak it' })
     expect(r).toMatchObject({ ok: true, data: { text: 'key=[redacted]' } })
   })
+
+  it('a connection without a key redacts nothing (the SDK’s placeholder key "none" is no secret)', async () => {
+    const { researcher, connection } = await world()
+    await db.llmConnection.update({ where: { id: connection.id }, data: { apiKeyEnc: null, apiKeyLast4: null } })
+    server.setScript([{ match: { contains: 'pick' }, replies: [{ text: 'none of the above' }] }])
+    const r = await execute(runPrompt, researcher, { connectionId: connection.id, prompt: 'pick one' })
+    expect(r).toMatchObject({ ok: true, data: { text: 'none of the above' } })
+    const call = await db.llmCall.findUniqueOrThrow({ where: { id: r.ok ? r.data.callIds[0] : '' } })
+    expect(JSON.stringify(call.response)).toContain('none of the above')
+  })
 })

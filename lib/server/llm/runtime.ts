@@ -88,6 +88,8 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
     id: row.id,
     baseURL,
     apiKey,
+    // Without a stored key the SDK still sends a placeholder ("none"), which is no secret to redact.
+    apiKeyIsSecret: !!row.apiKeyEnc,
     timeoutMs: row.timeoutMs,
     maxConcurrency: row.maxConcurrency,
     requestsPerMinute: row.requestsPerMinute ?? undefined,

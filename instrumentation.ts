@@ -12,6 +12,16 @@ export async function register() {
     if (code === 'P2021') console.warn('[parley] the database is not migrated yet: run `npm run db:migrate`.')
     else console.error('[parley] start-up tasks failed:', err)
   }
+  try {
+    // Extra headers stored before they were encrypted are sealed now (SQL migrations cannot encrypt).
+    const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
+    const sealed = await sealLegacyHeaders()
+    if (sealed) console.log(`[parley] encrypted the extra headers of ${sealed} connection(s)`)
+  } catch (err) {
+    // 42P01: the tables do not exist yet (reported above); the next start seals them.
+    if ((err as { code?: string }).code !== '42P01')
+      console.error('[parley] encrypting stored extra headers failed:', err)
+  }
   // This server also works the job queue unless told not to (run `parley worker` elsewhere). It does
   // not depend on the start-up tasks above: pg-boss keeps its own schema.
   if (process.env.PARLEY_WORKERS !== '0') {

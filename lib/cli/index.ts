@@ -4,7 +4,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES } from '@/lib/server/auth/roles'
-import { ensureDatabaseUrl } from '@/lib/cli/database'
+import { ensureDatabaseUrl, ensureSecret } from '@/lib/cli/database'
 
 /** The CLI acts with admin power (it has the database), recorded as "cli" in the audit log. */
 export const CLI_ACTOR: Actor = { userId: '', email: 'cli', name: 'parley CLI', role: 'admin', via: 'cli' }
@@ -222,6 +222,7 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     .requiredOption('--experiment <id>', 'the experiment id')
     .option('--concurrency <n>', 'sessions (or carried-over chains) at once', repetitionNumber, 4)
     .action(async (opts: { experiment: string; concurrency: number }) => {
+      await ensureSecret()
       await ensureDatabaseUrl(async () => {
         const { db } = await import('@/lib/server/db')
         const { runExperiment } = await import('@/lib/server/services/experiments')
@@ -259,9 +260,13 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     .description('Work the job queue (experiment steps) until stopped with Ctrl+C or SIGTERM; run several anywhere')
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
+      await ensureSecret()
       await ensureDatabaseUrl(async () => {
         const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
         const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
+        const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
+        const sealed = await sealLegacyHeaders()
+        if (sealed) process.stderr.write(`parley worker: encrypted the extra headers of ${sealed} connection(s)\n`)
         const count = opts.concurrency ?? jobSettings().workers
         const workers = await startPxpWorkers(count)
         process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)

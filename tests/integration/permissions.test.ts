@@ -86,10 +86,12 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'connections.get': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
   'connections.create': {
     allowed: STAFF,
+    // A public address: a researcher's connection may not point inside the network
+    // (tests/integration/connection-ssrf.test.ts); nothing is contacted on create.
     input: (c) => ({
-      name: 'Local vLLM',
+      name: 'Lab gateway',
       provider: 'openai-compatible',
-      baseUrl: 'http://127.0.0.1:9/v1',
+      baseUrl: 'https://llm.example.org/v1',
       defaultModel: 'qwen',
       studyId: c.studyId,
     }),

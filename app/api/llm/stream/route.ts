@@ -61,6 +61,8 @@ export async function POST(req: Request) {
             userId: actor.userId,
             studyId: row.studyId,
             signal: req.signal,
+            // Tokens go to a browser: the key (e.g. echoed by the model) is redacted as in the call log.
+            redactOutput: true,
             onToken: (delta, info) => send('token', { delta, attempt: info.attempt }),
           },
         )
@@ -74,7 +76,12 @@ export async function POST(req: Request) {
         })
       } catch (err) {
         if (!req.signal.aborted) {
-          send('error', { message: err instanceof LlmError ? describeLlmError(err) : 'The model call failed.' })
+          send('error', {
+            message:
+              err instanceof LlmError
+                ? describeLlmError(err, { restricted: row.restrictedHosts })
+                : 'The model call failed.',
+          })
         }
       } finally {
         try {

@@ -271,9 +271,9 @@ describe('one rule, two forms', () => {
   it('studiesWhere (lists, joins) and requireStudyAccess (one study) agree for every account, study role and need', async () => {
     const owner = await makeUser('researcher')
     for (const account of ROLES) {
+      const actor = await makeUser(account) // one account, a member of one study per study role
       for (const studyRole of [...ROLES, null]) {
         if (studyRole && !mayHoldStudyRole(account, studyRole)) continue
-        const actor = await makeUser(account)
         const study = await makeStudy(owner, studyRole ? [{ ...actor, role: studyRole }] : [])
         for (const need of STUDY_PERMISSIONS) {
           const listed = (await db.study.count({ where: { id: study.id, ...studiesWhere(actor, need) } })) === 1
@@ -325,5 +325,33 @@ describe('the migration that makes existing creators study admins', () => {
         if (err !== rollback) throw err
       })
     expect(roles).toEqual({ [creator.userId]: 'admin', [colleague.userId]: 'researcher', [viewer.userId]: 'viewer' })
+  })
+})
+
+describe('connections and presets of a study', () => {
+  it('listing them for a study you cannot read shows none of them', async () => {
+    const owner = await makeUser('researcher')
+    const expertMember = await makeUser('researcher')
+    const stranger = await makeUser('researcher')
+    const studyId = await studyOf(owner, [[expertMember, 'expert']])
+    const connection = await db.llmConnection.create({
+      data: { studyId, name: 'Secret vLLM', provider: 'demo', baseUrl: 'builtin:demo', defaultModel: 'm' },
+    })
+    await db.modelPreset.create({
+      data: {
+        name: 'Secret preset',
+        studyId,
+        versions: { create: { version: 1, connectionId: connection.id, model: 'm' } },
+      },
+    })
+    for (const who of [expertMember, stranger]) {
+      for (const name of ['connections.list', 'presets.list']) {
+        const r = await execute(op(name), who, { studyId })
+        expect(r).toMatchObject({ ok: true })
+        expect(JSON.stringify(r.ok && r.data)).not.toContain(studyId)
+      }
+    }
+    const own = await execute(op('connections.list'), owner, { studyId })
+    expect(JSON.stringify(own.ok && own.data)).toContain(connection.id)
   })
 })

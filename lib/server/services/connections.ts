@@ -160,7 +160,8 @@ export const listConnections = defineOperation({
   input: z.object({ studyId: id.optional() }),
   async run(actor, { studyId }) {
     const rows = await db.llmConnection.findMany({
-      where: { ...visibleConnections(actor), ...(studyId ? { OR: [{ studyId }, { studyId: null }] } : {}) },
+      // AND, not a spread: both filters are an OR, and the second must not replace the first.
+      where: { AND: [visibleConnections(actor), studyId ? { OR: [{ studyId }, { studyId: null }] } : {}] },
       select: connectionPublic,
       orderBy: [{ studyId: 'asc' }, { name: 'asc' }],
     })

@@ -68,7 +68,8 @@ export const listPresets = defineOperation({
   input: z.object({ studyId: id.optional() }),
   async run(actor, { studyId }) {
     return db.modelPreset.findMany({
-      where: { ...visiblePresets(actor), ...(studyId ? { OR: [{ studyId }, { studyId: null }] } : {}) },
+      // AND, not a spread: both filters are an OR, and the second must not replace the first.
+      where: { AND: [visiblePresets(actor), studyId ? { OR: [{ studyId }, { studyId: null }] } : {}] },
       select: {
         id: true,
         name: true,

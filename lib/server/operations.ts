@@ -48,6 +48,7 @@ import {
   getStudy,
   listStudies,
   removeMember,
+  setMemberRole,
   updateStudy,
 } from '@/lib/server/services/studies'
 import {
@@ -69,6 +70,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   archiveStudy,
   addMember,
   removeMember,
+  setMemberRole,
   listMyWork,
   listStudyWork,
   getWork,

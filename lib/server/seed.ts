@@ -1,4 +1,5 @@
 import type { Role } from '@/lib/server/auth/roles'
+import { creatorStudyRole } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
 import { writeAudit } from '@/lib/server/services/audit'
 import { insertUser } from '@/lib/server/services/users'
@@ -16,6 +17,7 @@ export const DEMO_USERS: Array<{ email: string; name: string; role: Role }> = [
 ]
 
 export const DEMO_STUDY_ID = 'demo-study'
+const DEMO_OWNER = 'researcher@parley.local'
 export const DEMO_CASES_ID = 'demo-cases'
 
 /** A small case set for EVINCE debates, written by us (symptom lists in the style of the paper's cases). */
@@ -65,7 +67,7 @@ export async function seedDemo(): Promise<{ created: string[] }> {
             'A demonstration study written for Parley. Experts review what a model predicts and why; researchers watch agreement.',
           guidelines:
             'Judge the prediction first, then the explanation. Say why you disagree in one or two sentences: the model reads your reasons.',
-          createdById: ids['researcher@parley.local'],
+          createdById: ids[DEMO_OWNER],
         },
       })
       created.push(`study ${DEMO_STUDY_ID}`)
@@ -74,7 +76,12 @@ export async function seedDemo(): Promise<{ created: string[] }> {
       if (u.role === 'admin') continue
       await tx.studyMember.upsert({
         where: { studyId_userId: { studyId: DEMO_STUDY_ID, userId: ids[u.email] as string } },
-        create: { studyId: DEMO_STUDY_ID, userId: ids[u.email] as string, role: u.role },
+        // The researcher created the demo study, so they are its study admin (as createStudy makes them).
+        create: {
+          studyId: DEMO_STUDY_ID,
+          userId: ids[u.email] as string,
+          role: u.email === DEMO_OWNER ? creatorStudyRole(u.role) : u.role,
+        },
         update: {},
       })
     }

@@ -10,7 +10,7 @@ import { refusalForRestrictedUrl } from '@/lib/server/llm/hosts'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 export const PROVIDERS = ['openai', 'azure', 'openai-compatible', 'demo'] as const
 export const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
@@ -122,18 +122,19 @@ function auditView<T extends StoredConnection>(c: T) {
 }
 
 /**
- * Connections and presets an actor may use: global ones (studyId null), plus those of the studies
- * they belong to (every study with studies:read-all).
+ * Connections and presets an actor may see: global ones (studyId null), plus those of the studies
+ * they may read (every study with studies:read-all). Using or changing one of a study needs write
+ * access to it (`usableConnection`).
  */
 export function visibleConnections(actor: Actor) {
   if (hasScope(actor.role, 'studies:read-all')) return {}
-  return { OR: [{ studyId: null }, { study: { members: { some: { userId: actor.userId } } } }] }
+  return { OR: [{ studyId: null }, { study: studiesWhere(actor, 'read') }] }
 }
 
 /** Where a new connection or preset may live, as select options: "Everyone" needs manage-global. */
 export async function ownerOptions(actor: Actor): Promise<Array<{ value: string; label: string }>> {
   const studies = await db.study.findMany({
-    where: { ...visibleStudies(actor), archivedAt: null },
+    where: { ...studiesWhere(actor, 'write'), archivedAt: null },
     select: { id: true, name: true },
     orderBy: { name: 'asc' },
   })
@@ -143,17 +144,20 @@ export async function ownerOptions(actor: Actor): Promise<Array<{ value: string;
   ]
 }
 
-/** A connection the actor may use (their studies' and the global ones), or 404. */
-export async function usableConnection(actor: Actor, connectionId: string) {
-  const row = await db.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
+/**
+ * A connection the actor may use (send requests on its key): a global one, or one of a study where
+ * they may write. 404 when they cannot see it, 403 when they only read its study.
+ */
+export async function usableConnection(actor: Actor, connectionId: string, client: Tx | typeof db = db) {
+  const row = await client.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
   if (!row) throw notFound('Connection')
+  if (row.studyId) await requireStudyAccess(client, actor, row.studyId, 'write')
   return row
 }
 
-/** Load a connection the actor may change (global: needs connections:manage-global). */
+/** Load a connection the actor may change (global: needs connections:manage-global; else write in its study). */
 async function editableConnection(tx: Tx | Db, actor: Actor, connectionId: string) {
-  const row = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
-  if (!row) throw notFound('Connection')
+  const row = await usableConnection(actor, connectionId, tx)
   if (!row.studyId && !hasScope(actor.role, 'connections:manage-global')) {
     throw forbidden('Only admins change global connections. Create one in your study instead.')
   }
@@ -161,7 +165,7 @@ async function editableConnection(tx: Tx | Db, actor: Actor, connectionId: strin
 }
 
 async function assertCanOwn(tx: Tx, actor: Actor, studyId: string | undefined) {
-  if (studyId) await findVisibleStudy(tx, actor, studyId)
+  if (studyId) await requireStudyAccess(tx, actor, studyId, 'write')
   else if (!hasScope(actor.role, 'connections:manage-global')) {
     throw forbidden('Only admins create global connections. Choose one of your studies.')
   }
@@ -178,7 +182,8 @@ export const listConnections = defineOperation({
   input: z.object({ studyId: id.optional() }),
   async run(actor, { studyId }) {
     const rows = await db.llmConnection.findMany({
-      where: { ...visibleConnections(actor), ...(studyId ? { OR: [{ studyId }, { studyId: null }] } : {}) },
+      // AND, not a spread: both filters are an OR, and the second must not replace the first.
+      where: { AND: [visibleConnections(actor), studyId ? { OR: [{ studyId }, { studyId: null }] } : {}] },
       select: connectionPublic,
       orderBy: [{ studyId: 'asc' }, { name: 'asc' }],
     })

@@ -1,13 +1,15 @@
 import { unzipSync } from 'fflate'
 import { z } from 'zod'
 import { jsonText } from '@/lib/server/input'
+import type { Actor } from '@/lib/server/actor'
+import { hasScope } from '@/lib/server/auth/roles'
 import { DATASET_KINDS, GenericMapping, baseName, mimeOf, parseDataset } from '@/lib/tasks/datasets'
 import { db } from '@/lib/server/db'
 import { AppError, badRequest, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studyAccess } from '@/lib/server/services/studies'
 
 const MAX_FILE = 20 * 1024 * 1024
 const MAX_IMAGES = 200 * 1024 * 1024
@@ -56,7 +58,7 @@ export const importDataset = defineOperation({
     mapping: jsonText(GenericMapping).optional(),
   }),
   async run(actor, input) {
-    await findVisibleStudy(db, actor, input.studyId)
+    await requireStudyAccess(db, actor, input.studyId, 'write')
     const images = input.kind === 'rad' ? await collectImages(input.images ?? []) : new Map()
     const parsed = parseDataset(input.kind, input.file.name, await input.file.text(), {
       mapping: input.mapping,
@@ -124,7 +126,7 @@ export const listDatasets = defineOperation({
   scope: 'studies:read',
   input: z.object({ studyId: id }),
   async run(actor, { studyId }) {
-    await findVisibleStudy(db, actor, studyId)
+    await requireStudyAccess(db, actor, studyId, 'read')
     return db.dataset.findMany({
       where: { studyId },
       select: {
@@ -158,7 +160,7 @@ export const getDataset = defineOperation({
       },
     })
     if (!dataset) throw notFound('Dataset')
-    await findVisibleStudy(db, actor, dataset.studyId)
+    await requireStudyAccess(db, actor, dataset.studyId, 'read')
     const [items, total] = await Promise.all([
       db.instance.findMany({ where: { datasetId }, orderBy: { index: 'asc' }, ...skipTake(page, pageSize) }),
       db.instance.count({ where: { datasetId } }),
@@ -167,13 +169,32 @@ export const getDataset = defineOperation({
   },
 })
 
-/** An asset's bytes for a person who may see its study (used by the image route). */
-export async function readAsset(actor: Parameters<typeof findVisibleStudy>[1], datasetId: string, name: string) {
+/**
+ * An asset's bytes (used by the image route): for people who read its study, every image of its
+ * datasets; for anyone else (experts and annotators), only an image their own work shows, i.e. one
+ * named in the input of an instance that a session assigned to them runs on. Everything else: 404.
+ */
+export async function readAsset(actor: Actor, datasetId: string, name: string) {
   const asset = await db.asset.findUnique({
     where: { datasetId_name: { datasetId, name } },
     include: { dataset: { select: { studyId: true } } },
   })
   if (!asset) throw notFound('Image')
-  await findVisibleStudy(db, actor, asset.dataset.studyId)
-  return asset
+  if (hasScope(actor.role, 'studies:read') && (await studyAccess(actor, asset.dataset.studyId)).includes('read'))
+    return asset
+  if (hasScope(actor.role, 'work:read-own') && (await ownSessionShows(actor, datasetId, name))) return asset
+  throw notFound('Image')
+}
+
+/** Does a session assigned to the actor run on an instance of this dataset whose input names `name`? */
+async function ownSessionShows(actor: Actor, datasetId: string, name: string): Promise<boolean> {
+  const rows = await db.$queryRaw<Array<{ hit: number }>>`
+    SELECT 1 AS hit
+    FROM "ProtocolSession" s JOIN "Instance" i ON i.id = s."instanceId"
+    WHERE s."assigneeId" = ${actor.userId} AND i."datasetId" = ${datasetId}
+      AND CASE WHEN jsonb_typeof(i.input) = 'object'
+               THEN EXISTS (SELECT 1 FROM jsonb_each(i.input) kv WHERE kv.value = to_jsonb(${name}::text))
+               ELSE false END
+    LIMIT 1`
+  return rows.length > 0
 }

@@ -6,7 +6,7 @@ import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { replayDebate, roundPoints } from '@/lib/server/services/debates'
 import { csvLine } from '@/lib/server/services/pxp-export'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * Exports of a debate run, computed by replaying each session's log (the same derivation as the
@@ -136,10 +136,10 @@ export const exportDebates = defineOperation({
     format: z.enum(['jsonl', 'csv'], { error: 'Choose jsonl or csv.' }).default('jsonl'),
   }),
   async run(actor, { experimentId, table, format }) {
-    const e = await db.experiment.findFirst({
-      where: { id: experimentId, protocol: 'evince', study: visibleStudies(actor) },
-    })
+    const e = await db.experiment.findFirst({ where: { id: experimentId, protocol: 'evince' } })
     if (!e) throw notFound('Debate')
+    // Exporting a study's data is researcher work: viewers read the results, they do not export.
+    await requireStudyAccess(db, actor, e.studyId, 'write')
     await writeAudit(db, {
       actor: actorRef(actor),
       action: 'debate.export',

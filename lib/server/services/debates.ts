@@ -24,7 +24,7 @@ import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
 import { experimentPage } from '@/lib/server/services/experiment-views'
 import { visibleSessions } from '@/lib/server/services/pxp-sessions'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere, studyAccess } from '@/lib/server/services/studies'
 
 /**
  * EVINCE debates. A debate run is an `Experiment` with protocol "evince" over a case set (a dataset
@@ -81,7 +81,7 @@ export const createDebate = defineOperation({
   scope: 'studies:update',
   input: CreateDebateInput,
   async run(actor, input) {
-    await findVisibleStudy(db, actor, input.studyId)
+    await requireStudyAccess(db, actor, input.studyId, 'write')
     const refs = [input.A, input.B].filter((s) => s.kind === 'llm') as Array<{ connectionId: string }>
     if (input.judge) refs.push(input.judge)
     for (const ref of refs) await usableConnection(actor, ref.connectionId)
@@ -241,7 +241,7 @@ export const listDebates = defineOperation({
   scope: 'studies:read',
   input: z.object({ ...pageInput }),
   run: (actor, { page, pageSize }) =>
-    experimentPage({ study: visibleStudies(actor), protocol: 'evince' }, page, pageSize),
+    experimentPage({ study: studiesWhere(actor, 'read'), protocol: 'evince' }, page, pageSize),
 })
 
 /** A debate session replayed: its state, per-round metrics and the final distribution. */
@@ -408,10 +408,11 @@ export const getDebate = defineOperation({
   input: z.object({ experimentId: id, ...pageInput }),
   async run(actor, { experimentId, page, pageSize }) {
     const e = await db.experiment.findFirst({
-      where: { id: experimentId, protocol: 'evince', study: visibleStudies(actor) },
+      where: { id: experimentId, protocol: 'evince' },
       include: { study: { select: { id: true, name: true } } },
     })
     if (!e) throw notFound('Debate')
+    const { access } = await requireStudyAccess(db, actor, e.studyId, 'read')
     const config = evinceConfig.parse(e.config)
     const merges = analysisOf(e.analysis).merges
     const resultAliases = { ...config.aliases, ...merges }
@@ -428,6 +429,8 @@ export const getDebate = defineOperation({
     const start = (page - 1) * pageSize
     return {
       experiment: { id: e.id, name: e.name, status: e.status, study: e.study, createdAt: e.createdAt, seats: e.seats },
+      /** What the actor may do in the debate's study (read, write, manage). */
+      access,
       config,
       counts,
       stops,
@@ -467,10 +470,9 @@ export const mergeDebateLabels = defineOperation({
     z.object({ experimentId: id, clear: z.literal(true) }),
   ]),
   async run(actor, input) {
-    const e = await db.experiment.findFirst({
-      where: { id: input.experimentId, protocol: 'evince', study: visibleStudies(actor) },
-    })
+    const e = await db.experiment.findFirst({ where: { id: input.experimentId, protocol: 'evince' } })
     if (!e) throw notFound('Debate')
+    await requireStudyAccess(db, actor, e.studyId, 'write')
     const before = analysisOf(e.analysis)
     const merges = 'clear' in input ? {} : { ...before.merges, [input.from]: input.into }
     if ('from' in input && canonicalLabel(input.from) === canonicalLabel(input.into, merges))
@@ -539,7 +541,9 @@ export const viewDebate = defineOperation({
       const x = seats[k]
       return x.kind === 'human' && x.userId === actor.userId
     })
-    const canSeeTruth = hasScope(actor.role, 'work:read-study')
+    // The ground truth is for people who read the study, never for a debater who only works in it.
+    const canSeeTruth =
+      hasScope(actor.role, 'work:read-study') && (await studyAccess(actor, s.studyId)).includes('read')
     return {
       id: s.id,
       status: s.status,

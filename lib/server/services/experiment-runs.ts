@@ -6,7 +6,7 @@ import { closeIfFinished, enqueueSteps, runnableHeads } from '@/lib/server/jobs/
 import { publish } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * Running an experiment on the job queue: start, pause, resume, cancel, and Retry of a stalled
@@ -15,9 +15,11 @@ import { id, visibleStudies } from '@/lib/server/services/studies'
  * workers re-read the status before every step, so a paused or cancelled run stops within one step.
  */
 
+/** An experiment the actor may run (write access to its study), else 404 / 403. */
 async function findExperiment(actor: Actor, experimentId: string) {
-  const e = await db.experiment.findFirst({ where: { id: experimentId, study: visibleStudies(actor) } })
+  const e = await db.experiment.findUnique({ where: { id: experimentId } })
   if (!e) throw notFound('Experiment')
+  await requireStudyAccess(db, actor, e.studyId, 'write')
   return e
 }
 
@@ -136,8 +138,8 @@ export const retrySession = defineOperation({
   scope: 'studies:update',
   input: z.object({ sessionId: id }),
   async run(actor, { sessionId }) {
-    const s = await db.protocolSession.findFirst({
-      where: { id: sessionId, study: visibleStudies(actor) },
+    const s = await db.protocolSession.findUnique({
+      where: { id: sessionId },
       select: {
         id: true,
         studyId: true,
@@ -148,6 +150,7 @@ export const retrySession = defineOperation({
       },
     })
     if (!s) throw notFound('Session')
+    await requireStudyAccess(db, actor, s.studyId, 'write')
     const moved = await db.$transaction(async (tx) => {
       const r = await tx.protocolSession.updateMany({
         where: { id: s.id, status: 'stalled' },

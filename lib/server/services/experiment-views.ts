@@ -4,7 +4,7 @@ import { db } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
  * What researchers read about experiments: the list, one experiment with its sessions and the
@@ -19,7 +19,8 @@ export const listExperiments = defineOperation({
   scope: 'studies:read',
   input: z.object({ ...pageInput, studyId: id.optional() }),
   async run(actor, { page, pageSize, studyId }) {
-    return experimentPage({ study: visibleStudies(actor), ...(studyId ? { studyId } : {}) }, page, pageSize)
+    if (studyId) await requireStudyAccess(db, actor, studyId, 'read')
+    return experimentPage({ study: studiesWhere(actor, 'read'), ...(studyId ? { studyId } : {}) }, page, pageSize)
   },
 })
 
@@ -111,11 +112,12 @@ export const getExperiment = defineOperation({
     repetition: z.coerce.number().int().min(1).max(1000).optional(),
   }),
   async run(actor, { experimentId, page, pageSize, status, repetition }) {
-    const experiment = await db.experiment.findFirst({
-      where: { id: experimentId, study: visibleStudies(actor) },
+    const experiment = await db.experiment.findUnique({
+      where: { id: experimentId },
       include: { study: { select: { id: true, name: true } } },
     })
     if (!experiment) throw notFound('Experiment')
+    const { access } = await requireStudyAccess(db, actor, experiment.studyId, 'read')
     const where: Prisma.ProtocolSessionWhereInput = {
       experimentId,
       ...(status ? { status } : {}),
@@ -150,6 +152,8 @@ export const getExperiment = defineOperation({
     const email = new Map(assignees.map((u) => [u.id, u.email]))
     return {
       experiment,
+      /** What the actor may do in the experiment's study (read, write, manage). */
+      access,
       dataset,
       counts,
       sessions: pageOf(
@@ -176,8 +180,8 @@ export const inspectSession = defineOperation({
   scope: 'work:read-study',
   input: z.object({ sessionId: id }),
   async run(actor, { sessionId }) {
-    const s = await db.protocolSession.findFirst({
-      where: { id: sessionId, study: visibleStudies(actor) },
+    const s = await db.protocolSession.findUnique({
+      where: { id: sessionId },
       include: {
         messages: { orderBy: { seq: 'asc' } },
         contexts: { orderBy: { seq: 'asc' } },
@@ -186,7 +190,7 @@ export const inspectSession = defineOperation({
       },
     })
     if (!s) throw notFound('Session')
-    await findVisibleStudy(db, actor, s.studyId)
+    await requireStudyAccess(db, actor, s.studyId, 'read')
     const calls = await db.llmCall.findMany({
       where: { sessionRef: s.id },
       orderBy: { createdAt: 'asc' },

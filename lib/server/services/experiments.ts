@@ -8,7 +8,7 @@ import { defineOperation } from '@/lib/server/operation'
 import { runPxpSession, type StepResult } from '@/lib/server/runner/pxp'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
-import { findVisibleStudy, id } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 import { boolParam } from '@/lib/server/pagination'
 
 const llmRef = z.object({ connectionId: id, model: z.string().trim().max(200).optional() })
@@ -66,7 +66,7 @@ export const createPxpExperiment = defineOperation({
     expertIds: z.array(id).max(100).default([]),
   }),
   async run(actor, input) {
-    await findVisibleStudy(db, actor, input.studyId)
+    await requireStudyAccess(db, actor, input.studyId, 'write')
     const dataset = await db.dataset.findFirst({ where: { id: input.datasetId, studyId: input.studyId } })
     if (!dataset) throw notFound('Dataset')
     let template: TaskTemplate | undefined

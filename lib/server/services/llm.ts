@@ -9,7 +9,7 @@ import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake, boolParam } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
-import { id } from '@/lib/server/services/studies'
+import { id, studiesWhere } from '@/lib/server/services/studies'
 
 /** What a restricted connection's failure says instead of the endpoint's own text. */
 const GENERIC_FAILURE: Partial<Record<LlmError['kind'], string>> = {
@@ -135,11 +135,14 @@ export const runPrompt = defineOperation({
   },
 })
 
-/** Calls an actor may read: all with calls:read-all; else those in their studies or caused by them. */
+/**
+ * Calls an actor may read: all with calls:read-all; else those of the studies they may read (their
+ * study role, not only their membership) and those they caused themselves.
+ */
 async function visibleCallsWhere(actor: Actor) {
   if (hasScope(actor.role, 'calls:read-all')) return {}
-  const studies = await db.studyMember.findMany({ where: { userId: actor.userId }, select: { studyId: true } })
-  return { OR: [{ userId: actor.userId }, { studyId: { in: studies.map((s) => s.studyId) } }] }
+  const studies = await db.study.findMany({ where: studiesWhere(actor, 'read'), select: { id: true } })
+  return { OR: [{ userId: actor.userId }, { studyId: { in: studies.map((s) => s.id) } }] }
 }
 
 const callFilters = {

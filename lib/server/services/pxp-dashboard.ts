@@ -10,7 +10,7 @@ import { db } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * The intelligibility dashboard of a PXP experiment, computed in PostgreSQL. Each session is folded
@@ -111,13 +111,14 @@ export async function tagSequences(experimentId: string, limit = 15) {
   return rows.map((r) => ({ sequence: r.sequence, sessions: num(r.sessions) }))
 }
 
-async function findExperiment(actor: Parameters<typeof visibleStudies>[0], experimentId: string) {
-  const e = await db.experiment.findFirst({
-    where: { id: experimentId, study: visibleStudies(actor) },
+async function findExperiment(actor: Parameters<typeof requireStudyAccess>[1], experimentId: string) {
+  const e = await db.experiment.findUnique({
+    where: { id: experimentId },
     include: { study: { select: { id: true, name: true } } },
   })
   if (!e) throw notFound('Experiment')
-  return e
+  const { access } = await requireStudyAccess(db, actor, e.studyId, 'read')
+  return { ...e, access }
 }
 
 export const experimentDashboard = defineOperation({
@@ -165,6 +166,8 @@ export const experimentDashboard = defineOperation({
     const total = num(totals[0]?.n)
     return {
       experiment: { id: experiment.id, name: experiment.name, status: experiment.status, study: experiment.study },
+      /** What the actor may do in the experiment's study (read, write, manage). */
+      access: experiment.access,
       report,
       proportions: report ? reportProportions(report) : null,
       sequences,

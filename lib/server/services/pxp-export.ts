@@ -5,7 +5,7 @@ import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { reportProportions } from '@/lib/metrics/intelligibility'
 import { experimentIntelligibility } from '@/lib/server/services/pxp-dashboard'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * Exports of an experiment's blackboard (D sessions, M messages, C contexts) and its statistics,
@@ -215,8 +215,10 @@ export const exportExperiment = defineOperation({
     format: z.enum(['jsonl', 'csv'], { error: 'Choose jsonl or csv.' }).default('jsonl'),
   }),
   async run(actor, { experimentId, table, format }) {
-    const e = await db.experiment.findFirst({ where: { id: experimentId, study: visibleStudies(actor) } })
+    const e = await db.experiment.findUnique({ where: { id: experimentId } })
     if (!e) throw notFound('Experiment')
+    // Exporting a study's data is researcher work: viewers read the dashboards, they do not export.
+    await requireStudyAccess(db, actor, e.studyId, 'write')
     await writeAudit(db, {
       actor: actorRef(actor),
       action: 'experiment.export',

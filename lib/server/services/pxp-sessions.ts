@@ -10,12 +10,15 @@ import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { messageLog, PxpInstance, sessionConfig } from '@/lib/server/runner/pxp'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, studiesWhere } from '@/lib/server/services/studies'
 
-/** Sessions an actor may open: those assigned to them; with work:read-study, those of their studies. */
+/**
+ * Sessions an actor may open: those assigned to them; with work:read-study also those of the
+ * studies they may read (an expert or annotator study role reads no one else's).
+ */
 export function visibleSessions(actor: Actor) {
   const own = { assigneeId: actor.userId }
-  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: visibleStudies(actor) }] } : own
+  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: studiesWhere(actor, 'read') }] } : own
 }
 
 export const listMySessions = defineOperation({

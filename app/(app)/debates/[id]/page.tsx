@@ -27,7 +27,8 @@ export default async function DebateRunPage({
   const { id } = await params
   const sp = await flatParams(searchParams)
   const d = await loadForPage(getDebate, { experimentId: id, page: sp.page })
-  const canRun = hasScope(actor.role, 'studies:update')
+  // Running, merging labels and exporting are write access to the study (account scope and study role).
+  const canRun = hasScope(actor.role, 'studies:update') && d.access.includes('write')
   const e = d.experiment
   return (
     <>

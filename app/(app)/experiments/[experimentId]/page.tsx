@@ -38,14 +38,15 @@ export default async function ExperimentPage({
   // EVINCE runs are experiments too; their pages are the debate pages.
   const kind = await db.experiment.findUnique({ where: { id: experimentId }, select: { protocol: true } })
   if (kind?.protocol === 'evince') redirect(`/debates/${experimentId}`)
-  const { experiment, dataset, counts, sessions } = await loadForPage(getExperiment, {
+  const { experiment, access, dataset, counts, sessions } = await loadForPage(getExperiment, {
     experimentId,
     page: sp.page,
     status: sp.status || undefined,
     repetition: sp.repetition || undefined,
   })
   const canInspect = hasScope(actor.role, 'work:read-study')
-  const canRun = hasScope(actor.role, 'studies:update')
+  // Running is write access: the account's scope and the study role (viewers of the study only read).
+  const canRun = hasScope(actor.role, 'studies:update') && access.includes('write')
   const config = experiment.config as { n?: number; k?: number }
   const seats = experiment.seats as { m?: unknown; h?: unknown }
   const pct = counts.total ? Math.round((100 * counts.done) / counts.total) : 0

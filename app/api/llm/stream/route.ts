@@ -1,11 +1,11 @@
 import { z } from 'zod'
 import { sessionActor } from '@/lib/server/api/auth'
 import { hasScope } from '@/lib/server/auth/roles'
-import { db } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors'
 import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
 import { inputProblem } from '@/lib/server/input'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
-import { visibleConnections } from '@/lib/server/services/connections'
+import { usableConnection } from '@/lib/server/services/connections'
 import { describeLlmError, promptMessages } from '@/lib/server/services/llm'
 
 export const dynamic = 'force-dynamic'
@@ -41,8 +41,14 @@ export async function POST(req: Request) {
   const parsed = Input.safeParse(raw)
   if (!parsed.success) return fail(400, `Invalid input. ${parsed.error.issues[0]?.message ?? ''}`)
   const input = parsed.data
-  const row = await db.llmConnection.findFirst({ where: { id: input.connectionId, ...visibleConnections(actor) } })
-  if (!row) return fail(404, 'Connection was not found.')
+  // A study's connection spends its key: only members who may write in that study use it.
+  let row: Awaited<ReturnType<typeof usableConnection>>
+  try {
+    row = await usableConnection(actor, input.connectionId)
+  } catch (err) {
+    if (err instanceof AppError) return fail(err.status, err.message)
+    throw err
+  }
 
   const encoder = new TextEncoder()
   const stream = new ReadableStream({

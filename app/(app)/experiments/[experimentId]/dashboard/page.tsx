@@ -101,7 +101,8 @@ export default async function DashboardPage({
     class: sp.class || undefined,
   })
   const canInspect = hasScope(actor.role, 'work:read-study')
-  const canExport = hasScope(actor.role, 'exports:read')
+  // Exports need write access to the study as well as the account scope (viewers read, never export).
+  const canExport = hasScope(actor.role, 'exports:read') && d.access.includes('write')
   const { report, proportions } = d
   const base = `/experiments/${experimentId}/dashboard`
   return (

@@ -1,4 +1,5 @@
 import { getAuth } from '@/lib/server/auth/auth'
+import { withClientAddress } from '@/lib/server/auth/client-address'
 
 export type SignInResult = { ok: true } | { ok: false; error: string }
 
@@ -12,14 +13,18 @@ export async function signInWithPassword(
   headers: Headers,
 ): Promise<SignInResult> {
   try {
-    await getAuth().api.signInEmail({ body: { email: input.email, password: input.password }, headers })
+    await getAuth().api.signInEmail({
+      body: { email: input.email, password: input.password },
+      headers: withClientAddress(headers),
+    })
     return { ok: true }
   } catch (err) {
     const status = (err as { statusCode?: number }).statusCode
     const message = (err as { body?: { message?: string } }).body?.message
     if (status === 401) return { ok: false, error: 'Wrong email or password. Check both and try again.' }
     if (status === 403) return { ok: false, error: message ?? 'This account cannot sign in.' }
-    if (status === 429) return { ok: false, error: 'Too many sign-in attempts. Wait a minute and try again.' }
+    if (status === 429)
+      return { ok: false, error: message ?? 'Too many sign-in attempts. Wait a minute and try again.' }
     console.error('[parley] sign-in failed:', err)
     return { ok: false, error: 'Sign-in failed on our side. Please try again.' }
   }

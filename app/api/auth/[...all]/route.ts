@@ -1,6 +1,13 @@
 import { toNextJsHandler } from 'better-auth/next-js'
 import { getAuth } from '@/lib/server/auth/auth'
+import { withClientAddress } from '@/lib/server/auth/client-address'
 
 export const dynamic = 'force-dynamic'
-export const GET = (req: Request) => toNextJsHandler(getAuth()).GET(req)
-export const POST = (req: Request) => toNextJsHandler(getAuth()).POST(req)
+
+async function handle(req: Request): Promise<Response> {
+  const forwarded = new Request(req, { headers: withClientAddress(req.headers) })
+  return toNextJsHandler(getAuth())[req.method === 'GET' ? 'GET' : 'POST'](forwarded)
+}
+
+export const GET = handle
+export const POST = handle

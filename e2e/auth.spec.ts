@@ -53,3 +53,20 @@ test('an expired session sends the user to sign-in', async ({ page }) => {
   await expect(page).toHaveURL(/\/sign-in\?next=%2Fwork/)
   await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible()
 })
+
+test('a hostile next= never takes the browser off-site, signing in or already signed in', async ({ page, baseURL }) => {
+  const app = new URL(baseURL as string).origin
+  // Should anything go off-site, answer it here instead of resolving a real host.
+  await page.route(/evil\.host/, (route) => route.fulfill({ status: 200, body: 'evil' }))
+  await page.goto('/sign-in?next=/%09/evil.host')
+  await page.getByLabel('Email').fill('viewer@parley.local')
+  await page.getByLabel('Password').fill('parley-demo')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible()
+  expect(new URL(page.url()).origin).toBe(app)
+  for (const next of ['/%09/evil.host', '//evil.host', '/%5Cevil.host', 'https://evil.host/', '/.//evil.host']) {
+    await page.goto(`/sign-in?next=${next}`)
+    await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible()
+    expect(new URL(page.url()).origin, next).toBe(app)
+  }
+})

@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test'
 import fc from 'fast-check'
+import { signIn, sql } from './helpers'
 
 test('health checks the database; the OpenAPI document lists every route', async ({ request }) => {
   const health = await request.get('/api/v1/health')
@@ -60,4 +61,33 @@ test('fuzzed requests over HTTP never get a 500', async ({ request }) => {
     ),
     { numRuns: 60 },
   )
+})
+
+test('a page on another port of the same host cannot use the session cookie to create a study', async ({
+  page,
+  baseURL,
+}) => {
+  await signIn(page, 'researcher@parley.local')
+  const name = `csrf ${Date.now()}`
+  const target = `${baseURL}/api/v1/studies`
+  // Same site as the app (so the SameSite=Lax cookie goes along), another origin.
+  const evil = 'http://127.0.0.1:4000/evil'
+  await page.route(evil, (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body: `<title>evil</title>
+        <form id="f" method="POST" enctype="text/plain" action="${target}">
+          <input name='{"name":"${name}","x":"' value='"}'>
+        </form>
+        <script>
+          fetch(${JSON.stringify(target)}, { method: 'POST', mode: 'no-cors', credentials: 'include',
+            headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ name: ${JSON.stringify(name)} }) })
+            .finally(() => document.getElementById('f').submit())
+        </script>`,
+    }),
+  )
+  await page.goto(evil)
+  await expect(page).toHaveURL(target)
+  await expect(page.locator('body')).toContainText('must come from this app')
+  expect(await sql('SELECT id FROM "Study" WHERE name = $1', [name])).toHaveLength(0)
 })

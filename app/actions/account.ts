@@ -47,7 +47,12 @@ export async function updateProfileAction(_prev: ActionState, fd: FormData): Pro
 }
 
 export async function changePasswordAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
-  const { state } = await runFormAction(changePassword, fd, 'Password changed. Your other sessions were signed out.')
+  const { state } = await runFormAction(changePassword, fd, (r) =>
+    r.revokedApiKeys
+      ? `Password changed. Your other sessions were signed out and your ${r.revokedApiKeys === 1 ? 'API key was' : `${r.revokedApiKeys} API keys were`} revoked: create new ones for your scripts.`
+      : 'Password changed. Your other sessions were signed out.',
+  )
+  if (state?.ok) revalidatePath('/settings')
   return state
 }
 

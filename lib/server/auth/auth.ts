@@ -16,6 +16,9 @@ export function trustedOrigins(): string[] {
   )
 }
 
+/** better-auth's INVALID_EMAIL_OR_PASSWORD error (a test compares the two answers). */
+const WRONG_PASSWORD = { code: 'INVALID_EMAIL_OR_PASSWORD', message: 'Invalid email or password' }
+
 const sessionHours = Number(process.env.PARLEY_SESSION_HOURS ?? 24 * 7)
 
 function createAuth() {
@@ -81,9 +84,9 @@ function createAuth() {
         create: {
           async before(session) {
             const user = await db.user.findUnique({ where: { id: session.userId }, select: { disabled: true } })
-            if (user?.disabled) {
-              throw new APIError('FORBIDDEN', { message: 'This account is disabled. Ask an admin to enable it.' })
-            }
+            // Exactly better-auth's wrong-password answer: a different one would confirm that the
+            // password was right (it is checked before a session is created).
+            if (user?.disabled) throw APIError.from('UNAUTHORIZED', WRONG_PASSWORD)
             return { data: session }
           },
           async after(session) {

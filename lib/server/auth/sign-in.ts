@@ -21,8 +21,9 @@ export async function signInWithPassword(
   } catch (err) {
     const status = (err as { statusCode?: number }).statusCode
     const message = (err as { body?: { message?: string } }).body?.message
-    if (status === 401) return { ok: false, error: 'Wrong email or password. Check both and try again.' }
-    if (status === 403) return { ok: false, error: message ?? 'This account cannot sign in.' }
+    // 401 is a wrong email or password, or a disabled account: one answer for both (auth.ts).
+    if (status === 401 || status === 403)
+      return { ok: false, error: 'Wrong email or password. Check both and try again.' }
     if (status === 429)
       return { ok: false, error: message ?? 'Too many sign-in attempts. Wait a minute and try again.' }
     console.error('[parley] sign-in failed:', err)

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import fc from 'fast-check'
 import { signIn, sql } from './helpers'
 

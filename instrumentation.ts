@@ -1,5 +1,10 @@
 export async function register() {
-  if (process.env.NEXT_RUNTIME !== 'nodejs' || !process.env.DATABASE_URL) return
+  if (process.env.NEXT_RUNTIME !== 'nodejs') return
+  // First, before anything slow: record each request's socket address for the sign-in limits
+  // (route handlers and server actions cannot see the socket).
+  const { installPeerCapture } = await import('@/lib/server/auth/client-address')
+  installPeerCapture()
+  if (!process.env.DATABASE_URL) return
   const { ensureAdminFromEnv } = await import('@/lib/server/bootstrap')
   const { ensureDemoConnection } = await import('@/lib/server/llm/runtime')
   try {

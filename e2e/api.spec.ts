@@ -1,6 +1,6 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import fc from 'fast-check'
-import { PASSWORD, signIn } from './helpers'
+import { PASSWORD, signIn, sql } from './helpers'
 
 test('health checks the database; the OpenAPI document lists every route', async ({ request }) => {
   const health = await request.get('/api/v1/health')
@@ -181,4 +181,33 @@ test('sign-in with a newline or a repeated next lands on a page, never a 500', a
   const repeated = await page.goto('/sign-in?next=/studies&next=/work')
   expect(repeated?.status()).toBeLessThan(500)
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible()
+})
+
+test('a page on another port of the same host cannot use the session cookie to create a study', async ({
+  page,
+  baseURL,
+}) => {
+  await signIn(page, 'researcher@parley.local')
+  const name = `csrf ${Date.now()}`
+  const target = `${baseURL}/api/v1/studies`
+  // Same site as the app (so the SameSite=Lax cookie goes along), another origin.
+  const evil = 'http://127.0.0.1:4000/evil'
+  await page.route(evil, (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body: `<title>evil</title>
+        <form id="f" method="POST" enctype="text/plain" action="${target}">
+          <input name='{"name":"${name}","x":"' value='"}'>
+        </form>
+        <script>
+          fetch(${JSON.stringify(target)}, { method: 'POST', mode: 'no-cors', credentials: 'include',
+            headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ name: ${JSON.stringify(name)} }) })
+            .finally(() => document.getElementById('f').submit())
+        </script>`,
+    }),
+  )
+  await page.goto(evil)
+  await expect(page).toHaveURL(target)
+  await expect(page.locator('body')).toContainText('must come from this app')
+  expect(await sql('SELECT id FROM "Study" WHERE name = $1', [name])).toHaveLength(0)
 })

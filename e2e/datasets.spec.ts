@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs'
 import path from 'node:path'
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { signIn } from './helpers'
 
 import { PXP_DATA as DATA } from '../tests/support/shared'

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { signIn } from './helpers'
 

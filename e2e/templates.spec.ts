@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { signIn } from './helpers'
 
 test('a researcher defines a generic task template: a bad regex is refused with the input kept, MATCH can be tried', async ({

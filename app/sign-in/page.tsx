@@ -1,7 +1,7 @@
 import type { Metadata } from 'next'
 import { redirect } from 'next/navigation'
-import { safeNext } from '@/app/actions/account'
 import { SignInForm } from '@/components/auth/sign-in-form'
+import { safeNext } from '@/lib/safe-next'
 import { getCurrentSession } from '@/lib/server/auth/session'
 import { needsSetup } from '@/lib/server/bootstrap'
 
@@ -13,7 +13,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const given = (await searchParams).next
   const next = typeof given === 'string' ? given : undefined
   if (await needsSetup()) redirect('/setup')
-  if (await getCurrentSession()) redirect(await safeNext(next))
+  if (await getCurrentSession()) redirect(safeNext(next))
   const demo = process.env.PARLEY_DEMO === '1'
   return (
     <main id="main" className="mx-auto flex min-h-screen max-w-sm flex-col justify-center px-6">

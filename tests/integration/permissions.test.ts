@@ -63,7 +63,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       email: `new-${randomUUID().slice(0, 8)}@test.parley`,
       name: 'New',
       role: 'viewer',
-      password: 'long enough',
+      password: 'long enough and odd',
     }),
   },
   'users.update-role': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, role: 'annotator' }) },

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { sessionActor } from '@/lib/server/api/auth'
+import { cookieMutationRefusal } from '@/lib/server/api/csrf'
 import { hasScope } from '@/lib/server/auth/roles'
 import { AppError } from '@/lib/server/errors'
 import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
@@ -25,6 +26,8 @@ const fail = (status: number, error: string) => Response.json({ error }, { statu
  * (the person navigates away or presses Stop) aborts the model call.
  */
 export async function POST(req: Request) {
+  const refusal = cookieMutationRefusal(req)
+  if (refusal) return fail(refusal.status, refusal.error)
   const actor = await sessionActor(req.headers)
   if (!actor) return fail(401, 'Sign in to continue.')
   if (!hasScope(actor.role, 'connections:manage')) return fail(403, 'You do not have permission to do that.')

@@ -256,14 +256,18 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     })
   program
     .command('worker')
-    .description('Work the job queue (experiment steps) until stopped with Ctrl+C or SIGTERM; run several anywhere')
+    .description(
+      'Work the job queues (experiment steps, dataset imports, session creation) until stopped with Ctrl+C or SIGTERM; run several anywhere',
+    )
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
       await ensureDatabaseUrl(async () => {
         const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
         const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
         const count = opts.concurrency ?? jobSettings().workers
+        const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
         const workers = await startPxpWorkers(count)
+        const bulk = await startBulkWorkers()
         process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve)
@@ -271,6 +275,7 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
         })
         process.stderr.write('parley worker: finishing the steps in flight…\n')
         await workers.stop()
+        await bulk.stop()
         await stopBoss()
       })
     })

@@ -9,7 +9,7 @@ import { visibleStudies } from '@/lib/server/services/studies'
 
 export const dynamic = 'force-dynamic'
 
-const Topic = z.string().regex(/^(session|experiment):[\w-]{1,100}$/)
+const Topic = z.string().regex(/^(session|experiment|dataset):[\w-]{1,100}$/)
 
 /** May this person watch the topic? The same rules as the pages that show it (404 otherwise). */
 async function mayWatch(actor: Actor, topic: string): Promise<boolean> {
@@ -18,11 +18,15 @@ async function mayWatch(actor: Actor, topic: string): Promise<boolean> {
     if (!hasScope(actor.role, 'studies:read')) return false
     return !!(await db.experiment.findFirst({ where: { id, study: visibleStudies(actor) }, select: { id: true } }))
   }
+  if (kind === 'dataset') {
+    if (!hasScope(actor.role, 'studies:read')) return false
+    return !!(await db.dataset.findFirst({ where: { id, study: visibleStudies(actor) }, select: { id: true } }))
+  }
   return !!(await db.protocolSession.findFirst({ where: { id, ...visibleSessions(actor) }, select: { id: true } }))
 }
 
 /**
- * GET /api/live?topic=session:<id>|experiment:<id> — server-sent events: `update` with the event
+ * GET /api/live?topic=session:<id>|experiment:<id>|dataset:<id> — server-sent events: `update` with the event
  * (message, status, delta, progress) whenever the topic changes in any process, and a comment every
  * 15 s to keep proxies from closing the stream. The page re-reads its data on `update`.
  */

@@ -4,14 +4,16 @@ import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
+import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { measureLoop } from '../support/event-loop'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { importAndWait, useBulkWorkers } from '../support/imports'
+import { fakeConnection, useFakeLlm } from '../support/llm'
 
 // Imports run as jobs worked by this process, as in the web server: the same event loop that must
 // keep answering while one runs.
+const fake = useFakeLlm()
 useBulkWorkers()
-afterAll(() => db.$disconnect())
 
 /** A DRUG file of `rows` rows (about 80 bytes each); `bad` lines (1-based, the header is 1) get an empty product. */
 function drugCsv(rows: number, bad: number[] = []): File {
@@ -125,6 +127,19 @@ describe('large imports run as jobs, and the server stays responsive', () => {
     })
     expect(d).toMatchObject({ status: 'failed', _count: { instances: 0, assets: 0, uploads: 0 } })
     expect(d.error).toMatch(/^Nothing was imported: 1 row has problems\. line 3:/)
+    const conn = await fakeConnection(study.id, fake())
+    const experiment = await execute(createPxpExperiment, researcher, {
+      studyId: study.id,
+      name: 'on a failed import',
+      datasetId: d.id,
+      generator: { connectionId: conn.id, model: 'gen' },
+      checker: { connectionId: conn.id, model: 'judge' },
+    })
+    expect(experiment).toMatchObject({
+      ok: false,
+      status: 400,
+      error: '"bad" failed to import; choose a dataset that has been imported.',
+    })
   }, 60_000)
 })
 

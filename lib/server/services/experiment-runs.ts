@@ -56,18 +56,28 @@ const ExperimentRef = z.object({ experimentId: id })
 
 const protocolOf = (p: string) => (p === 'evince' ? 'evince' : 'pxp')
 
+/** Put a running experiment's runnable sessions on the queue (and close it if nothing is left). */
+export async function enqueueRun(experimentId: string): Promise<number> {
+  const e = await db.experiment.findUniqueOrThrow({ where: { id: experimentId }, select: { protocol: true } })
+  const heads = await runnableHeads(experimentId)
+  await enqueueSteps(heads, experimentId, protocolOf(e.protocol))
+  await closeIfFinished(experimentId)
+  return heads.length
+}
+
 export const startExperiment = defineOperation({
   name: 'experiments.start',
   scope: 'studies:update',
   input: ExperimentRef,
   async run(actor, { experimentId }) {
-    const e = await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
-      s === 'paused' ? 'The experiment is paused: resume it instead.' : `The experiment is already ${s}.`,
+    await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
+      s === 'paused'
+        ? 'The experiment is paused: resume it instead.'
+        : s === 'preparing'
+          ? 'The experiment is still creating its sessions; it can start once they are all there.'
+          : `The experiment is already ${s}.`,
     )
-    const heads = await runnableHeads(experimentId)
-    await enqueueSteps(heads, experimentId, protocolOf(e.protocol))
-    await closeIfFinished(experimentId)
-    return { experimentId, enqueued: heads.length }
+    return { experimentId, enqueued: await enqueueRun(experimentId) }
   },
 })
 
@@ -116,7 +126,7 @@ export const cancelExperiment = defineOperation({
     await move(
       actor,
       experimentId,
-      ['draft', 'running', 'paused'],
+      ['preparing', 'draft', 'running', 'paused'],
       'cancelled',
       'experiment.cancel',
       (s) => `The experiment is already ${s}.`,

@@ -44,7 +44,9 @@ test('an import just above the old 10 MB request limit goes through, and the stu
   // "Unexpected end of form"); the documented limit is PARLEY_MAX_UPLOAD_MB (250 by default).
   const lines = ['output,input,explanation']
   for (let i = 0; i < 100_000; i++)
-    lines.push(`CC${i}.OC,CC${i}C(=O)OC,Ester hydrolysis of compound number ${i} in warm water slowly gives the acid and methanol.`)
+    lines.push(
+      `CC${i}.OC,CC${i}C(=O)OC,Ester hydrolysis of compound number ${i} in warm water slowly gives the acid and methanol.`,
+    )
   const buffer = Buffer.from(lines.join('\n'))
   expect(buffer.length).toBeGreaterThan(10.5 * 1024 * 1024)
   await signIn(page, 'researcher@parley.local')

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'

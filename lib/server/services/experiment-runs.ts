@@ -2,7 +2,8 @@ import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { conflict, notFound } from '@/lib/server/errors'
-import { closeIfFinished, enqueueSteps, runnableHeads } from '@/lib/server/jobs/pxp'
+import type PgBoss from 'pg-boss'
+import { closeIfFinished, enqueueSteps, runnableHeads, wakeStepWorkers } from '@/lib/server/jobs/pxp'
 import { publish } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -56,13 +57,22 @@ const ExperimentRef = z.object({ experimentId: id })
 
 const protocolOf = (p: string) => (p === 'evince' ? 'evince' : 'pxp')
 
-/** Put a running experiment's runnable sessions on the queue (and close it if nothing is left). */
-export async function enqueueRun(experimentId: string): Promise<number> {
+/**
+ * Put a running experiment's runnable sessions on the queue (and close it if nothing is left). With
+ * `tx`, the jobs are inserted in the caller's transaction (which then wakes the workers and closes
+ * the run after its commit, see `afterEnqueueRun`).
+ */
+export async function enqueueRun(experimentId: string, tx?: PgBoss.Db): Promise<number> {
   const e = await db.experiment.findUniqueOrThrow({ where: { id: experimentId }, select: { protocol: true } })
   const heads = await runnableHeads(experimentId)
-  await enqueueSteps(heads, experimentId, protocolOf(e.protocol))
-  await closeIfFinished(experimentId)
+  await enqueueSteps(heads, experimentId, protocolOf(e.protocol), tx)
+  if (!tx) await afterEnqueueRun(experimentId)
   return heads.length
+}
+
+export async function afterEnqueueRun(experimentId: string): Promise<void> {
+  await wakeStepWorkers()
+  await closeIfFinished(experimentId)
 }
 
 export const startExperiment = defineOperation({

@@ -6,7 +6,7 @@ import { sql } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
 import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
 import { publish } from '@/lib/server/live'
-import { enqueueRun } from '@/lib/server/services/experiment-runs'
+import { afterEnqueueRun, enqueueRun } from '@/lib/server/services/experiment-runs'
 
 /**
  * Creating an experiment's sessions, the same for every protocol: the protocol's service describes
@@ -213,13 +213,29 @@ async function prepareLocked({ experimentId, studyId, plan }: PrepareSessionsJob
       await yieldToLoop()
     }
   }
-  const moved = await sql().query(
-    `UPDATE "Experiment" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
-       "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)
-     WHERE id = $1 AND status = 'preparing'`,
-    [experimentId, plan.statusWhenReady],
-  )
-  if (moved.rowCount && plan.statusWhenReady === 'running') await enqueueRun(experimentId)
+  // The status and, for a run that starts at once, its first steps on the queue commit together: a
+  // crash in between would leave a running experiment that nothing advances.
+  const client = await sql().connect()
+  let moved = false
+  try {
+    await client.query('BEGIN')
+    const r = await client.query(
+      `UPDATE "Experiment" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
+         "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)
+       WHERE id = $1 AND status = 'preparing'`,
+      [experimentId, plan.statusWhenReady],
+    )
+    moved = r.rowCount === 1
+    if (moved && plan.statusWhenReady === 'running')
+      await enqueueRun(experimentId, { executeSql: (text, values) => client.query(text, values) })
+    await client.query('COMMIT')
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  } finally {
+    client.release()
+  }
+  if (moved && plan.statusWhenReady === 'running') await afterEnqueueRun(experimentId)
   await publish(`experiment:${experimentId}`, { type: 'status', status: plan.statusWhenReady })
 }
 

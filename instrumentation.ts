@@ -32,7 +32,10 @@ export async function register() {
   if (process.env.PARLEY_WORKERS !== '0') {
     try {
       const { startPxpWorkers } = await import('@/lib/server/jobs/pxp')
+      const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
       await startPxpWorkers()
+      // Dataset imports and session creation: one job of each at a time per process.
+      await startBulkWorkers()
     } catch (err) {
       console.error('[parley] the job workers did not start:', err)
     }

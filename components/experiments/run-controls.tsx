@@ -6,6 +6,8 @@ import { Alert } from '@/components/ui/card'
 import { cn } from '@/components/ui/cn'
 
 const BUTTONS: Record<string, Array<{ intent: string; label: string; danger?: boolean }>> = {
+  // Its sessions are still being created: no Start until they are all there.
+  preparing: [{ intent: 'cancel', label: 'Cancel', danger: true }],
   draft: [
     { intent: 'start', label: 'Start' },
     { intent: 'cancel', label: 'Cancel', danger: true },

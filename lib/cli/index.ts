@@ -257,7 +257,9 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     })
   program
     .command('worker')
-    .description('Work the job queue (experiment steps) until stopped with Ctrl+C or SIGTERM; run several anywhere')
+    .description(
+      'Work the job queues (experiment steps, dataset imports, session creation) until stopped with Ctrl+C or SIGTERM; run several anywhere',
+    )
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
       await ensureSecret()
@@ -268,7 +270,9 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
         const sealed = await sealLegacyHeaders()
         if (sealed) process.stderr.write(`parley worker: encrypted the extra headers of ${sealed} connection(s)\n`)
         const count = opts.concurrency ?? jobSettings().workers
+        const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
         const workers = await startPxpWorkers(count)
+        const bulk = await startBulkWorkers()
         process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve)
@@ -276,6 +280,7 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
         })
         process.stderr.write('parley worker: finishing the steps in flight…\n')
         await workers.stop()
+        await bulk.stop()
         await stopBoss()
       })
     })

@@ -5,7 +5,7 @@ import { visibleSessions } from '@/lib/server/services/pxp-sessions'
 import { studiesWhere } from '@/lib/server/services/studies'
 
 /**
- * May this person watch a live topic (`session:<id>`, `experiment:<id>`)? The same rules as the
+ * May this person watch a live topic (`session:<id>`, `experiment:<id>`, `dataset:<id>`: an import's progress)? The same rules as the
  * pages that show it: an experiment needs read access to its study (account and study role), a
  * session is visible as on /sessions (their own, or any of a study they read). The stream route
  * answers 404 otherwise.
@@ -18,6 +18,10 @@ export async function mayWatch(actor: Actor, topic: string): Promise<boolean> {
       where: { id, study: studiesWhere(actor, 'read') },
       select: { id: true },
     }))
+  }
+  if (kind === 'dataset') {
+    if (!hasScope(actor.role, 'studies:read')) return false
+    return !!(await db.dataset.findFirst({ where: { id, study: studiesWhere(actor, 'read') }, select: { id: true } }))
   }
   return !!(await db.protocolSession.findFirst({ where: { id, ...visibleSessions(actor) }, select: { id: true } }))
 }

@@ -1,7 +1,13 @@
 import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
-import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
+import {
+  awaitDatasetImport,
+  dismissDataset,
+  getDataset,
+  importDataset,
+  listDatasets,
+} from '@/lib/server/services/datasets'
 import {
   cancelExperiment,
   pauseExperiment,
@@ -103,6 +109,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   upsertPrice,
   deletePrice,
   importDataset,
+  awaitDatasetImport,
+  dismissDataset,
   listDatasets,
   getDataset,
   createPxpExperiment,

@@ -6,16 +6,18 @@ import { execute } from '@/lib/server/operation'
 import { runEvinceSession, stepEvinceSession } from '@/lib/server/runner/evince'
 import { createDebate, getDebate, mergeDebateLabels, submitDebateTurn, viewDebate } from '@/lib/server/services/debates'
 import { debateExportLines } from '@/lib/server/services/debate-export'
-import { importDataset } from '@/lib/server/services/datasets'
 import { startPxpWorkers } from '@/lib/server/jobs/pxp'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { pauseExperiment, resumeExperiment } from '@/lib/server/services/experiment-runs'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { debateRules, loadDebateFixture } from '../support/evince'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { afterAll } from 'vitest'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 afterAll(async () => {
   await stopBoss()
 })
@@ -129,7 +131,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       'symptoms,label',
       ...cases.map((c) => `"${loadDebateFixture(c).symptoms}",${loadDebateFixture(c).groundTruth}`),
     ].join('\n')
-    const imp = await execute(importDataset, ctx.researcher, {
+    const imp = await importAndWait(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'queued cases',
       kind: 'cases',
@@ -355,14 +357,14 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       `"${loadDebateFixture('dengue').symptoms}",Dengue Fever`,
       `"${loadDebateFixture('jaundice').symptoms}",Jaundice`,
     ].join('\n')
-    const imp = await execute(importDataset, ctx.researcher, {
+    const imp = await importAndWait(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'appendix cases',
       kind: 'cases',
       file: new File([csv], 'cases.csv'),
     })
     if (!imp.ok) throw new Error(imp.error)
-    const badCsv = await execute(importDataset, ctx.researcher, {
+    const badCsv = await importAndWait(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'broken',
       kind: 'cases',

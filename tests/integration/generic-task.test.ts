@@ -2,19 +2,21 @@ import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { runPxpSession } from '@/lib/server/runner/pxp'
-import { importDataset } from '@/lib/server/services/datasets'
 import { createPxpExperiment } from '@/lib/server/services/experiments'
 import { createTaskTemplate, getTaskTemplate, tryMatch } from '@/lib/server/services/task-templates'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 
 describe('a generic task defined by a researcher runs as a PXP experiment', () => {
   it('numeric MATCH with a tolerance decides the tags; the prompts carry the template’s words', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const imported = await execute(importDataset, researcher, {
+    const imported = await importAndWait(researcher, {
       studyId: study.id,
       name: 'Doses',
       kind: 'generic',

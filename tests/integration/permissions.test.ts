@@ -330,6 +330,20 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     input: async (c) => ({ experimentId: (await debateSession(c)).experimentId, table: 'finals' }),
   },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'datasets.await-import': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: (c) => ({ datasetId: c.datasetId }),
+  },
+  'datasets.dismiss': {
+    allowed: STAFF,
+    input: async (c) => ({
+      datasetId: (
+        await db.dataset.create({
+          data: { studyId: c.studyId, name: 'failed', kind: 'drug', source: 'x.csv', status: 'failed', error: 'x' },
+        })
+      ).id,
+    }),
+  },
   'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
 }
 

@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest'
 import { pxpStats } from '@/lib/metrics/pxp-stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { importDataset } from '@/lib/server/services/datasets'
 import {
   createPxpExperiment,
   exportExperimentMessages,
@@ -13,16 +12,19 @@ import {
   shuffled,
 } from '@/lib/server/services/experiments'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { PXP_DATA } from '../support/shared'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 
 describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-truth proxy)', () => {
   it('creates R × instances sessions, runs them with carry-over, and exports messages that pxp stats reads', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const imported = await execute(importDataset, researcher, {
+    const imported = await importAndWait(researcher, {
       studyId: study.id,
       name: 'Retro',
       kind: 'drug',

@@ -29,22 +29,32 @@ export async function enqueueSteps(
   sessionIds: readonly string[],
   experimentId: string | null,
   protocol: 'pxp' | 'evince' = 'pxp',
+  /** Insert through this connection (inside the caller's transaction); then call wakeStepWorkers after its commit. */
+  db?: PgBoss.Db,
 ): Promise<void> {
   if (!sessionIds.length) return
   const b = await queue(PXP_QUEUE)
   const { expireInSeconds } = jobSettings()
-  await b.insert(
-    sessionIds.map((sessionId) => ({
-      name: PXP_QUEUE,
-      data: (protocol === 'pxp'
-        ? { sessionId, experimentId }
-        : { sessionId, experimentId, protocol }) satisfies PxpStepJob,
-      expireInSeconds,
-      retryLimit: 5,
-      retryDelay: 1,
-    })),
-  )
-  // Workers of this process fetch now instead of at their next poll (up to half a second later).
+  const jobs = sessionIds.map((sessionId) => ({
+    name: PXP_QUEUE,
+    data: (protocol === 'pxp'
+      ? { sessionId, experimentId }
+      : { sessionId, experimentId, protocol }) satisfies PxpStepJob,
+    expireInSeconds,
+    retryLimit: 5,
+    retryDelay: 1,
+  }))
+  if (db) await b.insert(jobs, { db })
+  else {
+    await b.insert(jobs)
+    await wakeStepWorkers()
+  }
+}
+
+/** Workers of this process fetch now instead of at their next poll (up to half a second later). */
+export async function wakeStepWorkers(): Promise<void> {
+  if (!localWorkers.size) return
+  const b = await queue(PXP_QUEUE)
   for (const id of localWorkers) b.notifyWorker(id)
 }
 

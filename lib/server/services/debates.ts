@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import type { Prisma } from '@/lib/generated/prisma/client'
 import { accuracy, canonicalLabel, entropy, type LabelProb, type RoundMetrics } from '@/lib/metrics/evince'
 import {
   EVINCE_PROTOCOL_VERSION,
@@ -22,9 +21,11 @@ import { pageInput, pageOf } from '@/lib/server/pagination'
 import { appendDebateMessage, DebateInstance, EvinceSeats, evinceLog } from '@/lib/server/runner/evince'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
+import { assertImported } from '@/lib/server/services/datasets'
 import { experimentPage } from '@/lib/server/services/experiment-views'
 import { visibleSessions } from '@/lib/server/services/pxp-sessions'
 import { id, requireStudyAccess, studiesWhere, studyAccess } from '@/lib/server/services/studies'
+import { checkSessionCap, createSessions } from '@/lib/server/services/sessions'
 
 /**
  * EVINCE debates. A debate run is an `Experiment` with protocol "evince" over a case set (a dataset
@@ -115,124 +116,124 @@ export const createDebate = defineOperation({
           }
         : { kind: 'program' },
     })
-    return db
-      .$transaction(
-        async (tx) => {
-          let datasetId = input.datasetId
-          let instances: Array<{ id: string; input: unknown; prediction: string; explanation: string }>
-          if (input.case) {
-            let ds = await tx.dataset.findFirst({
-              where: { studyId: input.studyId, kind: 'cases', name: SINGLE_CASES },
-            })
-            ds ??= await tx.dataset.create({
-              data: {
-                studyId: input.studyId,
-                name: SINGLE_CASES,
-                kind: 'cases',
-                source: 'typed in',
-                createdById: actor.userId || null,
-              },
-            })
-            const last = await tx.instance.findFirst({ where: { datasetId: ds.id }, orderBy: { index: 'desc' } })
-            const inst = await tx.instance.create({
-              data: {
-                datasetId: ds.id,
-                index: (last?.index ?? -1) + 1,
-                input: { symptoms: input.case.symptoms },
-                prediction: input.case.truth,
-                explanation: '',
-              },
-            })
-            datasetId = ds.id
-            instances = [inst]
-          } else {
-            const ds = await tx.dataset.findFirst({ where: { id: input.datasetId, studyId: input.studyId } })
-            if (!ds) throw notFound('Dataset')
-            if (ds.kind !== 'cases') throw badRequest(`Debates run on case sets; "${ds.name}" is a ${ds.kind} dataset.`)
-            instances = await tx.instance.findMany({
-              where: { datasetId: ds.id },
-              orderBy: { index: 'asc' },
-              ...(input.sample ? { take: input.sample } : {}),
-            })
-            if (!instances.length) throw badRequest('The case set is empty.')
-          }
-          let labels: string[] = []
-          if (input.constrained) {
-            const all = await tx.instance.findMany({
-              where: { datasetId },
-              select: { prediction: true },
-              distinct: ['prediction'],
-            })
-            labels = all
-              .map((x) => x.prediction)
-              .filter(Boolean)
-              .sort()
-            if (!labels.length) throw badRequest('The case set has no ground-truth labels to constrain the debate to.')
-          }
-          const config = evinceConfig.parse({
-            ...input.config,
-            ...(withJudge ? {} : { crit: false, report: false }),
-            aliases: input.aliases,
-            labels,
+    const created = await db.$transaction(
+      async (tx) => {
+        let datasetId = input.datasetId
+        let instanceIds: string[] | undefined
+        let cases: number
+        if (input.case) {
+          let ds = await tx.dataset.findFirst({
+            where: { studyId: input.studyId, kind: 'cases', name: SINGLE_CASES },
           })
-          const experiment = await tx.experiment.create({
+          ds ??= await tx.dataset.create({
             data: {
               studyId: input.studyId,
-              name: input.name,
-              protocol: 'evince',
-              task: 'diagnosis',
-              datasetId: datasetId as string,
-              config,
-              seats,
-              repetitions: 1,
-              carryOver: false,
-              status: input.start ? 'running' : 'draft',
+              name: SINGLE_CASES,
+              kind: 'cases',
+              source: 'typed in',
               createdById: actor.userId || null,
             },
           })
-          const assignee = [seats.A, seats.B].map((s) => (s.kind === 'human' ? s.userId : null)).find(Boolean) ?? null
-          const rows: Prisma.ProtocolSessionCreateManyInput[] = instances.map((inst, position) => ({
-            studyId: input.studyId,
-            experimentId: experiment.id,
-            protocol: 'evince',
-            protocolVersion: EVINCE_PROTOCOL_VERSION,
-            config,
-            task: 'diagnosis',
-            instanceId: inst.id,
-            instance: {
-              input: inst.input,
-              prediction: inst.prediction,
-              explanation: inst.explanation,
-            } as Prisma.InputJsonValue,
-            seats,
-            assigneeId: assignee,
-            position,
-          }))
-          await tx.protocolSession.createMany({ data: rows })
-          await writeAudit(tx, {
-            actor: actorRef(actor),
-            action: 'debate.create',
-            resourceType: 'experiment',
-            resourceId: experiment.id,
-            studyId: input.studyId,
-            after: { name: input.name, cases: rows.length, config, seats },
+          const last = await tx.instance.findFirst({ where: { datasetId: ds.id }, orderBy: { index: 'desc' } })
+          const inst = await tx.instance.create({
+            data: {
+              datasetId: ds.id,
+              index: (last?.index ?? -1) + 1,
+              input: { symptoms: input.case.symptoms },
+              prediction: input.case.truth,
+              explanation: '',
+            },
           })
-          return { id: experiment.id, cases: rows.length, started: input.start }
-        },
-        { timeout: 60_000 },
-      )
-      .then(async (r) => {
-        if (r.started) {
-          const ids = await db.protocolSession.findMany({ where: { experimentId: r.id }, select: { id: true } })
-          await enqueueSteps(
-            ids.map((s) => s.id),
-            r.id,
-            'evince',
-          )
+          datasetId = ds.id
+          instanceIds = [inst.id]
+          cases = 1
+        } else {
+          const ds = await tx.dataset.findFirst({ where: { id: input.datasetId, studyId: input.studyId } })
+          if (!ds) throw notFound('Dataset')
+          if (ds.kind !== 'cases') throw badRequest(`Debates run on case sets; "${ds.name}" is a ${ds.kind} dataset.`)
+          assertImported(ds)
+          const available = await tx.instance.count({ where: { datasetId: ds.id } })
+          if (!available) throw badRequest('The case set is empty.')
+          cases = checkSessionCap(Math.min(input.sample ?? available, available), 1)
         }
-        const first = await db.protocolSession.findFirst({ where: { experimentId: r.id }, select: { id: true } })
-        return { ...r, firstSessionId: first?.id ?? null }
-      })
+        let labels: string[] = []
+        if (input.constrained) {
+          const all = await tx.instance.findMany({
+            where: { datasetId },
+            select: { prediction: true },
+            distinct: ['prediction'],
+          })
+          labels = all
+            .map((x) => x.prediction)
+            .filter(Boolean)
+            .sort()
+          if (!labels.length) throw badRequest('The case set has no ground-truth labels to constrain the debate to.')
+        }
+        const config = evinceConfig.parse({
+          ...input.config,
+          ...(withJudge ? {} : { crit: false, report: false }),
+          aliases: input.aliases,
+          labels,
+        })
+        const experiment = await tx.experiment.create({
+          data: {
+            studyId: input.studyId,
+            name: input.name,
+            protocol: 'evince',
+            task: 'diagnosis',
+            datasetId: datasetId as string,
+            config,
+            seats,
+            repetitions: 1,
+            carryOver: false,
+            status: 'preparing',
+            sessionsPlanned: cases,
+            createdById: actor.userId || null,
+          },
+        })
+        await writeAudit(tx, {
+          actor: actorRef(actor),
+          action: 'debate.create',
+          resourceType: 'experiment',
+          resourceId: experiment.id,
+          studyId: input.studyId,
+          after: { name: input.name, cases, config, seats },
+        })
+        return { id: experiment.id, datasetId: datasetId as string, instanceIds, cases, config }
+      },
+      { timeout: 60_000 },
+    )
+    const assignee = [seats.A, seats.B].map((s) => (s.kind === 'human' ? s.userId : null)).find(Boolean) ?? null
+    const ready = await createSessions(
+      {
+        experimentId: created.id,
+        studyId: input.studyId,
+        plan: {
+          datasetId: created.datasetId,
+          ...(created.instanceIds ? { instanceIds: created.instanceIds } : {}),
+          ...(input.sample ? { sample: input.sample } : {}),
+          repetitions: 1,
+          shuffle: false,
+          seats: [{ seats, assigneeId: assignee }],
+          protocol: 'evince',
+          protocolVersion: EVINCE_PROTOCOL_VERSION,
+          task: 'diagnosis',
+          config: created.config,
+          statusWhenReady: input.start ? 'running' : 'draft',
+        },
+      },
+      created.cases,
+    )
+    const first = ready
+      ? await db.protocolSession.findFirst({ where: { experimentId: created.id }, orderBy: { position: 'asc' } })
+      : null
+    return {
+      id: created.id,
+      cases: created.cases,
+      started: input.start,
+      preparing: !ready,
+      firstSessionId: first?.id ?? null,
+    }
   },
 })
 
@@ -428,7 +429,17 @@ export const getDebate = defineOperation({
     for (const c of cases) if (c.stopReason) stops[c.stopReason] = (stops[c.stopReason] ?? 0) + 1
     const start = (page - 1) * pageSize
     return {
-      experiment: { id: e.id, name: e.name, status: e.status, study: e.study, createdAt: e.createdAt, seats: e.seats },
+      experiment: {
+        id: e.id,
+        name: e.name,
+        status: e.status,
+        study: e.study,
+        createdAt: e.createdAt,
+        seats: e.seats,
+        sessionsPlanned: e.sessionsPlanned,
+        sessionsCreated: e.sessionsCreated,
+        prepareError: e.prepareError,
+      },
       /** What the actor may do in the debate's study (read, write, manage). */
       access,
       config,

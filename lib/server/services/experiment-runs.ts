@@ -2,7 +2,8 @@ import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { conflict, notFound } from '@/lib/server/errors'
-import { closeIfFinished, enqueueSteps, runnableHeads } from '@/lib/server/jobs/pxp'
+import type PgBoss from 'pg-boss'
+import { closeIfFinished, enqueueSteps, runnableHeads, wakeStepWorkers } from '@/lib/server/jobs/pxp'
 import { publish } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -58,18 +59,37 @@ const ExperimentRef = z.object({ experimentId: id })
 
 const protocolOf = (p: string) => (p === 'evince' ? 'evince' : 'pxp')
 
+/**
+ * Put a running experiment's runnable sessions on the queue (and close it if nothing is left). With
+ * `tx`, the jobs are inserted in the caller's transaction (which then wakes the workers and closes
+ * the run after its commit, see `afterEnqueueRun`).
+ */
+export async function enqueueRun(experimentId: string, tx?: PgBoss.Db): Promise<number> {
+  const e = await db.experiment.findUniqueOrThrow({ where: { id: experimentId }, select: { protocol: true } })
+  const heads = await runnableHeads(experimentId)
+  await enqueueSteps(heads, experimentId, protocolOf(e.protocol), tx)
+  if (!tx) await afterEnqueueRun(experimentId)
+  return heads.length
+}
+
+export async function afterEnqueueRun(experimentId: string): Promise<void> {
+  await wakeStepWorkers()
+  await closeIfFinished(experimentId)
+}
+
 export const startExperiment = defineOperation({
   name: 'experiments.start',
   scope: 'studies:update',
   input: ExperimentRef,
   async run(actor, { experimentId }) {
-    const e = await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
-      s === 'paused' ? 'The experiment is paused: resume it instead.' : `The experiment is already ${s}.`,
+    await move(actor, experimentId, ['draft'], 'running', 'experiment.start', (s) =>
+      s === 'paused'
+        ? 'The experiment is paused: resume it instead.'
+        : s === 'preparing'
+          ? 'The experiment is still creating its sessions; it can start once they are all there.'
+          : `The experiment is already ${s}.`,
     )
-    const heads = await runnableHeads(experimentId)
-    await enqueueSteps(heads, experimentId, protocolOf(e.protocol))
-    await closeIfFinished(experimentId)
-    return { experimentId, enqueued: heads.length }
+    return { experimentId, enqueued: await enqueueRun(experimentId) }
   },
 })
 
@@ -118,7 +138,7 @@ export const cancelExperiment = defineOperation({
     await move(
       actor,
       experimentId,
-      ['draft', 'running', 'paused'],
+      ['preparing', 'draft', 'running', 'paused'],
       'cancelled',
       'experiment.cancel',
       (s) => `The experiment is already ${s}.`,

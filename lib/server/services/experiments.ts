@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import type { Prisma } from '@/lib/generated/prisma/client'
 import { PXP_PROTOCOL_VERSION, pxpConfig } from '@/lib/protocols/pxp'
 import { TaskTemplate } from '@/lib/tasks/generic'
 import { db } from '@/lib/server/db'
@@ -10,26 +9,12 @@ import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
 import { id, requireStudyAccess } from '@/lib/server/services/studies'
 import { boolParam } from '@/lib/server/pagination'
+import { assertImported } from '@/lib/server/services/datasets'
+import { checkSessionCap, createSessions } from '@/lib/server/services/sessions'
 
 const llmRef = z.object({ connectionId: id, model: z.string().trim().max(200).optional() })
 
-/** A deterministic shuffle (mulberry32) so every repetition's instance order is reproducible. */
-export function shuffled<T>(items: readonly T[], seed: number): T[] {
-  let a = seed >>> 0
-  const rand = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const out = [...items]
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1))
-    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
-  }
-  return out
-}
+export { shuffled } from '@/lib/server/services/sessions'
 
 export const createPxpExperiment = defineOperation({
   name: 'experiments.create-pxp',
@@ -69,6 +54,7 @@ export const createPxpExperiment = defineOperation({
     await requireStudyAccess(db, actor, input.studyId, 'write')
     const dataset = await db.dataset.findFirst({ where: { id: input.datasetId, studyId: input.studyId } })
     if (!dataset) throw notFound('Dataset')
+    assertImported(dataset)
     let template: TaskTemplate | undefined
     if (dataset.kind === 'generic') {
       if (!input.templateId)
@@ -88,11 +74,9 @@ export const createPxpExperiment = defineOperation({
     // The protocol reads n and k; a generic task's template travels with them (a snapshot, so a
     // later template never changes a running experiment).
     const config = { ...pxpConfig.parse({ n: input.n, k: input.k }), ...(template ? { template } : {}) }
-    const instances = await db.instance.findMany({
-      where: { datasetId: dataset.id },
-      orderBy: { index: 'asc' },
-      ...(input.sample ? { take: input.sample } : {}),
-    })
+    const available = await db.instance.count({ where: { datasetId: dataset.id } })
+    const instances = Math.min(input.sample ?? available, available)
+    const planned = checkSessionCap(instances, input.repetitions, input.sample ? 'sample' : 'repetitions')
     const withExperts = input.tester === 'expert' || input.machine === 'expert'
     if (withExperts) {
       if (!input.expertIds.length)
@@ -112,68 +96,59 @@ export const createPxpExperiment = defineOperation({
             : { kind: 'proxy', checker: input.checker },
     })
     const seats = seatsFor(0)
-    return db.$transaction(
-      async (tx) => {
-        const experiment = await tx.experiment.create({
-          data: {
-            studyId: input.studyId,
-            name: input.name,
-            protocol: 'pxp',
-            task: dataset.kind,
-            datasetId: dataset.id,
-            config,
-            seats,
-            repetitions: input.repetitions,
-            carryOver: input.carryOver,
-            createdById: actor.userId || null,
-          },
-        })
-        const rows: Prisma.ProtocolSessionCreateManyInput[] = []
-        for (let r = 1; r <= input.repetitions; r++) {
-          const order = input.shuffle ? shuffled(instances, r) : instances
-          order.forEach((inst, position) => {
-            const sessionSeats = seatsFor(rows.length)
-            rows.push({
-              studyId: input.studyId,
-              experimentId: experiment.id,
-              protocol: 'pxp',
-              protocolVersion: PXP_PROTOCOL_VERSION,
-              config,
-              task: dataset.kind,
-              instanceId: inst.id,
-              instance: {
-                input: inst.input,
-                prediction: inst.prediction,
-                explanation: inst.explanation,
-                datasetId: dataset.id,
-              } as Prisma.InputJsonValue,
-              seats: sessionSeats,
-              assigneeId:
-                [sessionSeats.m, sessionSeats.h].map((x) => (x as { userId?: string }).userId).find(Boolean) ?? null,
-              repetition: r,
-              position,
-            })
-          })
-        }
-        await tx.protocolSession.createMany({ data: rows })
-        await writeAudit(tx, {
-          actor: actorRef(actor),
-          action: 'experiment.create',
-          resourceType: 'experiment',
-          resourceId: experiment.id,
+    // Experts share the sessions round robin: session i gets expert i mod (number of experts).
+    const variants = Array.from({ length: withExperts ? input.expertIds.length : 1 }, (_, i) => {
+      const s = seatsFor(i)
+      return { seats: s, assigneeId: [s.m, s.h].map((x) => (x as { userId?: string }).userId).find(Boolean) ?? null }
+    })
+    const experiment = await db.$transaction(async (tx) => {
+      const e = await tx.experiment.create({
+        data: {
           studyId: input.studyId,
-          after: {
-            name: input.name,
-            datasetId: dataset.id,
-            repetitions: input.repetitions,
-            sessions: rows.length,
-            config,
-          },
-        })
-        return { id: experiment.id, sessions: rows.length }
+          name: input.name,
+          protocol: 'pxp',
+          task: dataset.kind,
+          datasetId: dataset.id,
+          config,
+          seats,
+          repetitions: input.repetitions,
+          carryOver: input.carryOver,
+          status: 'preparing',
+          sessionsPlanned: planned,
+          createdById: actor.userId || null,
+        },
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'experiment.create',
+        resourceType: 'experiment',
+        resourceId: e.id,
+        studyId: input.studyId,
+        after: { name: input.name, datasetId: dataset.id, repetitions: input.repetitions, sessions: planned, config },
+      })
+      return e
+    })
+    const ready = await createSessions(
+      {
+        experimentId: experiment.id,
+        studyId: input.studyId,
+        plan: {
+          datasetId: dataset.id,
+          ...(input.sample ? { sample: input.sample } : {}),
+          repetitions: input.repetitions,
+          shuffle: input.shuffle,
+          seats: variants,
+          protocol: 'pxp',
+          protocolVersion: PXP_PROTOCOL_VERSION,
+          task: dataset.kind,
+          config,
+          snapshotExtra: { datasetId: dataset.id },
+          statusWhenReady: 'draft',
+        },
       },
-      { timeout: 60_000 },
+      planned,
     )
+    return { id: experiment.id, sessions: planned, preparing: !ready }
   },
 })
 
@@ -196,6 +171,8 @@ export async function runExperiment(
   opts: { concurrency?: number; onProgress?: (p: RunProgress) => void } = {},
 ): Promise<RunProgress> {
   const experiment = await db.experiment.findUniqueOrThrow({ where: { id: experimentId } })
+  if (experiment.status === 'preparing')
+    throw new Error('The experiment is still creating its sessions; run it once they are all there.')
   const sessions = await db.protocolSession.findMany({
     where: { experimentId, status: { not: 'done' } },
     orderBy: [{ repetition: 'asc' }, { position: 'asc' }],

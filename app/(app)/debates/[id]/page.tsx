@@ -2,7 +2,7 @@ import type { Metadata } from 'next'
 import Link from 'next/link'
 import { MergeLabels } from '@/components/debates/merge-labels'
 import { RetryButton, RunControls } from '@/components/experiments/run-controls'
-import { StatusBadge } from '@/components/experiments/status'
+import { PreparingNotice, StatusBadge } from '@/components/experiments/status'
 import { LiveRefresh } from '@/components/live/live-refresh'
 import { Card, PageHeader } from '@/components/ui/card'
 import { Pagination, Table, Td } from '@/components/ui/table'
@@ -53,6 +53,11 @@ export default async function DebateRunPage({
         }
       />
       <div className="space-y-4">
+        {e.status === 'preparing' && (
+          <Card>
+            <PreparingNotice planned={e.sessionsPlanned} created={e.sessionsCreated} error={e.prepareError} />
+          </Card>
+        )}
         <Card>
           <div className="flex flex-wrap items-center gap-4 text-sm">
             <StatusBadge status={e.status} />

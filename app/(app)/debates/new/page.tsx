@@ -29,7 +29,7 @@ export default async function NewDebatePage({
   ])
   const models = modelChoices(presets, connections)
   const caseSets = datasets
-    .filter((d) => d.kind === 'cases')
+    .filter((d) => d.kind === 'cases' && d.status === 'ready')
     .map((d) => ({ value: d.id, label: `${d.name} · ${d._count.instances} cases` }))
   const experts = study.members
     .filter((m) => m.role !== 'viewer')

@@ -4,7 +4,7 @@ import type { Metadata } from 'next'
 import Link from 'next/link'
 import { LiveRefresh } from '@/components/live/live-refresh'
 import { RetryButton, RunControls } from '@/components/experiments/run-controls'
-import { StatusBadge } from '@/components/experiments/status'
+import { PreparingNotice, StatusBadge } from '@/components/experiments/status'
 import { Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
@@ -93,6 +93,15 @@ export default async function ExperimentPage({
       </div>
       <div className="grid gap-6 xl:grid-cols-2">
         <Card title="Progress" description={live ? 'Updates live while the experiment runs.' : undefined}>
+          {experiment.status === 'preparing' && (
+            <div className="mb-4">
+              <PreparingNotice
+                planned={experiment.sessionsPlanned}
+                created={experiment.sessionsCreated}
+                error={experiment.prepareError}
+              />
+            </div>
+          )}
           <div
             role="progressbar"
             aria-label="Sessions done"

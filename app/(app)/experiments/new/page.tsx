@@ -30,10 +30,13 @@ export default async function NewExperimentPage({
     loadForPage(listTaskTemplates, { studyId }),
   ])
   const models = modelChoices(presets, connections)
-  const pxpDatasets = datasets.map((d) => ({
-    value: d.id,
-    label: `${d.name} · ${d.kind.toUpperCase()} · ${d._count.instances} instances`,
-  }))
+  // Only imported datasets: one still importing (or failed) has no instances to run on yet.
+  const pxpDatasets = datasets
+    .filter((d) => d.status === 'ready')
+    .map((d) => ({
+      value: d.id,
+      label: `${d.name} · ${d.kind.toUpperCase()} · ${d._count.instances} instances`,
+    }))
   const experts = study.members
     .filter((m) => m.role !== 'viewer')
     .map((m) => ({ value: m.user.id, label: `${m.user.name} (${m.user.email}, ${m.role})` }))

@@ -16,7 +16,9 @@ import { mayHoldStudyRole, STUDY_ROLE_DESCRIPTIONS, STUDY_ROLE_LABELS } from '@/
 import { loadForPage } from '@/lib/server/page-data'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
-import { ImportDatasetForm } from '@/components/datasets/import-form'
+import { DismissDatasetForm, ImportDatasetForm } from '@/components/datasets/import-form'
+import { ImportProgress } from '@/components/datasets/import-progress'
+import { maxUploadMb } from '@/lib/limits.mjs'
 import { listStudyWork } from '@/lib/server/services/work'
 import { listTaskTemplates } from '@/lib/server/services/task-templates'
 
@@ -183,21 +185,40 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           ) : (
             <ul className="divide-y divide-stone-100 text-sm">
               {datasets.map((d) => (
-                <li key={d.id} className="flex items-center justify-between py-2">
-                  <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
-                    {d.name}
-                  </Link>
-                  <span className="text-stone-500">
-                    {d.kind.toUpperCase()} · {d._count.instances} instances
-                    {d._count.assets ? ` · ${d._count.assets} images` : ''}
-                  </span>
+                <li key={d.id} className="py-2">
+                  <div className="flex items-center justify-between gap-3">
+                    {d.status === 'ready' ? (
+                      <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
+                        {d.name}
+                      </Link>
+                    ) : (
+                      <span className="font-medium">
+                        {d.name} <Badge tone={d.status === 'failed' ? 'red' : 'amber'}>{d.status}</Badge>
+                      </span>
+                    )}
+                    {d.status === 'ready' ? (
+                      <span className="text-stone-500">
+                        {d.kind.toUpperCase()} · {d._count.instances} instances
+                        {d._count.assets ? ` · ${d._count.assets} images` : ''}
+                      </span>
+                    ) : d.status === 'importing' ? (
+                      <ImportProgress datasetId={d.id} rowsDone={d.rowsDone} rowsTotal={d.rowsTotal} />
+                    ) : (
+                      canWrite && <DismissDatasetForm studyId={study.id} datasetId={d.id} />
+                    )}
+                  </div>
+                  {d.status === 'failed' && d.error && (
+                    <p className="mt-1 whitespace-pre-wrap text-xs text-red-700" role="alert">
+                      {d.error}
+                    </p>
+                  )}
                 </li>
               ))}
             </ul>
           )}
           {canWrite && (
             <div className="mt-4 border-t border-stone-100 pt-4">
-              <ImportDatasetForm studyId={study.id} />
+              <ImportDatasetForm studyId={study.id} maxUploadMb={maxUploadMb()} />
             </div>
           )}
         </Card>

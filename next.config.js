@@ -1,3 +1,8 @@
+import { nextBodyLimits } from './lib/limits.mjs'
+
+// One upload limit (PARLEY_MAX_UPLOAD_MB) for Next's body limits and our own check (lib/limits.mjs).
+const bodyLimits = nextBodyLimits()
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   poweredByHeader: false,
@@ -7,7 +12,10 @@ const nextConfig = {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
     authInterrupts: true,
     // Dataset imports upload files (a zip of X-rays) through a server action; the default is 1 MB.
-    serverActions: { bodySizeLimit: '250mb' },
+    serverActions: { bodySizeLimit: bodyLimits.serverActionsBytes },
+    // proxy.ts runs on every request, so Next buffers bodies for it (10 MB by default, cutting
+    // larger ones short).
+    proxyClientMaxBodySize: bodyLimits.proxyBytes,
   },
   async headers() {
     return [

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { signIn, sql } from './helpers'
 
 test.describe('an expert cannot reach admin pages or other people’s work by URL', () => {

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { mainNav, NAV, signIn, signOut, sql } from './helpers'
 
 test('an admin creates a user who then signs in; the audit log records it', async ({ page }) => {
@@ -32,7 +32,7 @@ test('an admin creates a user who then signs in; the audit log records it', asyn
   await expect(page.getByText('Nothing assigned to you right now.')).toBeVisible()
 })
 
-test('a disabled user cannot sign in', async ({ page }) => {
+test('a disabled user cannot sign in, and the answer does not reveal that the password was right', async ({ page }) => {
   const email = `to-disable-${Date.now()}@parley.local`
   await signIn(page, 'admin@parley.local')
   await page.goto('/admin/users')
@@ -50,5 +50,17 @@ test('a disabled user cannot sign in', async ({ page }) => {
   await page.getByLabel('Email').fill(email)
   await page.getByLabel('Password').fill('a fine password')
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await expect(page.getByRole('alert').filter({ hasText: /disabled/ })).toBeVisible()
+  const refusal = page.getByRole('alert').filter({ hasText: /Wrong email or password/ })
+  await expect(refusal).toBeVisible()
+  const rightPasswordAnswer = await refusal.textContent()
+  await expect(page).toHaveURL(/\/sign-in/)
+  await expect(page.getByRole('navigation', { name: 'Main' })).toHaveCount(0)
+  // A wrong password for the same account gets exactly the same answer.
+  await page.goto('/sign-in')
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill('not the password at all')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page.getByRole('alert').filter({ hasText: /Wrong email or password/ })).toHaveText(
+    rightPasswordAnswer ?? '',
+  )
 })

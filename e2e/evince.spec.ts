@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { expect, type Page, test } from '@playwright/test'
+import type { Page } from '@playwright/test'
+import { expect, test, watchCsp } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { debateRules, loadDebateFixture } from '../tests/support/evince'
 import { signIn, sql } from './helpers'
@@ -190,6 +191,7 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   const url = page.url()
 
   const ctx = await browser.newContext()
+  const expertCsp = await watchCsp(ctx)
   const expert = await ctx.newPage()
   await signIn(expert, 'expert@parley.local')
   // The debate turn waits in the expert's one queue.
@@ -232,5 +234,6 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   await expect(expert.getByTestId('metrics-table').locator('tr[data-round="1"]')).not.toHaveAttribute('data-wd', '0')
   // The expert does not see the ground truth or the researcher's pages.
   await expect(expert.getByTestId('ground-truth')).toHaveCount(0)
+  expect(expertCsp, 'Content-Security-Policy violations (expert)').toEqual([])
   await ctx.close()
 })

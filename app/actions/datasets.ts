@@ -3,7 +3,10 @@
 import { revalidatePath } from 'next/cache'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
-import { importDataset } from '@/lib/server/services/datasets'
+import { awaitDatasetImport, dismissDataset, importDataset } from '@/lib/server/services/datasets'
+
+/** How long the form waits for an import to finish before it leaves the rest to the study page. */
+const WAIT_MS = 8000
 
 export async function importDatasetAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   // Files arrive as File objects; several image files (or zips) share the name "images".
@@ -16,11 +19,24 @@ export async function importDatasetAction(_prev: ActionState, fd: FormData): Pro
     images,
     mapping: fd.get('mapping') || undefined,
   }
-  const { state } = await runFormAction(
-    importDataset,
-    raw,
-    (d) => `Imported ${d.instances} instances${d.assets ? ` and ${d.assets} images` : ''}.`,
+  const started = await runFormAction(importDataset, raw, 'Import started.')
+  if (!started.data) return started.state
+  const datasetId = started.data.id
+  revalidatePath(`/studies/${raw.studyId}`)
+  // The import runs as a job; most files are done within a few seconds, so wait for the outcome
+  // (waiting costs this request nothing but an open connection) and say what happened.
+  const { state, data } = await runFormAction(awaitDatasetImport, { datasetId, waitMs: WAIT_MS }, (d) =>
+    d.status === 'ready'
+      ? `Imported ${d.instances} instances${d.assets ? ` and ${d.assets} images` : ''}.`
+      : `Importing in the background (${d.rowsTotal === null ? `${d.rowsDone} rows checked` : `${d.rowsDone} of ${d.rowsTotal} rows stored`}); the study page shows its progress.`,
   )
-  if (state?.ok) revalidatePath(`/studies/${raw.studyId}`)
+  // A failed import's reason is shown here, with the form still filled in: nothing is left behind.
+  if (!data) await runFormAction(dismissDataset, { datasetId }, '')
+  return state
+}
+
+export async function dismissDatasetAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(dismissDataset, { datasetId: fd.get('datasetId') || undefined }, 'Dismissed.')
+  if (state?.ok) revalidatePath(`/studies/${fd.get('studyId')}`)
   return state
 }

@@ -4,6 +4,7 @@ import { headers } from 'next/headers'
 import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { getAuth } from '@/lib/server/auth/auth'
+import { withClientAddress } from '@/lib/server/auth/client-address'
 import { createFirstAdmin, FirstAdminInput } from '@/lib/server/bootstrap'
 import { formDataToObject } from '@/lib/server/form-data'
 import { validationFailure } from '@/lib/server/operation'
@@ -18,7 +19,7 @@ export async function setupAction(_prev: ActionState, fd: FormData): Promise<Act
   if (!user) return { ok: false, error: 'Parley already has an admin. Sign in instead.' }
   await getAuth().api.signInEmail({
     body: { email: parsed.data.email, password: parsed.data.password },
-    headers: await headers(),
+    headers: withClientAddress(await headers()),
   })
   redirect('/')
 }

@@ -4,7 +4,14 @@ import { revalidatePath } from 'next/cache'
 import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
-import { addMember, archiveStudy, createStudy, removeMember, updateStudy } from '@/lib/server/services/studies'
+import {
+  addMember,
+  archiveStudy,
+  createStudy,
+  removeMember,
+  setMemberRole,
+  updateStudy,
+} from '@/lib/server/services/studies'
 import { assignWork } from '@/lib/server/services/work'
 
 export async function createStudyAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
@@ -34,6 +41,14 @@ export async function addMemberAction(_prev: ActionState, fd: FormData): Promise
 
 export async function removeMemberAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const { state } = await runFormAction(removeMember, fd, 'Member removed.')
+  if (state?.ok) revalidatePath(`/studies/${fd.get('studyId')}`)
+  return state
+}
+
+export async function setMemberRoleAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(setMemberRole, fd, (r) =>
+    r.changed ? `${r.email} is now ${r.label.toLowerCase()} in this study.` : `${r.email} already has that role.`,
+  )
   if (state?.ok) revalidatePath(`/studies/${fd.get('studyId')}`)
   return state
 }

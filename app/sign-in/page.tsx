@@ -1,16 +1,19 @@
 import type { Metadata } from 'next'
 import { redirect } from 'next/navigation'
 import { SignInForm } from '@/components/auth/sign-in-form'
+import { safeNext } from '@/lib/safe-next'
 import { getCurrentSession } from '@/lib/server/auth/session'
 import { needsSetup } from '@/lib/server/bootstrap'
 
 export const metadata: Metadata = { title: 'Sign in' }
 export const dynamic = 'force-dynamic'
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string }> }) {
-  const { next } = await searchParams
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string | string[] }> }) {
+  // A repeated ?next= arrives as an array; only one plain path is ever followed.
+  const given = (await searchParams).next
+  const next = typeof given === 'string' ? given : undefined
   if (await needsSetup()) redirect('/setup')
-  if (await getCurrentSession()) redirect(next?.startsWith('/') && !next.startsWith('//') ? next : '/')
+  if (await getCurrentSession()) redirect(safeNext(next))
   const demo = process.env.PARLEY_DEMO === '1'
   return (
     <main id="main" className="mx-auto flex min-h-screen max-w-sm flex-col justify-center px-6">

@@ -17,7 +17,7 @@ export function CreateUserForm({ roles }: { roles: Opt }) {
           label="Initial password"
           type="password"
           autoComplete="new-password"
-          hint="At least 8 characters; share it privately."
+          hint="At least 8 characters and not easy to guess (a few unrelated words work well); share it privately."
           required
         />
       </div>

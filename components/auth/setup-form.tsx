@@ -13,7 +13,7 @@ export function SetupForm() {
         label="Password"
         type="password"
         autoComplete="new-password"
-        hint="At least 8 characters."
+        hint="At least 8 characters and not easy to guess: a few unrelated words work well."
         required
       />
       <SubmitButton pendingText="Creating…">Create admin account</SubmitButton>

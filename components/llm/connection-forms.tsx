@@ -10,7 +10,19 @@ import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms
 
 type Opt = Array<{ value: string; label: string }>
 
-export function CreateConnectionForm({ providers, owners }: { providers: Opt; owners: Opt }) {
+const INTERNAL_HOSTS_HINT =
+  'Internal addresses (localhost, private networks) are for admins, or hosts an admin allowed.'
+
+export function CreateConnectionForm({
+  providers,
+  owners,
+  internalHosts,
+}: {
+  providers: Opt
+  owners: Opt
+  /** Whether this person may point connections at internal addresses (connections:internal-hosts). */
+  internalHosts: boolean
+}) {
   return (
     <ActionForm action={createConnectionAction}>
       <div className="grid gap-3 sm:grid-cols-2">
@@ -19,8 +31,8 @@ export function CreateConnectionForm({ providers, owners }: { providers: Opt; ow
         <Field
           name="baseUrl"
           label="Base URL"
-          placeholder="http://localhost:11434/v1"
-          hint="Leave empty for api.openai.com. Azure: https://RESOURCE.openai.azure.com/openai/v1"
+          placeholder={internalHosts ? 'http://localhost:11434/v1' : 'https://openrouter.ai/api/v1'}
+          hint={`Leave empty for api.openai.com. Azure: https://RESOURCE.openai.azure.com/openai/v1${internalHosts ? '' : `. ${INTERNAL_HOSTS_HINT}`}`}
         />
         <Field
           name="apiKey"
@@ -36,10 +48,23 @@ export function CreateConnectionForm({ providers, owners }: { providers: Opt; ow
         <Field name="requestsPerMinute" label="Requests per minute" type="number" hint="Empty: no limit." />
         <Field name="tokensPerMinute" label="Tokens per minute" type="number" hint="Empty: no limit." />
       </div>
-      <Field name="extraHeaders" label="Extra headers (JSON)" placeholder='{"X-Team": "radiology"}' multiline />
+      <Field
+        name="extraHeaders"
+        label="Extra headers (JSON)"
+        placeholder='{"X-Team": "radiology"}'
+        hint="Values are encrypted like the key and shown only as …abcd."
+        multiline
+      />
       <SubmitButton pendingText="Adding…">Add connection</SubmitButton>
     </ActionForm>
   )
+}
+
+/** The stored extra headers as the server sends them: names with masked values, never the values. */
+function storedHeaders(headers: Record<string, string>): string {
+  const entries = Object.entries(headers)
+  if (!entries.length) return 'No extra headers stored.'
+  return `Stored: ${entries.map(([name, masked]) => `${name}: ${masked}`).join(', ')}.`
 }
 
 export function EditConnectionForm({
@@ -55,7 +80,7 @@ export function EditConnectionForm({
     maxConcurrency: number
     requestsPerMinute: number | null
     tokensPerMinute: number | null
-    extraHeaders: unknown
+    extraHeaders: Record<string, string>
     provider: string
   }
 }) {
@@ -71,7 +96,7 @@ export function EditConnectionForm({
             label="Replace API key"
             type="password"
             autoComplete="off"
-            hint={`Stored key: ${c.apiKeyMasked}. Leave empty to keep it.`}
+            hint={`Stored key: ${c.apiKeyMasked}. Leave empty to keep it; changing the base URL or the extra headers needs it again.`}
           />
         )}
         <Field name="defaultModel" label="Default model" defaultValue={c.defaultModel} required />
@@ -97,8 +122,9 @@ export function EditConnectionForm({
       </div>
       <Field
         name="extraHeaders"
-        label="Extra headers (JSON)"
-        defaultValue={JSON.stringify(c.extraHeaders ?? {})}
+        label="Replace extra headers (JSON)"
+        placeholder='{"X-Api-Key": "…"}'
+        hint={`${storedHeaders(c.extraHeaders)} Leave empty to keep them; a JSON object replaces them all ({} removes them).`}
         multiline
       />
       <SubmitButton>Save connection</SubmitButton>

@@ -8,6 +8,7 @@ import { Alert } from '@/components/ui/card'
 import { cn } from '@/components/ui/cn'
 
 const BUTTONS: Record<string, Array<{ intent: string; label: string; danger?: boolean }>> = {
+  preparing: [{ intent: 'cancel', label: 'Cancel', danger: true }],
   draft: [
     { intent: 'start', label: 'Start' },
     { intent: 'cancel', label: 'Cancel', danger: true },

@@ -26,7 +26,7 @@ export function PasswordForm() {
         label="New password"
         type="password"
         autoComplete="new-password"
-        hint="At least 8 characters."
+        hint="At least 8 characters and not easy to guess. Changing it signs out your other sessions and revokes your API keys."
         required
       />
       <SubmitButton pendingText="Changing…">Change password</SubmitButton>

@@ -2,9 +2,9 @@ import Link from 'next/link'
 import { EmptyState, PageHeader } from '@/components/ui/card'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
-import { visibleStudies } from '@/lib/server/services/studies'
+import { studiesWhere } from '@/lib/server/services/studies'
 
-/** The first step of a "new … in a study" page: pick one of the actor's active studies. */
+/** The first step of a "new … in a study" page: pick one of the active studies the actor may write to. */
 export async function StudyChooser({
   actor,
   title,
@@ -17,7 +17,7 @@ export async function StudyChooser({
   href: string
 }) {
   const studies = await db.study.findMany({
-    where: { ...visibleStudies(actor), archivedAt: null },
+    where: { ...studiesWhere(actor, 'write'), archivedAt: null },
     select: { id: true, name: true },
     orderBy: { name: 'asc' },
   })

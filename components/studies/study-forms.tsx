@@ -6,6 +6,7 @@ import {
   assignWorkAction,
   createStudyAction,
   removeMemberAction,
+  setMemberRoleAction,
   updateStudyAction,
 } from '@/app/actions/studies'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
@@ -94,6 +95,47 @@ export function RemoveMemberForm({ studyId, userId, email }: { studyId: string; 
       <input type="hidden" name="userId" value={userId} />
       <button type="submit" className="text-xs text-red-700 underline" aria-label={`Remove ${email}`}>
         Remove
+      </button>
+    </ActionForm>
+  )
+}
+
+/** A member's study role, changed in place (study admins only; the server checks it). */
+export function MemberRoleForm({
+  studyId,
+  userId,
+  email,
+  role,
+  roles,
+}: {
+  studyId: string
+  userId: string
+  email: string
+  role: string
+  roles: Array<{ value: string; label: string }>
+}) {
+  return (
+    <ActionForm action={setMemberRoleAction} className="flex flex-wrap items-center justify-end gap-2 space-y-0">
+      <input type="hidden" name="studyId" value={studyId} />
+      <input type="hidden" name="userId" value={userId} />
+      <select
+        name="role"
+        defaultValue={role}
+        aria-label={`Study role of ${email}`}
+        className="rounded-md border border-stone-300 bg-white px-2 py-1 text-xs"
+      >
+        {roles.map((r) => (
+          <option key={r.value} value={r.value}>
+            {r.label}
+          </option>
+        ))}
+      </select>
+      <button
+        type="submit"
+        className="text-xs text-brand-700 underline"
+        aria-label={`Change the study role of ${email}`}
+      >
+        Change
       </button>
     </ActionForm>
   )

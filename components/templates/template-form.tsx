@@ -72,7 +72,11 @@ export function TemplateForm({ studyId }: { studyId: string }) {
           )}
           {mode === 'regex' && (
             <div className="grid gap-3 sm:grid-cols-[1fr_8rem]">
-              <Field name="pattern" label="Pattern" hint="JavaScript syntax; the first capture group is compared." />
+              <Field
+                name="pattern"
+                label="Pattern"
+                hint="RE2 syntax (no backreferences or lookaround), run in linear time; the first capture group is compared."
+              />
               <label className="block text-sm font-medium text-stone-800">
                 Flags
                 <input

@@ -4,7 +4,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES } from '@/lib/server/auth/roles'
-import { ensureDatabaseUrl } from '@/lib/cli/database'
+import { ensureDatabaseUrl, ensureSecret } from '@/lib/cli/database'
 
 /** The CLI acts with admin power (it has the database), recorded as "cli" in the audit log. */
 export const CLI_ACTOR: Actor = { userId: '', email: 'cli', name: 'parley CLI', role: 'admin', via: 'cli' }
@@ -254,8 +254,9 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
       }
     })
   /** Runs a run's sessions in this process (no queue) and prints the progress, for any protocol. */
-  const runHeadlessCommand = (id: string, concurrency: number) =>
-    ensureDatabaseUrl(async () => {
+  const runHeadlessCommand = async (id: string, concurrency: number) => {
+    await ensureSecret()
+    await ensureDatabaseUrl(async () => {
       const { db } = await import('@/lib/server/db')
       const { runHeadless } = await import('@/lib/server/engine/headless')
       if (!(await db.experiment.findUnique({ where: { id } }))) throw new CliError(`No run has the id ${id}.`)
@@ -273,6 +274,7 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
       out(JSON.stringify(p))
       if (p.stalled) throw new CliError(`${p.stalled} session(s) stalled; fix the cause and run again to resume them.`)
     })
+  }
   program
     .command('run')
     .description("Run a run's sessions (any protocol) headless until each is done, stalled or waiting for a person")
@@ -299,14 +301,22 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
     })
   program
     .command('worker')
-    .description('Work the job queue (experiment steps) until stopped with Ctrl+C or SIGTERM; run several anywhere')
+    .description(
+      'Work the job queues (experiment steps, dataset imports, session creation) until stopped with Ctrl+C or SIGTERM; run several anywhere',
+    )
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
+      await ensureSecret()
       await ensureDatabaseUrl(async () => {
         const { startWorkers } = await import('@/lib/server/engine/jobs')
         const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
+        const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
+        const sealed = await sealLegacyHeaders()
+        if (sealed) process.stderr.write(`parley worker: encrypted the extra headers of ${sealed} connection(s)\n`)
         const count = opts.concurrency ?? jobSettings().workers
+        const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
         const workers = await startWorkers(count)
+        const bulk = await startBulkWorkers()
         process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve)
@@ -314,6 +324,7 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         })
         process.stderr.write('parley worker: finishing the steps in flight…\n')
         await workers.stop()
+        await bulk.stop()
         await stopBoss()
       })
     })

@@ -496,6 +496,35 @@ describe('secrets', () => {
     expect(texts.length).toBeGreaterThan(10)
     for (const t of texts) expect(t).not.toContain(API_KEY)
   })
+
+  it('with redactOutput, streamed deltas and the returned text hide the key and secret header values', async () => {
+    const HEADER = 'hdr-value-SECRET-42'
+    const reply = `The key is ${API_KEY} and the header ${HEADER}; masked sk-test****cdef. Done.`
+    server.setScript([{ replies: [{ text: reply, chunkDelayMs: 1 }] }])
+    const deltas: string[] = []
+    const texts: string[] = []
+    const r = await client({ extraHeaders: { 'x-api-key': HEADER }, secrets: [HEADER] }).stream(ask('echo the key'), {
+      redactOutput: true,
+      onToken: (d, info) => {
+        deltas.push(d)
+        texts.push(info.text)
+      },
+    })
+    const shown = deltas.join('')
+    expect(shown).toBe('The key is [redacted] and the header [redacted]; masked [redacted]. Done.')
+    expect(texts.at(-1)).toBe(shown)
+    expect(r.text).toBe(shown)
+    for (const t of [...deltas, ...texts, r.text]) {
+      expect(t).not.toContain(API_KEY)
+      expect(t).not.toContain(HEADER)
+    }
+    // Without it the caller gets the model's text as it came (protocols store what the model said).
+    server.setScript([{ replies: [{ text: reply }] }])
+    const plain: string[] = []
+    const raw = await client().stream(ask('echo the key'), { onToken: (d) => void plain.push(d) })
+    expect(plain.join('')).toBe(reply)
+    expect(raw.text).toBe(reply)
+  })
 })
 
 describe('transports', () => {

@@ -16,7 +16,9 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions'
 import { z } from 'zod'
+import { BlockedAddressError } from './address-policy'
 import { type ConnectionLimiter, getConnectionLimiter, type Permit } from './limiter'
+import { HAS_MASKED_KEY, redactor, secretList, streamRedactor } from './redact'
 import { approxTokens, conversationText } from './text'
 import { createNodeFetch, type FetchLike } from './transport'
 
@@ -48,6 +50,10 @@ export type LlmConnection = {
   /** A Retry-After longer than this ends the call with a rate_limited error instead of waiting (default 60 000). */
   maxRetryAfterMs?: number
   extraHeaders?: Record<string, string>
+  /** More secrets to keep out of records, error messages and redacted output, like the key (secret header values). */
+  secrets?: string[]
+  /** False when `apiKey` is only a placeholder for a server that needs none (it is then not redacted). Default true. */
+  apiKeyIsSecret?: boolean
   /**
    * HTTP transport under the SDK: 'node' (default) is a keep-alive node:http(s) transport shared by
    * the process (much cheaper per call than the built-in fetch); 'fetch' is the built-in fetch; or
@@ -78,6 +84,7 @@ export type LlmErrorKind =
   | 'auth'
   | 'client'
   | 'invalid_output'
+  | 'blocked'
   | 'unknown'
 
 /** One HTTP attempt, as the call log persists it. Plain JSON: strings, numbers, objects. */
@@ -142,6 +149,11 @@ export type CallOptions = {
   signal?: AbortSignal
   /** Called after every attempt with its final record (awaited if it returns a promise). */
   onAttempt?: (attempt: AttemptRecord) => void | Promise<void>
+  /**
+   * Redact the secrets from the returned text and the streamed deltas too, as the records are
+   * (for output shown to people, e.g. the playground). Default false: protocols get the model's text.
+   */
+  redactOutput?: boolean
 }
 
 export type StreamOptions = CallOptions & {
@@ -226,15 +238,6 @@ const RETRYABLE = new Set<LlmErrorKind>([
 const DEFAULT_REASK = (error: string) =>
   `Your previous reply could not be used: ${error}\nReply again with only a JSON object that fixes this.`
 
-const MASKED_KEY = /\bsk-[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g
-const HAS_MASKED_KEY = /\bsk-[A-Za-z0-9_-]*\*{3,}/
-
-/** Remove the API key (and provider-masked key fragments such as `sk-abc***xyz`) from any text. */
-function redactor(apiKey: string): (s: string) => string {
-  if (apiKey.length < 4) return (s) => s.replace(MASKED_KEY, '[redacted]')
-  return (s) => (s.includes(apiKey) ? s.split(apiKey).join('[redacted]') : s).replace(MASKED_KEY, '[redacted]')
-}
-
 /** A deep copy of a JSON-like value with every string value (not property names) passed through `fix`. */
 function deepMap<T>(value: T, fix: (s: string) => string): T {
   if (typeof value === 'string') return fix(value) as T
@@ -252,11 +255,11 @@ function deepMap<T>(value: T, fix: (s: string) => string): T {
  * what a JSON column will store), redacted when the key or a masked key occurs in it. The JSON
  * round trip is the fast path; the string-by-string walk runs only when there is something to redact.
  */
-function redactedCopy<T>(value: T, apiKey: string, redact: (s: string) => string): T {
+function redactedCopy<T>(value: T, secrets: readonly string[], redact: (s: string) => string): T {
   const json = JSON.stringify(value)
   const copy = JSON.parse(json) as T
-  const keyToken = apiKey.length >= 4 ? JSON.stringify(apiKey).slice(1, -1) : undefined
-  if ((keyToken !== undefined && json.includes(keyToken)) || HAS_MASKED_KEY.test(json)) return deepMap(copy, redact)
+  const found = secrets.some((secret) => json.includes(JSON.stringify(secret).slice(1, -1)))
+  if (found || HAS_MASKED_KEY.test(json)) return deepMap(copy, redact)
   return copy
 }
 
@@ -296,6 +299,9 @@ function classify(e: unknown, timedOut: boolean, userAborted: boolean, timeoutMs
     return { kind: 'timeout', message: `No response within ${timeoutMs} ms.` }
   }
   if (e instanceof OpenAI.APIUserAbortError) return { kind: 'aborted', message: 'The request was aborted.' }
+  // The transport refused the address (a restricted connection aimed at an internal address).
+  const blocked = e instanceof BlockedAddressError ? e : (e as { cause?: unknown })?.cause
+  if (blocked instanceof BlockedAddressError) return { kind: 'blocked', message: blocked.message }
   if (e instanceof OpenAI.APIConnectionError) {
     // A body cut off after the headers surfaces as a failed fetch whose cause is 'terminated'.
     if (e.cause instanceof Error && e.cause.message === 'terminated') {
@@ -384,7 +390,8 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
   const maxRetryAfterMs = conn.maxRetryAfterMs ?? 60_000
   const random = conn.random ?? Math.random
   const timeoutMs = conn.timeoutMs
-  const redact = redactor(conn.apiKey)
+  const secrets = secretList([conn.apiKeyIsSecret === false ? undefined : conn.apiKey, ...(conn.secrets ?? [])])
+  const redact = redactor(secrets)
   const connectionId =
     conn.id ?? `${conn.baseURL}#${createHash('sha256').update(conn.apiKey).digest('hex').slice(0, 12)}`
   const limiter = getConnectionLimiter(connectionId, {
@@ -421,6 +428,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
     queuedMs: number,
     signal: AbortSignal | undefined,
     onToken: StreamOptions['onToken'],
+    redactOutput: boolean,
   ): Promise<{ record: AttemptRecord; text?: string; classified?: Classified }> {
     const ac = new AbortController()
     let timedOut = false
@@ -436,6 +444,15 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
     const record: AttemptRecord = { attempt: number, startedAt, queuedMs, latencyMs: 0, status: 'ok', request: sent }
     let partial = ''
     let streamOpen = false
+    // What onToken has been given: the text itself, or with redactOutput the redacted text, where the
+    // end that may still become a secret is held back until the next delta (or the end) settles it.
+    const hold = redactOutput && onToken ? streamRedactor(secrets) : undefined
+    let shown = ''
+    const show = (piece: string) => {
+      if (!onToken || !piece) return
+      shown += piece
+      onToken(piece, { attempt: number, text: shown })
+    }
     try {
       if (!streaming) {
         const { data, request_id } = await sdk.chat.completions
@@ -474,7 +491,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         if (delta) {
           if (record.ttftMs === undefined) record.ttftMs = performance.now() - t0
           partial += delta
-          onToken?.(delta, { attempt: number, text: partial })
+          show(hold ? hold.push(delta) : delta)
         }
         if (choice.finish_reason) finish = choice.finish_reason
       }
@@ -483,6 +500,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
       // reason was cut off (the connection closed early, or the server ended it without [DONE]).
       if (ac.signal.aborted) throw new DOMException('aborted', 'AbortError')
       if (finish === null) throw new TruncatedStreamError('The stream ended before the model finished.')
+      if (hold) show(hold.flush())
       if (usage) record.usage = usage
       record.response = {
         id: last?.id ?? '',
@@ -524,7 +542,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
   }
 
   async function emit(record: AttemptRecord, state: RunState, onAttempt: CallOptions['onAttempt']) {
-    const clean = redactedCopy(record, conn.apiKey, redact)
+    const clean = redactedCopy(record, secrets, redact)
     state.attempts.push(clean)
     const r = onAttempt?.(clean)
     if (r && typeof (r as Promise<void>).then === 'function') await r
@@ -550,6 +568,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
     validate?: (text: string) => string | undefined,
   ): Promise<ChatResult & { invalid?: string }> {
     const { signal, onAttempt, onToken } = opts
+    const redactOutput = opts.redactOutput === true
     const sent: SentRequest = streaming ? { ...params, stream: true, stream_options: { include_usage: true } } : params
     const estimate =
       approxTokens(conversationText(params.messages)) + (params.max_completion_tokens ?? params.max_tokens ?? 0)
@@ -562,8 +581,8 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         throw e
       }
       const number = state.attempts.length + 1
-      const out = await attemptOnce(sent, streaming, number, permit.waitedMs, signal, onToken).finally(() =>
-        permit.release(),
+      const out = await attemptOnce(sent, streaming, number, permit.waitedMs, signal, onToken, redactOutput).finally(
+        () => permit.release(),
       )
       const { record } = out
       if (ask !== undefined) record.ask = ask
@@ -582,7 +601,7 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         await emit(record, state, onAttempt)
         const response = record.response
         return {
-          text: out.text,
+          text: redactOutput ? redact(out.text) : out.text,
           usage: { ...state.usage },
           model: response?.model ?? params.model,
           finishReason: response?.choices[0]?.finish_reason ?? null,

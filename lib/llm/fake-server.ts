@@ -58,6 +58,8 @@ export type RecordedRequest = {
   body?: unknown
   /** The Authorization header as received (tests check the key is sent, and never logged elsewhere). */
   authorization?: string
+  /** Every request header as received, names in lower case (e.g. a connection's extra headers). */
+  headers: Record<string, string>
   /** Index of the rule that answered, if any. */
   rule?: number
   /** What was answered: 'text', 'json', 'echo', 'demo', 'fault:429' … */
@@ -370,6 +372,9 @@ export async function startFakeLlmServer(opts: FakeServerOptions = {}): Promise<
       path,
       stream: false,
       receivedAt: Date.now(),
+      headers: Object.fromEntries(
+        Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]),
+      ),
       clientClosed: false,
       done: false,
     }

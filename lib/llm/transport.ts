@@ -14,6 +14,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import { Readable } from 'node:stream'
+import { type AddressGuard, BlockedAddressError, guardedLookup, urlHost } from './address-policy'
 
 /** The fetch signature the openai SDK accepts. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
@@ -85,12 +86,20 @@ class BufferedResponse extends Response {
  * Create a fetch over keep-alive agents. `maxSockets` per origin is unlimited by default: the
  * connection limiter already bounds concurrency, and a lower cap here would queue calls invisibly.
  * Call `close()` to drop idle sockets.
+ *
+ * With `guard`, every address connected to is checked first (IP literals before the request, names
+ * in the agents' DNS lookup, so a name that re-resolves elsewhere is caught), and a refused one
+ * fails the request with a {@link BlockedAddressError}; nothing falls back to the global fetch.
  */
-export function createNodeFetch(opts: { maxSockets?: number } = {}): FetchLike & { close(): void } {
+export function createNodeFetch(opts: { maxSockets?: number; guard?: AddressGuard } = {}): FetchLike & {
+  close(): void
+} {
+  const guard = opts.guard
   const agentOpts = {
     keepAlive: true,
     maxSockets: opts.maxSockets ?? Number.POSITIVE_INFINITY,
     scheduling: 'lifo' as const,
+    ...(guard ? { lookup: guardedLookup(guard) } : {}),
   }
   const httpAgent = new http.Agent(agentOpts)
   const httpsAgent = new https.Agent(agentOpts)
@@ -98,11 +107,20 @@ export function createNodeFetch(opts: { maxSockets?: number } = {}): FetchLike &
   const nodeFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const body = init.body
     if (input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) {
+      if (guard) return Promise.reject(new BlockedAddressError('This request shape is not supported here.'))
       return fetch(input, init)
     }
     const url = typeof input === 'string' ? new URL(input) : input
     const secure = url.protocol === 'https:'
-    if (!secure && url.protocol !== 'http:') return fetch(input, init)
+    if (!secure && url.protocol !== 'http:') {
+      if (guard) return Promise.reject(new BlockedAddressError(`${url.protocol} URLs are not allowed.`))
+      return fetch(input, init)
+    }
+    if (guard) {
+      const { host, literal } = urlHost(url)
+      const why = literal ? guard(host, host) : undefined
+      if (why) return Promise.reject(new BlockedAddressError(why))
+    }
     const signal = init.signal ?? undefined
     return new Promise<Response>((resolve, reject) => {
       if (signal?.aborted) return reject(abortError(signal))
@@ -131,7 +149,7 @@ export function createNodeFetch(opts: { maxSockets?: number } = {}): FetchLike &
         cleanup()
         if (!settled) {
           settled = true
-          reject(new TypeError('fetch failed', { cause: e }))
+          reject(e instanceof BlockedAddressError ? e : new TypeError('fetch failed', { cause: e }))
         }
       })
       req.on('response', (incoming) => {

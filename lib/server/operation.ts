@@ -3,6 +3,7 @@ import type { Actor } from '@/lib/server/actor'
 import { hasScope, type Scope } from '@/lib/server/auth/roles'
 import { UnguardedBulkWriteError } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors'
+import { inputProblem } from '@/lib/server/input'
 
 // Plain words for the most common validation failure: a field that was not sent at all.
 z.config({
@@ -90,6 +91,18 @@ export async function execute<I, O>(
   if (!actor) return { ok: false, status: 401, error: 'Sign in to continue.' }
   if (!hasScope(actor.role, op.scope)) {
     return { ok: false, status: 403, error: 'You do not have permission to do that.' }
+  }
+  // The rules for every input (lib/server/input.ts) before any schema: no U+0000 or unpaired
+  // surrogate in any string or key, no nesting deeper than MAX_INPUT_DEPTH.
+  const problem = inputProblem(raw)
+  if (problem) {
+    const field = problem.path[0]
+    return {
+      ok: false,
+      status: 400,
+      error: `Invalid input. ${problem.path.length ? `${problem.path.join('.')}: ` : ''}${problem.message}`,
+      ...(field !== undefined ? { fieldErrors: { [String(field)]: [problem.message] } } : {}),
+    }
   }
   if (sizeOf(raw) > MAX_INPUT_BYTES) {
     return { ok: false, status: 413, error: `Input too large (limit ${MAX_INPUT_BYTES / 1024} KiB).` }

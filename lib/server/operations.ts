@@ -1,7 +1,13 @@
 import type { Operation } from '@/lib/server/operation'
 import { createApiKey, listMyApiKeys, revokeApiKey } from '@/lib/server/services/api-keys'
 import { listAudit } from '@/lib/server/services/audit-log'
-import { getDataset, importDataset, listDatasets } from '@/lib/server/services/datasets'
+import {
+  awaitDatasetImport,
+  dismissDataset,
+  getDataset,
+  importDataset,
+  listDatasets,
+} from '@/lib/server/services/datasets'
 import { plugins } from '@/lib/server/protocols/registry'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import {
@@ -44,6 +50,7 @@ import {
   getStudy,
   listStudies,
   removeMember,
+  setMemberRole,
   updateStudy,
 } from '@/lib/server/services/studies'
 import {
@@ -65,6 +72,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   archiveStudy,
   addMember,
   removeMember,
+  setMemberRole,
   listMyWork,
   listStudyWork,
   getWork,
@@ -97,6 +105,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   upsertPrice,
   deletePrice,
   importDataset,
+  awaitDatasetImport,
+  dismissDataset,
   listDatasets,
   getDataset,
   createTaskTemplate,

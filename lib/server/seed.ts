@@ -3,6 +3,7 @@ import type { Actor } from '@/lib/server/actor'
 import { db, sql } from '@/lib/server/db'
 import { demoSeed } from '@/lib/server/engine/demo'
 import { allPlugins } from '@/lib/server/engine/plugins'
+import { creatorStudyRole } from '@/lib/server/auth/study-roles'
 import { writeAudit } from '@/lib/server/services/audit'
 import { insertUser } from '@/lib/server/services/users'
 import { ensureDemoConnection } from '@/lib/server/llm/runtime'
@@ -19,6 +20,8 @@ export const DEMO_USERS: Array<{ email: string; name: string; role: Role }> = [
 ]
 
 export const DEMO_STUDY_ID = 'demo-study'
+const DEMO_OWNER = 'researcher@parley.local'
+
 /**
  * The demo data that ships with Parley, written by us: one user per role, a demo study, and what each
  * protocol's plugin seeds into it (datasets, finished runs played by the offline demo model, sessions
@@ -39,51 +42,59 @@ export async function seedDemo(): Promise<{ created: string[] }> {
 async function seedUnderLock(): Promise<{ created: string[] }> {
   const created: string[] = []
   const ids: Record<string, string> = {}
-  await db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(4242002)`
-    for (const u of DEMO_USERS) {
-      const existing = await tx.user.findUnique({ where: { email: u.email } })
-      if (existing) {
-        ids[u.email] = existing.id
-        continue
+  await db.$transaction(
+    async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(4242002)`
+      for (const u of DEMO_USERS) {
+        const existing = await tx.user.findUnique({ where: { email: u.email } })
+        if (existing) {
+          ids[u.email] = existing.id
+          continue
+        }
+        const user = await insertUser(tx, { ...u, password: DEMO_PASSWORD })
+        ids[u.email] = user.id
+        created.push(`user ${u.email}`)
       }
-      const user = await insertUser(tx, { ...u, password: DEMO_PASSWORD })
-      ids[u.email] = user.id
-      created.push(`user ${u.email}`)
-    }
-    const study = await tx.study.findUnique({ where: { id: DEMO_STUDY_ID } })
-    if (!study) {
-      await tx.study.create({
-        data: {
-          id: DEMO_STUDY_ID,
-          name: 'Demo: explaining retrosynthesis and X-ray reads',
-          description:
-            'A demonstration study written for Parley: experts review what a model predicts and why (PXP), models debate diagnoses (EVINCE), models and people play the scorekeeping game; researchers watch the numbers.',
-          guidelines:
-            'Judge the prediction first, then the explanation. Say why you disagree in one or two sentences: the model reads your reasons.',
-          createdById: ids['researcher@parley.local'],
-        },
-      })
-      created.push(`study ${DEMO_STUDY_ID}`)
-    }
-    for (const u of DEMO_USERS) {
-      if (u.role === 'admin') continue
-      await tx.studyMember.upsert({
-        where: { studyId_userId: { studyId: DEMO_STUDY_ID, userId: ids[u.email] as string } },
-        create: { studyId: DEMO_STUDY_ID, userId: ids[u.email] as string, role: u.role },
-        update: {},
-      })
-    }
-    if (created.length) {
-      await writeAudit(tx, {
-        actor: { userId: null, email: null, via: 'seed' },
-        action: 'seed.demo',
-        resourceType: 'system',
-        resourceId: 'seed',
-        after: { created },
-      })
-    }
-  })
+      const study = await tx.study.findUnique({ where: { id: DEMO_STUDY_ID } })
+      if (!study) {
+        await tx.study.create({
+          data: {
+            id: DEMO_STUDY_ID,
+            name: 'Demo: explaining retrosynthesis and X-ray reads',
+            description:
+              'A demonstration study written for Parley: experts review what a model predicts and why (PXP), models debate diagnoses (EVINCE), models and people play the scorekeeping game; researchers watch the numbers.',
+            guidelines:
+              'Judge the prediction first, then the explanation. Say why you disagree in one or two sentences: the model reads your reasons.',
+            createdById: ids[DEMO_OWNER],
+          },
+        })
+        created.push(`study ${DEMO_STUDY_ID}`)
+      }
+      for (const u of DEMO_USERS) {
+        if (u.role === 'admin') continue
+        await tx.studyMember.upsert({
+          where: { studyId_userId: { studyId: DEMO_STUDY_ID, userId: ids[u.email] as string } },
+          // The researcher created the demo study, so they are its study admin (as createStudy makes them).
+          create: {
+            studyId: DEMO_STUDY_ID,
+            userId: ids[u.email] as string,
+            role: u.email === DEMO_OWNER ? creatorStudyRole(u.role) : u.role,
+          },
+          update: {},
+        })
+      }
+      if (created.length) {
+        await writeAudit(tx, {
+          actor: { userId: null, email: null, via: 'seed' },
+          action: 'seed.demo',
+          resourceType: 'system',
+          resourceId: 'seed',
+          after: { created },
+        })
+      }
+    },
+    { timeout: 60_000 },
+  ) // hashing the demo passwords is slow on a busy machine
   await ensureDemoConnection()
   const people: Record<string, Actor> = {}
   for (const u of DEMO_USERS)

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseDataset, RAD_LABELS } from './datasets'
+import { DatasetScanner, parseDataset, RAD_LABELS, streamRecords } from './datasets'
 
 // The released PXP data, read in place from ../shared (never copied into the project).
 import { PXP_DATA as DATA } from '../../tests/support/shared'
@@ -139,5 +139,49 @@ describe('diagnosis cases for EVINCE debates', () => {
     const r = parseDataset('cases', 'x.csv', 'symptoms,label\nfever,Flu\n,Cold\n')
     expect(r.rows).toEqual([])
     expect(r.errors).toEqual([{ line: 3, message: 'symptoms are empty' }])
+  })
+})
+
+describe('streaming: the same rows and problems from any split of the file', () => {
+  /** The file in pieces of `size` bytes (cutting through lines and multi-byte characters). */
+  async function* pieces(text: string, size: number) {
+    const bytes = Buffer.from(text)
+    for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size)
+  }
+  async function scan(kind: 'rad' | 'drug' | 'generic' | 'cases', name: string, text: string, size: number, opts = {}) {
+    const scanner = new DatasetScanner(kind, opts)
+    const out = []
+    for await (const rec of streamRecords(name, pieces(text, size))) out.push(scanner.push(rec))
+    out.push(scanner.end())
+    return out.filter(Boolean)
+  }
+  const expected = (kind: 'rad' | 'drug', name: string, text: string, opts = {}) => parseDataset(kind, name, text, opts)
+
+  for (const size of [7, 1000, 1 << 20])
+    it(`RAD and DRUG in pieces of ${size} bytes`, async () => {
+      for (const [kind, name, opts] of [
+        ['rad', 'train_xray_data.csv', { availableAssets: images }],
+        ['drug', 'retro.csv', {}],
+      ] as const) {
+        const items = await scan(kind, name, read(name), size, opts)
+        expect(items.map((i) => i && 'row' in i && i.row)).toEqual(expected(kind, name, read(name), opts).rows)
+      }
+    })
+
+  it('JSONL with CRLF and a multi-byte character cut in two; problems by line', async () => {
+    const jsonl = '{"q":"2+2 → 4","a":"4","why":"sum"}\r\nnot json\r\n\r\n{"q":"é","a":"","why":""}'
+    const mapping = { inputColumns: ['q'], predictionColumn: 'a', explanationColumn: 'why' }
+    const items = await scan('generic', 'x.jsonl', jsonl, 3, { mapping })
+    expect(items).toEqual([
+      { line: 1, row: { index: 0, input: { q: '2+2 → 4' }, prediction: '4', explanation: 'sum', meta: {} } },
+      { line: 2, problem: 'Not valid JSON.' },
+      { line: 4, problem: 'a is empty' },
+    ])
+  })
+
+  it('a CSV that cannot be read ends with the line where reading stopped; an empty file has no rows', async () => {
+    const items = await scan('drug', 'x.csv', 'output,input,explanation\nCCO,CC,x\n"CCO,CC,x\n', 5)
+    expect(items.at(-1)).toEqual({ line: 3, problem: expect.stringMatching(/^The CSV cannot be read: /) })
+    expect(await scan('drug', 'x.csv', '', 5)).toEqual([{ line: 1, problem: 'The file has no rows.', fatal: true }])
   })
 })

@@ -1,3 +1,6 @@
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { parse as parseCsvStream } from 'csv-parse'
 import { parse } from 'csv-parse/sync'
 import { z } from 'zod'
 
@@ -57,63 +60,113 @@ const text = (v: unknown) => (typeof v === 'string' ? v.trim() : v === null || v
 
 type Record_ = Record<string, unknown>
 
-function records(
-  filename: string,
-  content: string,
-): { records: Array<{ line: number; value: Record_ }>; errors: RowError[] } {
-  const errors: RowError[] = []
-  const out: Array<{ line: number; value: Record_ }> = []
-  if (/\.jsonl?$/i.test(filename)) {
+/** One record of a data file with its 1-based line, or the reason the line cannot be read. */
+export type SourceRecord = { line: number; value: Record_ } | { line: number; error: string }
+
+const CSV_OPTIONS = { columns: true, skip_empty_lines: true, bom: true, info: true, trim: false } as const
+
+const isJsonl = (filename: string) => /\.jsonl?$/i.test(filename)
+
+function jsonRecord(raw: string, line: number): SourceRecord | null {
+  if (!raw.trim()) return null
+  try {
+    const value = JSON.parse(raw)
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return { line, error: 'Each line must be a JSON object.' }
+    return { line, value }
+  } catch {
+    return { line, error: 'Not valid JSON.' }
+  }
+}
+
+const csvError = (err: unknown): SourceRecord => {
+  const e = err as { lines?: number; message?: string }
+  return { line: e.lines ?? 0, error: `The CSV cannot be read: ${e.message ?? String(err)}` }
+}
+
+/** The records of a whole file held as a string (small files, tests). */
+function records(filename: string, content: string): SourceRecord[] {
+  const out: SourceRecord[] = []
+  if (isJsonl(filename)) {
     content.split(/\r?\n/).forEach((raw, i) => {
-      if (!raw.trim()) return
-      try {
-        const value = JSON.parse(raw)
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-          errors.push({ line: i + 1, message: 'Each line must be a JSON object.' })
-        } else out.push({ line: i + 1, value })
-      } catch {
-        errors.push({ line: i + 1, message: 'Not valid JSON.' })
-      }
+      const r = jsonRecord(raw, i + 1)
+      if (r) out.push(r)
     })
-    return { records: out, errors }
+    return out
   }
   try {
-    const rows = parse(content, {
-      columns: true,
-      skip_empty_lines: true,
-      bom: true,
-      info: true,
-      trim: false,
-    }) as Array<{
-      record: Record_
-      info: { lines: number }
-    }>
+    const rows = parse(content, CSV_OPTIONS) as Array<{ record: Record_; info: { lines: number } }>
     for (const r of rows) out.push({ line: r.info.lines, value: r.record })
   } catch (err) {
-    const e = err as { lines?: number; message?: string }
-    errors.push({ line: e.lines ?? 0, message: `The CSV cannot be read: ${e.message ?? String(err)}` })
+    out.push(csvError(err))
   }
-  return { records: out, errors }
+  return out
 }
 
-function requireColumns(recs: Array<{ value: Record_ }>, columns: string[]): string[] {
-  const first = recs[0]?.value ?? {}
-  return columns.filter((c) => !(c in first))
+/** Bytes handed to a parser at once: each slice is parsed in one go, so small slices keep the event loop free. */
+const SLICE = 8 * 1024
+
+async function* slices(chunks: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) for (let i = 0; i < chunk.length; i += size) yield chunk.subarray(i, i + size)
 }
 
-/** Parse a dataset file of the given kind. Every problem is reported with its line; rows are returned only if usable. */
-export function parseDataset(
-  kind: DatasetKind,
+/**
+ * The records of a file read piece by piece (CSV through csv-parse's stream parser, JSONL line by
+ * line): memory stays bounded by one piece and one record, whatever the file's size. A CSV that
+ * cannot be read ends with one error record at the line where reading stopped.
+ */
+export async function* streamRecords(
   filename: string,
-  content: string,
-  opts: { mapping?: GenericMapping; availableAssets?: Set<string> } = {},
-): ParseResult {
-  const { records: recs, errors } = records(filename, content)
-  const rows: InstanceInput[] = []
-  const assets = new Set<string>()
-  if (errors.length && !recs.length) return { rows, errors, assets: [] }
-  if (!recs.length) return { rows, errors: [{ line: 1, message: 'The file has no rows.' }], assets: [] }
+  chunks: AsyncIterable<Uint8Array>,
+): AsyncGenerator<SourceRecord> {
+  if (isJsonl(filename)) {
+    const decoder = new TextDecoder()
+    let rest = ''
+    let line = 0
+    for await (const chunk of slices(chunks, SLICE)) {
+      const parts = (rest + decoder.decode(chunk, { stream: true })).split('\n')
+      rest = parts.pop() ?? ''
+      for (const raw of parts) {
+        const r = jsonRecord(raw.replace(/\r$/, ''), ++line)
+        if (r) yield r
+      }
+    }
+    const last = jsonRecord((rest + decoder.decode()).replace(/\r$/, ''), ++line)
+    if (last) yield last
+    return
+  }
+  const parser = parseCsvStream(CSV_OPTIONS)
+  // Feed the parser as it asks for more (its writable side), so only a piece or two is ever held,
+  // in small slices: the parser works through each slice it is given in one go.
+  const feeding = pipeline(Readable.from(slices(chunks, SLICE)), parser).catch(() => {}) // errors surface below
+  try {
+    for await (const r of parser as AsyncIterable<{ record: Record_; info: { lines: number } }>)
+      yield { line: r.info.lines, value: r.record }
+  } catch (err) {
+    yield csvError(err)
+  } finally {
+    parser.destroy()
+    await feeding
+  }
+}
 
+/** One record checked: the instance it becomes (and the file it refers to), or what is wrong with it. */
+export type ScanItem =
+  | { line: number; row: InstanceInput; asset?: string }
+  | { line: number; problem: string; fatal?: boolean }
+
+type Checker = (value: Record_, index: number) => { row: InstanceInput; asset?: string } | { problem: string }
+
+const TRUTH_COLUMNS = ['label', 'diagnosis', 'disease']
+
+/** The checks of one kind of file, set up from its first record (the columns); a string = the file is unusable. */
+function checkerFor(
+  kind: DatasetKind,
+  first: Record_,
+  opts: { mapping?: GenericMapping; availableAssets?: ReadonlySet<string> },
+): Checker | string {
+  if (kind === 'cases') return casesChecker(first)
+  if (kind === 'generic' && !opts.mapping) return 'A generic dataset needs a column mapping.'
   const needed =
     kind === 'rad'
       ? ['label', 'img_path', 'report']
@@ -122,21 +175,12 @@ export function parseDataset(
         : opts.mapping
           ? [...opts.mapping.inputColumns, opts.mapping.predictionColumn, opts.mapping.explanationColumn]
           : []
-  if (kind === 'generic' && !opts.mapping)
-    return { rows, errors: [{ line: 1, message: 'A generic dataset needs a column mapping.' }], assets: [] }
-  if (kind === 'cases') return parseCases(recs, errors)
-  const missing = requireColumns(recs, needed)
-  if (missing.length) {
-    return {
-      rows,
-      errors: [{ line: 1, message: `Missing column${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.` }],
-      assets: [],
-    }
-  }
-
-  recs.forEach(({ line, value }, index) => {
+  const missing = needed.filter((c) => !(c in first))
+  if (missing.length) return `Missing column${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`
+  return (value, index) => {
     const problems: string[] = []
-    let row: InstanceInput | undefined
+    let row: InstanceInput
+    let asset: string | undefined
     if (kind === 'rad') {
       const label = text(value.label)
       const image = baseName(text(value.img_path))
@@ -148,7 +192,7 @@ export function parseDataset(
       if (!text(value.report)) problems.push('report is empty')
       const { label: _l, img_path: _i, report: _r, ...meta } = value
       row = { index, input: { image }, prediction: label, explanation: text(value.report), meta }
-      if (image) assets.add(image)
+      if (image) asset = image
     } else if (kind === 'drug') {
       const product = text(value.input)
       const reactants = text(value.output)
@@ -159,8 +203,8 @@ export function parseDataset(
       if (!text(value.explanation)) problems.push('explanation is empty')
       const { input: _i, output: _o, explanation: _e, ...meta } = value
       row = { index, input: { smiles: product }, prediction: reactants, explanation: text(value.explanation), meta }
-    } else if (opts.mapping) {
-      const m = opts.mapping
+    } else {
+      const m = opts.mapping as GenericMapping
       const input = Object.fromEntries(m.inputColumns.map((c) => [c, value[c]]))
       if (m.inputColumns.every((c) => !text(value[c]))) problems.push('all input columns are empty')
       if (!text(value[m.predictionColumn])) problems.push(`${m.predictionColumn} is empty`)
@@ -174,49 +218,103 @@ export function parseDataset(
         meta,
       }
     }
-    if (problems.length) errors.push({ line, message: problems.join('; ') })
-    else if (row) rows.push(row)
-  })
-  return { rows: errors.length ? [] : rows, errors, assets: [...assets] }
+    return problems.length ? { problem: problems.join('; ') } : { row, ...(asset ? { asset } : {}) }
+  }
 }
 
-const TRUTH_COLUMNS = ['label', 'diagnosis', 'disease']
-
-function parseCases(recs: Array<{ line: number; value: Record_ }>, errors: RowError[]): ParseResult {
-  const rows: InstanceInput[] = []
-  const first = recs[0]?.value ?? {}
+function casesChecker(first: Record_): Checker | string {
   const key = (names: string[]) => Object.keys(first).find((k) => names.includes(k.trim().toLowerCase()))
   const symptomsCol = key(['symptoms', 'case'])
   const symptomCols = Object.keys(first).filter((k) => /^symptom_?\d+$/i.test(k.trim()))
   const truthCol = key(TRUTH_COLUMNS)
-  if (!symptomsCol && !symptomCols.length)
-    return {
-      rows,
-      errors: [{ line: 1, message: 'Missing column: symptoms (or Symptom_1 … Symptom_17).' }],
-      assets: [],
-    }
-  recs.forEach(({ line, value }, index) => {
+  if (!symptomsCol && !symptomCols.length) return 'Missing column: symptoms (or Symptom_1 … Symptom_17).'
+  const used = new Set([symptomsCol, truthCol, 'notes', ...symptomCols])
+  return (value, index) => {
     const symptoms = symptomsCol
       ? text(value[symptomsCol])
       : symptomCols
           .map((c) => text(value[c]).replace(/_/g, ' ').replace(/\s+/g, ' ').trim())
           .filter(Boolean)
           .join(', ')
-    if (!symptoms) {
-      errors.push({ line, message: 'symptoms are empty' })
-      return
-    }
-    const used = new Set([symptomsCol, truthCol, 'notes', ...symptomCols])
+    if (!symptoms) return { problem: 'symptoms are empty' }
     const meta = Object.fromEntries(Object.entries(value).filter(([k]) => !used.has(k)))
-    rows.push({
-      index,
-      input: { symptoms },
-      prediction: truthCol ? text(value[truthCol]) : '',
-      explanation: text(value.notes),
-      meta,
-    })
-  })
-  return { rows: errors.length ? [] : rows, errors, assets: [] }
+    return {
+      row: {
+        index,
+        input: { symptoms },
+        prediction: truthCol ? text(value[truthCol]) : '',
+        explanation: text(value.notes),
+        meta,
+      },
+    }
+  }
+}
+
+/**
+ * Checks a file's records one at a time: the first record fixes the columns (a missing column is a
+ * `fatal` problem at line 1, after which nothing more is checked), every record then becomes its
+ * instance or a problem with its line. `end()` reports a file without rows. The sync parser and the
+ * streaming import both go through it, so they cannot disagree.
+ */
+export class DatasetScanner {
+  private check: Checker | undefined
+  private fatal = false
+  private index = 0
+  private problems = 0
+
+  constructor(
+    private readonly kind: DatasetKind,
+    private readonly opts: { mapping?: GenericMapping; availableAssets?: ReadonlySet<string> } = {},
+  ) {}
+
+  push(rec: SourceRecord): ScanItem | null {
+    if (this.fatal) return null
+    if ('error' in rec) {
+      this.problems++
+      return { line: rec.line, problem: rec.error }
+    }
+    if (!this.check) {
+      const c = checkerFor(this.kind, rec.value, this.opts)
+      if (typeof c === 'string') {
+        this.fatal = true
+        return { line: 1, problem: c, fatal: true }
+      }
+      this.check = c
+    }
+    const r = this.check(rec.value, this.index++)
+    if ('problem' in r) return { line: rec.line, problem: r.problem }
+    return { line: rec.line, ...r }
+  }
+
+  end(): ScanItem | null {
+    if (this.fatal || this.check || this.problems) return null
+    return { line: 1, problem: 'The file has no rows.', fatal: true }
+  }
+}
+
+/** Parse a dataset file of the given kind. Every problem is reported with its line; rows are returned only if usable. */
+export function parseDataset(
+  kind: DatasetKind,
+  filename: string,
+  content: string,
+  opts: { mapping?: GenericMapping; availableAssets?: Set<string> } = {},
+): ParseResult {
+  const scanner = new DatasetScanner(kind, opts)
+  const rows: InstanceInput[] = []
+  const errors: RowError[] = []
+  const assets = new Set<string>()
+  for (const item of [...records(filename, content).map((r) => scanner.push(r)), scanner.end()]) {
+    if (!item) continue
+    if ('problem' in item) {
+      // A file-level problem (missing columns) replaces the line problems: it is the one to fix.
+      if (item.fatal) return { rows: [], errors: [{ line: item.line, message: item.problem }], assets: [] }
+      errors.push({ line: item.line, message: item.problem })
+    } else {
+      rows.push(item.row)
+      if (item.asset) assets.add(item.asset)
+    }
+  }
+  return { rows: errors.length ? [] : rows, errors, assets: errors.length ? [] : [...assets] }
 }
 
 export function mimeOf(name: string): string | null {

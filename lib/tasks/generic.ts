@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { PxpSeat, PxpTag } from '@/lib/protocols/pxp/tags'
+import { firstGroup, patternProblem } from './pattern'
 import type { ChatTurn } from './pxp-prompts'
 
 /**
@@ -24,26 +25,24 @@ export const MatchSpec = z
     z.object({ mode: z.literal('case-insensitive') }),
     /** Both sides are lists split on `separator`; MATCH when the sets of trimmed, case-folded items are equal. */
     z.object({ mode: z.literal('set'), separator: z.string().min(1).max(5).default(',') }),
-    /** The first capture group (or the whole match) of `pattern` must be found on both sides and be equal. */
-    z.object({
-      mode: z.literal('regex'),
-      pattern: z
-        .string()
-        .min(1, 'Write a pattern.')
-        .max(200, 'Keep the pattern under 200 characters.')
-        .refine((p) => {
-          try {
-            new RegExp(p)
-            return true
-          } catch {
-            return false
-          }
-        }, 'This is not a valid regular expression.'),
-      flags: z
-        .string()
-        .regex(/^[imsu]*$/, 'Flags may be i, m, s or u.')
-        .default('i'),
-    }),
+    /**
+     * The first capture group (or the whole match) of `pattern` must be found on both sides and be
+     * equal (case-folded). RE2 syntax, run in linear time (lib/tasks/pattern.ts): no backreferences,
+     * no lookaround.
+     */
+    z
+      .object({
+        mode: z.literal('regex'),
+        pattern: z.string().min(1, 'Write a pattern.').max(200, 'Keep the pattern under 200 characters.'),
+        flags: z
+          .string()
+          .regex(/^[imsu]*$/, 'Flags may be i, m, s or u.')
+          .default('i'),
+      })
+      .superRefine((spec, ctx) => {
+        const problem = patternProblem(spec.pattern, spec.flags)
+        if (problem) ctx.addIssue({ code: 'custom', path: ['pattern'], message: problem })
+      }),
     /** Both sides parse as numbers; MATCH when |a − b| ≤ tolerance (or ≤ tolerance·max(|a|,|b|) when relative). */
     z.object({
       mode: z.literal('numeric'),
@@ -100,11 +99,7 @@ export function matchGeneric(spec: MatchSpec): (a: string, b: string) => boolean
       }
     }
     case 'regex': {
-      const re = new RegExp(spec.pattern, spec.flags.replaceAll('g', ''))
-      const pick = (s: string) => {
-        const m = re.exec(s.slice(0, 10_000))
-        return m ? (m[1] ?? m[0]) : null
-      }
+      const pick = firstGroup(spec.pattern, spec.flags)
       return (a, b) => {
         const x = pick(a)
         const y = pick(b)

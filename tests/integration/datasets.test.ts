@@ -4,12 +4,15 @@ import { zipSync } from 'fflate'
 import { afterAll, describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { getDataset, importDataset, readAsset } from '@/lib/server/services/datasets'
+import { getDataset, readAsset } from '@/lib/server/services/datasets'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 
 import { PXP_DATA as DATA } from '../support/shared'
 const file = (name: string, type = 'text/csv') => new File([readFileSync(path.join(DATA, name))], name, { type })
 
+// Imports run as jobs: this process works the queue, as the web server does.
+useBulkWorkers()
 afterAll(() => db.$disconnect())
 
 describe('dataset import into PostgreSQL', () => {
@@ -23,7 +26,7 @@ describe('dataset import into PostgreSQL', () => {
       ]),
     )
     const zip = new File([zipSync(xrays, { level: 0 })], 'xrays.zip', { type: 'application/zip' })
-    const r = await execute(importDataset, researcher, {
+    const r = await importAndWait(researcher, {
       studyId: study.id,
       name: 'RAD train',
       kind: 'rad',
@@ -55,7 +58,7 @@ describe('dataset import into PostgreSQL', () => {
   it('imports the released DRUG file (95 rows)', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const r = await execute(importDataset, researcher, {
+    const r = await importAndWait(researcher, {
       studyId: study.id,
       name: 'Retro',
       kind: 'drug',
@@ -68,7 +71,7 @@ describe('dataset import into PostgreSQL', () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
     const before = await db.dataset.count({ where: { studyId: study.id } })
-    const noImages = await execute(importDataset, researcher, {
+    const noImages = await importAndWait(researcher, {
       studyId: study.id,
       name: 'x',
       kind: 'rad',
@@ -80,13 +83,13 @@ describe('dataset import into PostgreSQL', () => {
         /Nothing was imported: 27 rows have problems\. line 2: image ".*" is not in the uploaded images/,
       )
     const bad = new File(['output,input,explanation\nCCO,CC O,why\n,CCC,\n'], 'bad.csv')
-    const r = await execute(importDataset, researcher, { studyId: study.id, name: 'bad', kind: 'drug', file: bad })
+    const r = await importAndWait(researcher, { studyId: study.id, name: 'bad', kind: 'drug', file: bad })
     expect(r).toMatchObject({ ok: false, status: 400 })
     if (!r.ok)
       expect(r.error).toBe(
         'Nothing was imported: 2 rows have problems. line 2: input SMILES contains spaces | line 3: output (the reactant SMILES) is empty; explanation is empty',
       )
-    const notZip = await execute(importDataset, researcher, {
+    const notZip = await importAndWait(researcher, {
       studyId: study.id,
       name: 'x',
       kind: 'rad',

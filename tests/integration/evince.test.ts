@@ -6,7 +6,6 @@ import { execute } from '@/lib/server/operation'
 import { runSession } from '@/lib/server/engine/runner'
 import type { EvinceRunView, EvinceSessionView } from '@/lib/server/protocols/evince/plugin'
 import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
-import { importDataset } from '@/lib/server/services/datasets'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { exportRun } from '@/lib/server/services/run-export'
 import { createRun, getRun, viewRun } from '@/lib/server/services/runs'
@@ -14,10 +13,13 @@ import { getSession, submitTurn } from '@/lib/server/services/sessions'
 import type { Actor } from '@/lib/server/actor'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { debateRules, loadDebateFixture } from '../support/evince'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { afterAll } from 'vitest'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 afterAll(async () => {
   await stopBoss()
 })
@@ -277,14 +279,14 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
       `"${loadDebateFixture('dengue').symptoms}",Dengue Fever`,
       `"${loadDebateFixture('jaundice').symptoms}",Jaundice`,
     ].join('\n')
-    const imp = await execute(importDataset, ctx.researcher, {
+    const imp = await importAndWait(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'appendix cases',
       kind: 'cases',
       file: new File([csv], 'cases.csv'),
     })
     if (!imp.ok) throw new Error(imp.error)
-    const badCsv = await execute(importDataset, ctx.researcher, {
+    const badCsv = await importAndWait(ctx.researcher, {
       studyId: ctx.study.id,
       name: 'broken',
       kind: 'cases',

@@ -2,19 +2,21 @@ import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { runSession as runPxpSession } from '@/lib/server/engine/runner'
-import { importDataset } from '@/lib/server/services/datasets'
 import { createRun } from '@/lib/server/services/runs'
 import { createTaskTemplate, getTaskTemplate, tryMatch } from '@/lib/server/services/task-templates'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 
 describe('a generic task defined by a researcher runs as a PXP experiment', () => {
   it('numeric MATCH with a tolerance decides the tags; the prompts carry the template’s words', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const imported = await execute(importDataset, researcher, {
+    const imported = await importAndWait(researcher, {
       studyId: study.id,
       name: 'Doses',
       kind: 'generic',
@@ -77,6 +79,51 @@ describe('a generic task defined by a researcher runs as a PXP experiment', () =
     const got = await execute(getTaskTemplate, researcher, { templateId: loose.data.id })
     expect(got.ok && got.data.spec.match).toEqual({ mode: 'numeric', tolerance: 5, relative: false })
     expect((ok.config as { template?: { name: string } }).template?.name).toBe('Dose ±5')
+  })
+
+  it('a pattern the linear-time engine cannot run is refused at save and at try-MATCH, with the reason', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const template = (pattern: string) => ({
+      studyId: study.id,
+      name: 'Regex',
+      systemPrompt: 'x',
+      queryPrompt: 'y',
+      match: { mode: 'regex', pattern },
+    })
+    for (const [pattern, reason] of [
+      ['(\\d)\\1', /Backreferences .* not supported/],
+      ['grade (?=\\d)(\\d)', /Lookahead and lookbehind .* not supported/],
+      ['(?<!no )grade (\\d)', /Lookahead and lookbehind .* not supported/],
+    ] as const) {
+      const saved = await execute(createTaskTemplate, researcher, template(pattern))
+      expect(saved, pattern).toMatchObject({
+        ok: false,
+        status: 400,
+        fieldErrors: { match: [expect.stringMatching(reason)] },
+      })
+      const tried = await execute(tryMatch, researcher, {
+        match: { mode: 'regex', pattern },
+        a: 'grade 2',
+        b: 'grade 2',
+      })
+      expect(tried, pattern).toMatchObject({
+        ok: false,
+        status: 400,
+        fieldErrors: { match: [expect.stringMatching(reason)] },
+      })
+    }
+    expect(await db.taskTemplate.count({ where: { studyId: study.id } })).toBe(0)
+    // A catastrophic pattern for a backtracking engine is fine here: it saves, and MATCH returns at once.
+    expect(await execute(createTaskTemplate, researcher, template('(a+)+$'))).toMatchObject({ ok: true })
+    const t0 = performance.now()
+    const tried = await execute(tryMatch, researcher, {
+      match: { mode: 'regex', pattern: '(a+)+$' },
+      a: `${'a'.repeat(9_999)}!`,
+      b: 'a',
+    })
+    expect(tried).toEqual({ ok: true, data: { match: false } })
+    expect(performance.now() - t0).toBeLessThan(2000)
   })
 
   it('refuses a bad template with field errors; try-MATCH evaluates without storing', async () => {

@@ -8,6 +8,10 @@ import { createConnection, getConnection, listConnections } from '@/lib/server/s
 import { getCall, listCalls, runPrompt, testConnection } from '@/lib/server/services/llm'
 import { makeStudy, makeUser } from '../support/fixtures'
 
+// These connections are a researcher's and the fake server listens on loopback, which researchers'
+// connections may reach only through the allowed-hosts setting (tests/integration/connection-ssrf.test.ts).
+process.env.PARLEY_ALLOWED_LLM_HOSTS = '127.0.0.1'
+
 const KEY = 'sk-parley-test-SECRET-0123456789abcdef'
 let server: FakeLlmServer
 

@@ -44,6 +44,10 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     input: async (c) => ({ studyId: c.studyId, email: (await makeUser('viewer')).email }),
   },
   'studies.remove-member': { allowed: STAFF, input: (c) => ({ studyId: c.studyId, userId: c.other.userId }) },
+  'studies.set-member-role': {
+    allowed: STAFF,
+    input: (c) => ({ studyId: c.studyId, userId: c.other.userId, role: 'annotator' }),
+  },
   'work.list-mine': { allowed: WORKERS, input: () => ({}) },
   'work.list-study': { allowed: STAFF, input: (c) => ({ studyId: c.studyId }) },
   'work.get': { allowed: WORKERS, input: (c) => ({ workId: c.workId }) },
@@ -59,7 +63,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       email: `new-${randomUUID().slice(0, 8)}@test.parley`,
       name: 'New',
       role: 'viewer',
-      password: 'long enough',
+      password: 'long enough and odd',
     }),
   },
   'users.update-role': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, role: 'annotator' }) },
@@ -86,10 +90,12 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'connections.get': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
   'connections.create': {
     allowed: STAFF,
+    // A public address: a researcher's connection may not point inside the network
+    // (tests/integration/connection-ssrf.test.ts); nothing is contacted on create.
     input: (c) => ({
-      name: 'Local vLLM',
+      name: 'Lab gateway',
       provider: 'openai-compatible',
-      baseUrl: 'http://127.0.0.1:9/v1',
+      baseUrl: 'https://llm.example.org/v1',
       defaultModel: 'qwen',
       studyId: c.studyId,
     }),
@@ -325,6 +331,20 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     input: () => ({ match: { mode: 'set' }, a: 'a,b', b: 'b,a' }),
   },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'datasets.await-import': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: (c) => ({ datasetId: c.datasetId }),
+  },
+  'datasets.dismiss': {
+    allowed: STAFF,
+    input: async (c) => ({
+      datasetId: (
+        await db.dataset.create({
+          data: { studyId: c.studyId, name: 'failed', kind: 'drug', source: 'x.csv', status: 'failed', error: 'x' },
+        })
+      ).id,
+    }),
+  },
   'datasets.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ datasetId: c.datasetId }) },
 }
 
@@ -452,11 +472,18 @@ async function makeConnection(studyId: string) {
   })
 }
 
-async function world(role: Role): Promise<Ctx> {
+/**
+ * The world an operation runs in. Without `studyRole` the actor created the study (as createStudy
+ * would make them its member); with it, another researcher created the study and the actor is a
+ * member with that study role.
+ */
+async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> {
   const actor = await makeUser(role)
   const owner = await makeUser('researcher')
   const other = await makeUser('expert')
-  const study = await makeStudy(owner, [actor, other])
+  const study = opts.studyRole
+    ? await makeStudy(owner, [{ ...actor, role: opts.studyRole }, other])
+    : await makeStudy(actor, [owner, other])
   const work = await makeWork(study.id, actor)
   const connection = await makeConnection(study.id)
   const preset = await db.modelPreset.create({
@@ -514,4 +541,126 @@ describe('every role × every operation, enforced on the server', () => {
   it('nobody signed in gets 401 from every operation', async () => {
     for (const op of OPERATIONS) expect(await execute(op, null, {})).toMatchObject({ ok: false, status: 401 })
   })
+})
+
+/**
+ * Study roles: what a member may do in one study, on top of what their account may do anywhere.
+ * Each row is one operation run by a *researcher account* (who could do everything in a study they
+ * manage) that is a member of someone else's study with the study role of the column, and by an
+ * *admin account* that is only a viewer member (studies:read-all keeps full access). Written out by
+ * hand, operation by operation: 'ok' succeeds, 'listed'/'unlisted' succeed and do/do not mention the
+ * study anywhere in the answer, 403/404 are refused. Work, sessions and debates in the inputs are the
+ * actor's own (members do their own work whatever their study role).
+ */
+type Outcome = 'ok' | 'listed' | 'unlisted' | 403 | 404
+const COLUMNS = ['viewer', 'annotator', 'expert', 'researcher', 'admin', 'admin account as viewer'] as const
+type Row = readonly [Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]
+//                          viewer    annotator  expert     researcher study admin  admin acct as viewer
+const READ: Row = /*     */ ['ok', /**/ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const WRITE: Row = /*    */ [403, /* */ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const MANAGE: Row = /*   */ [403, /* */ 404, /**/ 404, /**/ 403, /* */ 'ok', /*  */ 'ok']
+const LISTED: Row = /*   */ ['listed', 'unlisted', 'unlisted', 'listed', 'listed', 'listed']
+const ANY: Row = /*      */ ['ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const ADMIN_ONLY: Row = /**/ [403, /* */ 403, /**/ 403, /**/ 403, /* */ 403, /*  */ 'ok']
+
+const STUDY_ROLE_CASES: Record<string, Row> = {
+  'studies.list': LISTED,
+  'studies.get': READ,
+  'studies.create': ANY, // not study-scoped
+  'studies.update': MANAGE,
+  'studies.archive': MANAGE,
+  'studies.add-member': MANAGE,
+  'studies.remove-member': MANAGE,
+  'studies.set-member-role': MANAGE,
+  'work.list-mine': ANY,
+  'work.list-study': READ,
+  'work.get': ANY, // their own work item
+  'work.complete': ANY, // their own work item
+  'work.assign': WRITE,
+  'users.list': ANY,
+  'users.create': ADMIN_ONLY,
+  'users.update-role': ADMIN_ONLY,
+  'users.set-disabled': ADMIN_ONLY,
+  'profile.update': ANY,
+  'profile.change-password': ANY,
+  'apikeys.list': ANY,
+  'apikeys.create': ANY,
+  'apikeys.revoke': ANY,
+  'audit.list': ADMIN_ONLY,
+  'connections.list': LISTED,
+  'connections.get': READ,
+  'connections.create': WRITE,
+  'connections.update': WRITE,
+  'connections.delete': WRITE,
+  'connections.test': WRITE,
+  'llm.run-prompt': WRITE,
+  'presets.list': LISTED,
+  'presets.get': READ,
+  'presets.create': WRITE,
+  'presets.update': WRITE,
+  'calls.list': LISTED,
+  'calls.get': READ,
+  'prices.list': ANY,
+  'prices.upsert': ADMIN_ONLY,
+  'prices.delete': ADMIN_ONLY,
+  'datasets.import': WRITE,
+  'datasets.list': READ,
+  'datasets.get': READ,
+  'datasets.await-import': READ,
+  'datasets.dismiss': WRITE,
+  'task-templates.create': WRITE,
+  'task-templates.list': READ,
+  'task-templates.get': READ,
+  'task-templates.try-match': ANY, // compares two strings, touches no study
+  'runs.create': WRITE,
+  'runs.list': READ, // of the study named in the input
+  'runs.get': READ,
+  'runs.view': READ,
+  'runs.dashboard': READ,
+  'runs.export': WRITE, // exporting is researcher work: viewers read results, they do not export
+  'runs.export-file': WRITE,
+  'runs.start': WRITE,
+  'runs.pause': WRITE,
+  'runs.resume': WRITE,
+  'runs.cancel': WRITE,
+  'runs.retry-session': WRITE,
+  'runs.retry-stalled': WRITE,
+  'runs.change-seat-model': WRITE,
+  'sessions.queue': ANY,
+  'sessions.get': ANY, // their own session
+  'sessions.submit': ANY, // their own session
+  'sessions.claim': ANY, // a claimable seat: any member of the study who may do work
+  'sessions.inspect': READ,
+  'scorekeeping.import': WRITE,
+  'debates.merge-labels': WRITE,
+}
+
+/** Inputs that differ from the account walk's (none at present; kept for operations that need one). */
+const STUDY_ROLE_INPUTS: Record<string, (c: Ctx) => Promise<unknown>> = {}
+
+describe('every study role × every operation, on top of the account role', () => {
+  it('the table covers every registered operation', () => {
+    expect(OPERATIONS.map((o) => o.name).sort()).toEqual(Object.keys(STUDY_ROLE_CASES).sort())
+  })
+
+  for (const op of OPERATIONS as Operation<unknown, unknown>[]) {
+    COLUMNS.forEach((column, i) => {
+      const expected = STUDY_ROLE_CASES[op.name]?.[i] ?? 404
+      const [account, studyRole]: [Role, Role] =
+        column === 'admin account as viewer' ? ['admin', 'viewer'] : ['researcher', column]
+      it(`a ${account} account with study role ${studyRole}: ${op.name} → ${expected}`, async () => {
+        const c = await world(account, { studyRole })
+        const input = STUDY_ROLE_INPUTS[op.name] ?? CASES[op.name]?.input
+        const r = await execute(op, c.actor, await input?.(c))
+        if (typeof expected === 'number') {
+          expect(r).toMatchObject({ ok: false, status: expected })
+          return
+        }
+        expect(r).toMatchObject({ ok: true })
+        const mentioned = r.ok && JSON.stringify(r.data)?.includes(c.studyId)
+        if (expected === 'listed') expect(mentioned).toBe(true)
+        if (expected === 'unlisted') expect(mentioned).toBe(false)
+      })
+    })
+  }
 })

@@ -5,22 +5,24 @@ import { describe, expect, it } from 'vitest'
 import { pxpStats } from '@/lib/protocols/pxp/stats'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { importDataset } from '@/lib/server/services/datasets'
 import { runHeadless as runExperiment } from '@/lib/server/engine/headless'
-import { shuffled } from '@/lib/server/engine/runs'
+import { shuffled } from '@/lib/server/engine/prepare'
 import { runTableLines } from '@/lib/server/services/run-export'
 import { createRun } from '@/lib/server/services/runs'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { PXP_DATA } from '../support/shared'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 
 describe('a PXP experiment on the released DRUG data (machine LLM vs. ground-truth proxy)', () => {
   it('creates R × instances sessions, runs them with carry-over, and exports messages that pxp stats reads', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const imported = await execute(importDataset, researcher, {
+    const imported = await importAndWait(researcher, {
       studyId: study.id,
       name: 'Retro',
       kind: 'drug',

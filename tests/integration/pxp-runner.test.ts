@@ -161,4 +161,36 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     expect(calls).toMatch(/asset:x\.png#sha256=[0-9a-f]{64}/)
     expect(calls).not.toContain('base64')
   })
+
+  it('a reply with NUL characters does not stall the session: every attempt is in the call log, NUL escaped', async () => {
+    const { study, conn } = await setup()
+    // PostgreSQL refuses U+0000 in text and jsonb; a model can still send it (here: JSON "\u0000").
+    fake().setScript([
+      {
+        match: { model: 'gen' },
+        replies: [{ text: `Prediction: Atelec\u0000tasis\nExplanation: Volume loss\u0000 on the left.` }],
+      },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes\u0000' }] },
+    ])
+    const s = await session(study.id, conn.id)
+    const end = await runSession(s.id)
+    expect(end).toEqual({ kind: 'done', reason: 'mutual-ratify' })
+    const messages = await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })
+    expect(messages.map((m) => m.tag)).toEqual(['INIT', 'RATIFY', 'RATIFY'])
+    // The parsed answer is without NUL (so it MATCHes the ground truth); the raw reply keeps it, escaped.
+    expect(messages[0]).toMatchObject({ prediction: 'Atelectasis', explanation: 'Volume loss on the left.' })
+    expect((messages[0]?.payload as { raw?: string } | undefined)?.raw).toBe(
+      'Prediction: Atelec\\u0000tasis\nExplanation: Volume loss\\u0000 on the left.',
+    )
+    expect(await db.contextSnapshot.count({ where: { sessionId: s.id } })).toBe(3)
+    // Every attempt is recorded: the generator's reply and the checker's, NUL as the text \u0000.
+    const calls = await db.llmCall.findMany({ where: { sessionRef: s.id }, orderBy: { createdAt: 'asc' } })
+    const replies = calls.map(
+      (c) => (c.response as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content,
+    )
+    expect(calls.every((c) => c.status === 'ok')).toBe(true)
+    expect(replies).toContain('Prediction: Atelec\\u0000tasis\nExplanation: Volume loss\\u0000 on the left.')
+    expect(replies).toContain('Yes\\u0000')
+    expect(messages[0]?.llmCallId).toBe(calls.find((c) => c.purpose === 'pxp-generate')?.id)
+  })
 })

@@ -1,21 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { importDataset } from '@/lib/server/services/datasets'
 import { runHeadless as runExperiment } from '@/lib/server/engine/headless'
 import { createRun, getRun as getExperiment, listRuns as listExperiments } from '@/lib/server/services/runs'
 import { inspectSession } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue.
+useBulkWorkers()
 
 const CSV = 'input,output,explanation\nCCOC(C)=O,CCO.CC(=O)O,Fischer esterification\nCC(=O)N,CC(=O)O.N,amidation\n'
 
 async function world() {
   const researcher = await makeUser('researcher')
   const study = await makeStudy(researcher)
-  const imported = await execute(importDataset, researcher, {
+  const imported = await importAndWait(researcher, {
     studyId: study.id,
     name: 'Two esters',
     kind: 'drug',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Actor } from '@/lib/server/actor'
 import type { Role } from '@/lib/server/auth/roles'
+import { creatorStudyRole } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
 import { insertUser } from '@/lib/server/services/users'
 
@@ -11,12 +12,22 @@ export async function makeUser(role: Role, password = 'correct horse battery'): 
   return { userId: user.id, email: user.email, name: user.name, role, via: 'session' }
 }
 
+/**
+ * A study created by `owner`, who becomes its member as createStudy makes them (a researcher or admin
+ * as study admin); each other member gets their `role` as study role (pass `{ ...actor, role }` for
+ * another study role than the account's).
+ */
 export async function makeStudy(owner: Actor, members: Actor[] = []) {
   return db.study.create({
     data: {
       name: `study ${randomUUID().slice(0, 6)}`,
       createdById: owner.userId,
-      members: { create: [owner, ...members].map((m) => ({ userId: m.userId, role: m.role })) },
+      members: {
+        create: [
+          { userId: owner.userId, role: creatorStudyRole(owner.role) },
+          ...members.map((m) => ({ userId: m.userId, role: m.role })),
+        ],
+      },
     },
   })
 }

@@ -6,7 +6,7 @@ import { requirePage } from '@/lib/server/auth/session'
 import { db } from '@/lib/server/db'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
 import { listCalls } from '@/lib/server/services/llm'
-import { visibleStudies } from '@/lib/server/services/studies'
+import { studiesWhere } from '@/lib/server/services/studies'
 
 export const metadata: Metadata = { title: 'Calls' }
 
@@ -28,7 +28,7 @@ export default async function CallsPage({
     to: params.to,
   })
   const studies = await db.study.findMany({
-    where: visibleStudies(actor),
+    where: studiesWhere(actor, 'read'),
     select: { id: true, name: true },
     orderBy: { name: 'asc' },
   })

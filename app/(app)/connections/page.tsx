@@ -3,6 +3,7 @@ import Link from 'next/link'
 import { CreateConnectionForm } from '@/components/llm/connection-forms'
 import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
 import { Table, Td } from '@/components/ui/table'
+import { hasScope } from '@/lib/server/auth/roles'
 import { requirePage } from '@/lib/server/auth/session'
 import { loadForPage } from '@/lib/server/page-data'
 import { listConnections, ownerOptions, PROVIDER_LABELS } from '@/lib/server/services/connections'
@@ -64,6 +65,7 @@ export default async function ConnectionsPage() {
                 .filter(([v]) => v !== 'demo')
                 .map(([value, label]) => ({ value, label }))}
               owners={owners}
+              internalHosts={hasScope(actor.role, 'connections:internal-hosts')}
             />
           ) : (
             <p className="text-sm text-stone-600">

@@ -1,28 +1,14 @@
 import { z } from 'zod'
-import type { Actor } from '@/lib/server/actor'
 import { sessionActor } from '@/lib/server/api/auth'
-import { hasScope } from '@/lib/server/auth/roles'
-import { db } from '@/lib/server/db'
 import { type LiveEvent, subscribe } from '@/lib/server/live'
-import { visibleSessions } from '@/lib/server/services/sessions'
-import { visibleStudies } from '@/lib/server/services/studies'
+import { mayWatch } from '@/lib/server/live-access'
 
 export const dynamic = 'force-dynamic'
 
-const Topic = z.string().regex(/^(session|experiment):[\w-]{1,100}$/)
-
-/** May this person watch the topic? The same rules as the pages that show it (404 otherwise). */
-async function mayWatch(actor: Actor, topic: string): Promise<boolean> {
-  const [kind, id] = topic.split(':') as [string, string]
-  if (kind === 'experiment') {
-    if (!hasScope(actor.role, 'studies:read')) return false
-    return !!(await db.experiment.findFirst({ where: { id, study: visibleStudies(actor) }, select: { id: true } }))
-  }
-  return !!(await db.protocolSession.findFirst({ where: { id, ...visibleSessions(actor) }, select: { id: true } }))
-}
+const Topic = z.string().regex(/^(session|experiment|dataset):[\w-]{1,100}$/)
 
 /**
- * GET /api/live?topic=session:<id>|experiment:<id> — server-sent events: `update` with the event
+ * GET /api/live?topic=session:<id>|experiment:<id>|dataset:<id> — server-sent events: `update` with the event
  * (message, status, delta, progress) whenever the topic changes in any process, and a comment every
  * 15 s to keep proxies from closing the stream. The page re-reads its data on `update`.
  */

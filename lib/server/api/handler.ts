@@ -1,4 +1,5 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
+import { cookieMutationRefusal } from '@/lib/server/api/csrf'
 import type { Endpoint } from '@/lib/server/api/endpoints'
 import { execute, failureFrom, MAX_INPUT_BYTES } from '@/lib/server/operation'
 
@@ -37,6 +38,8 @@ function queryObject(url: URL): Record<string, string> {
 export function handle(endpoint: Endpoint) {
   return async (req: Request, ctx: RouteContext): Promise<Response> => {
     try {
+      const refusal = cookieMutationRefusal(req)
+      if (refusal) return error(refusal.status, refusal.error)
       let actor: Awaited<ReturnType<typeof apiActor>>
       try {
         actor = await apiActor(req)

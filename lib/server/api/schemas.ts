@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { PROTOCOLS } from '@/lib/server/services/studies'
 import { ROLES } from '@/lib/server/auth/roles'
+import { STUDY_PERMISSIONS } from '@/lib/server/auth/study-roles'
 
 /** Response shapes of the REST API. Dates travel as ISO strings. */
 export const ErrorBody = z
@@ -35,6 +36,8 @@ export const StudyDetail = StudySummary.extend({
       user: z.object({ id: z.string(), name: z.string(), email: z.string(), role: z.string() }),
     }),
   ),
+  /** What the caller may do in this study: its account scopes AND its study role. */
+  access: z.array(z.enum(STUDY_PERMISSIONS)),
 }).meta({ id: 'StudyDetail' })
 
 export const pageOfSchema = <T extends z.ZodType>(item: T, id: string) =>

@@ -21,6 +21,7 @@ const EXPECTED: Record<Scope, Role[]> = {
   'profile:update': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
   'connections:manage': ['admin', 'researcher'],
   'connections:manage-global': ['admin'],
+  'connections:internal-hosts': ['admin'],
   'calls:read': ['admin', 'researcher'],
   'calls:read-all': ['admin'],
   'prices:manage': ['admin'],

@@ -40,6 +40,7 @@ export const SCOPES = [
   'profile:update', // change your own name and password
   'connections:manage', // add and edit LLM connections and presets of studies you belong to; use global ones
   'connections:manage-global', // add and edit global LLM connections and presets
+  'connections:internal-hosts', // point connections at internal addresses (loopback, private, link-local …)
   'calls:read', // the LLM call log of your studies and of calls you caused
   'calls:read-all', // every LLM call
   'prices:manage', // the per-model price table

@@ -19,6 +19,8 @@ export async function runHeadless(
   opts: { concurrency?: number; onProgress?: (p: RunProgress) => void } = {},
 ): Promise<RunProgress> {
   const run = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+  if (run.status === 'preparing')
+    throw new Error('The run is still creating its sessions; run it once they are all there.')
   const open = await db.protocolSession.findMany({
     where: { experimentId: runId, status: { notIn: ['done', 'cancelled'] } },
     orderBy: [{ repetition: 'asc' }, { position: 'asc' }],

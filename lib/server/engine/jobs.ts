@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss'
 import { sql } from '@/lib/server/db'
 import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/server/engine/runner'
-import { jobSettings, queue } from '@/lib/server/jobs/queue'
+import { addLocalWorker, jobSettings, queue, removeLocalWorker, wakeWorkers } from '@/lib/server/jobs/queue'
 
 /**
  * Sessions on the job queue, for every protocol: queue `session-step`, one job per session. A job
@@ -22,24 +22,32 @@ export interface StepJob {
 }
 
 /** The ids of the workers running in this process. */
-const localWorkers = new Set<string>()
 
-export async function enqueueSteps(sessionIds: readonly string[], experimentId: string | null): Promise<void> {
+export async function enqueueSteps(
+  sessionIds: readonly string[],
+  experimentId: string | null,
+  /** Insert through this connection (inside the caller's transaction); then call wakeStepWorkers after its commit. */
+  db?: PgBoss.Db,
+): Promise<void> {
   if (!sessionIds.length) return
   const b = await queue(STEP_QUEUE)
   const { expireInSeconds } = jobSettings()
-  await b.insert(
-    sessionIds.map((sessionId) => ({
-      name: STEP_QUEUE,
-      data: { sessionId, experimentId } satisfies StepJob,
-      expireInSeconds,
-      retryLimit: 5,
-      retryDelay: 1,
-    })),
-  )
-  // Workers of this process fetch now instead of at their next poll (up to half a second later).
-  for (const id of localWorkers) b.notifyWorker(id)
+  const jobs = sessionIds.map((sessionId) => ({
+    name: STEP_QUEUE,
+    data: { sessionId, experimentId } satisfies StepJob,
+    expireInSeconds,
+    retryLimit: 5,
+    retryDelay: 1,
+  }))
+  if (db) await b.insert(jobs, { db })
+  else {
+    await b.insert(jobs)
+    await wakeStepWorkers()
+  }
 }
+
+/** Workers of this process fetch now instead of at their next poll (up to half a second later). */
+export const wakeStepWorkers = () => wakeWorkers(STEP_QUEUE)
 
 /** Drop the queued (not yet started) steps of a run. */
 export async function dropQueuedSteps(experimentId: string): Promise<number> {
@@ -151,14 +159,14 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
       }
     })
     ids[i] = id
-    if (name === STEP_QUEUE) localWorkers.add(id)
+    if (name === STEP_QUEUE) addLocalWorker(STEP_QUEUE, id)
   }
   for (let i = 0; i < count; i++) await work(STEP_QUEUE, i)
   for (const legacy of LEGACY_QUEUES) await work(legacy, count)
   return {
     async stop() {
       for (const id of ids) {
-        localWorkers.delete(id)
+        removeLocalWorker(STEP_QUEUE, id)
         await b.offWork({ id })
       }
     },

@@ -4,6 +4,7 @@ import { type ChatParams, LlmError, type Parsed, parseJsonReply } from '@/lib/ll
 import { db } from '@/lib/server/db'
 import type { LlmRef } from '@/lib/server/engine/seats'
 import { type AskCheck, cachedConnection, recordedAsk, recordedChat } from '@/lib/server/llm/runtime'
+import { withoutNul } from '@/lib/server/pg-text'
 
 /**
  * The one recorded LLM helper every protocol agent uses: chat, and checked output (a parser or
@@ -157,10 +158,12 @@ export function llmTools(o: LlmToolsOptions): LlmTools {
   const tools: LlmTools = {
     async chat(ref, req, opts) {
       const r = await call(ref, req, opts, undefined)
-      return { text: r.text, callId: r.callIds.at(-1) ?? null }
+      // The answer goes on without U+0000 (PostgreSQL refuses it); the call log keeps it, escaped.
+      return { text: withoutNul(r.text), callId: r.callIds.at(-1) ?? null }
     },
     async ask(ref, req, check, opts) {
-      const r = (await call(ref, req, opts, check)) as Awaited<ReturnType<typeof recordedAsk>>
+      const clean = { ...check, parse: (text: string) => check.parse(withoutNul(text)) }
+      const r = (await call(ref, req, opts, clean)) as Awaited<ReturnType<typeof recordedAsk>>
       return { value: r.value as never, text: r.text, callId: r.callIds.at(-1) ?? null }
     },
     async json(ref, req, schema, opts) {

@@ -92,7 +92,10 @@ export interface Projection {
   explanation?: string | null
 }
 
-/** A run as the setup of a protocol plans it; the engine validates it and writes it. */
+/**
+ * A run as the setup of a protocol plans it; the engine validates it and writes it, its sessions in
+ * batches (lib/server/engine/prepare.ts): one per chosen instance and repetition.
+ */
 export interface RunPlan {
   name: string
   /** The task or instance kind (rad, drug, generic, cases, clembench …). */
@@ -105,26 +108,32 @@ export interface RunPlan {
   repetitions: number
   /** Sessions of one repetition form a chain: each starts when the one before it ends (carry-over). */
   chained: boolean
-  sessions: Array<{
-    instanceId: string | null
-    instance: unknown
-    seats: Seats
-    repetition: number
-    position: number
-  }>
+  /** These instances of the dataset, in this order; otherwise its first `sample` by index (all when absent). */
+  instanceIds?: string[]
+  sample?: number
+  /** Shuffle each repetition's order, seeded by the repetition number (reproducible). */
+  shuffle?: boolean
+  /** Session i (counted across repetitions) gets seatCycle[i % length] (round robin over people); default [seats]. */
+  seatCycle?: Seats[]
   analysis?: unknown
   /** Facts for the audit row. */
   audit?: Record<string, unknown>
 }
 
+/** An instance of a dataset, as a session's snapshot is made from it. */
+export interface InstanceRow {
+  id: string
+  datasetId: string
+  index: number
+  input: unknown
+  prediction: string
+  explanation: string
+  meta: unknown
+}
+
 export interface SetupTools {
-  /** The instances of a dataset of the study, in their stored order (the first `take` when given). */
-  instances(
-    datasetId: string,
-    take?: number,
-  ): Promise<
-    Array<{ id: string; index: number; input: unknown; prediction: string; explanation: string; meta: unknown }>
-  >
+  /** A dataset of the study, imported and ready to run on (404 otherwise; 400 while it imports or after it failed). */
+  dataset(datasetId: string): Promise<{ id: string; name: string; kind: string; studyId: string }>
 }
 
 /** One exportable table of a run: rows as plain objects (streamed). */
@@ -173,6 +182,8 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   setup: {
     input: z.ZodType<unknown, any>
     plan(actor: Actor, studyId: string, input: any, tools: SetupTools): Promise<RunPlan>
+    /** What a session runs on, from its instance (default: input, prediction, explanation). */
+    snapshot?(row: InstanceRow): unknown
     /** The set-up form's fields → the input (the browser's form; REST and the CLI send the input itself). */
     fromForm?(form: Record<string, unknown>): unknown
   }

@@ -8,6 +8,7 @@ import type { AgentContext, ProtocolPlugin, Produced, SessionContext, StepSessio
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { Seats } from '@/lib/server/engine/seats'
 import { publish, publishSession } from '@/lib/server/live'
+import { pgJson, pgText } from '@/lib/server/pg-text'
 
 /**
  * The one runner (DESIGN.md "one runner"). A step loads a session (one statement), replays its log
@@ -183,11 +184,6 @@ async function chainLogs(session: StepSession): Promise<BaseMessage[][]> {
 export type Exec = <R>(text: string, params: unknown[]) => Promise<R[]>
 const pgExec: Exec = async <R>(text: string, params: unknown[]) => (await sql().query(text, params)).rows as R[]
 
-/** NUL cannot be stored in PostgreSQL text or jsonb; it is kept as the visible escape "\u0000". */
-export function storable(json: string): string {
-  return json.includes('\\u0000') ? json.replaceAll('\\u0000', '\\\\u0000') : json
-}
-
 /**
  * Append one message: M + C + the session's status (and its stop reason when this message ends the
  * session) in one statement. Returns the run's status as of the append. Throws a unique violation
@@ -228,14 +224,14 @@ export async function appendMessage(
       m.seq,
       m.sender,
       p.receiver,
-      storable(JSON.stringify(m)),
-      p.tag ?? null,
-      p.prediction ?? null,
-      p.explanation ?? null,
-      storable(JSON.stringify(produced.meta ?? {})),
+      pgJson(m),
+      pgText(p.tag ?? null),
+      pgText(p.prediction ?? null),
+      pgText(p.explanation ?? null),
+      pgJson(produced.meta ?? {}),
       produced.callId ?? null,
       author?.userId ?? null,
-      storable(JSON.stringify(produced.context ?? null)),
+      pgJson(produced.context ?? null),
       doneReason,
       status,
       session.experimentId,
@@ -293,7 +289,7 @@ export async function markStalled(s: SessionRef, error: string): Promise<{ kind:
   await sql().query(
     `UPDATE "ProtocolSession" SET status = 'stalled', "stallError" = $2, "updatedAt" = now()
      WHERE id = $1 AND status NOT IN ('done', 'cancelled')`,
-    [s.id, error.slice(0, 4000)],
+    [s.id, pgText(error.slice(0, 4000))],
   )
   await publishSession(s.id, s.experimentId, { type: 'status', status: 'stalled' })
   return { kind: 'stalled', error }

@@ -66,3 +66,35 @@ export async function stopBoss(): Promise<void> {
   created.clear()
   if (p) await (await p).stop({ graceful: true, wait: true, timeout: 10_000 })
 }
+
+/** Workers of this process by queue, so whoever enqueues can wake them at once (not at their next poll). */
+const local = new Map<string, Set<string>>()
+
+export function addLocalWorker(name: string, id: string) {
+  const ids = local.get(name) ?? new Set<string>()
+  ids.add(id)
+  local.set(name, ids)
+}
+
+export function removeLocalWorker(name: string, id: string) {
+  local.get(name)?.delete(id)
+}
+
+/** Wake this process's workers of a queue (after the job's transaction committed). */
+export async function wakeWorkers(name: string): Promise<void> {
+  const ids = local.get(name)
+  if (!ids?.size) return
+  const b = await boss()
+  for (const id of ids) b.notifyWorker(id)
+}
+
+/**
+ * Options of the bulk jobs (dataset imports, session creation): they run for a while, so a retry
+ * waits a little; their handlers take an advisory lock, so a job that comes back after its expiry
+ * while the first is still at work waits for it (a crash releases the lock with its connection).
+ */
+export const bulkJobOptions = () => ({
+  expireInSeconds: jobSettings().expireInSeconds,
+  retryLimit: 20,
+  retryDelay: 30,
+})

@@ -12,7 +12,10 @@ import {
 import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
+import { type HeaderMap, headersOfRow, secretHeaderValues } from '@/lib/server/llm/header-secrets'
+import { restrictedTransport } from '@/lib/server/llm/hosts'
 import { db, sql } from '@/lib/server/db'
+import { pgJson, pgText } from '@/lib/server/pg-text'
 
 /** The row fields the runtime needs (the sealed key included; never hand this to a page). */
 export type ConnectionRow = {
@@ -24,10 +27,13 @@ export type ConnectionRow = {
   defaultModel: string
   apiVersion: string | null
   extraHeaders: Prisma.JsonValue
+  extraHeadersEnc: string | null
   timeoutMs: number
   maxConcurrency: number
   requestsPerMinute: number | null
   tokensPerMinute: number | null
+  /** Its address was chosen by a non-admin: public addresses only (lib/server/llm/hosts.ts). */
+  restrictedHosts: boolean
   updatedAt: Date
 }
 
@@ -83,11 +89,7 @@ export async function ensureDemoConnection(): Promise<void> {
   })
 }
 
-function headersOf(row: ConnectionRow, apiKey: string): Record<string, string> {
-  const extra = (row.extraHeaders && typeof row.extraHeaders === 'object' ? row.extraHeaders : {}) as Record<
-    string,
-    string
-  >
+function headersOf(row: ConnectionRow, extra: HeaderMap, apiKey: string): HeaderMap {
   // Azure's v1 API takes the key in an `api-key` header (Bearer also works with Entra tokens).
   return row.provider === 'azure' && apiKey ? { ...extra, 'api-key': apiKey } : { ...extra }
 }
@@ -99,17 +101,23 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
   const cached = g.parleyLlmClients.get(cacheKey)
   if (cached) return cached
   const apiKey = row.apiKeyEnc ? unseal(row.apiKeyEnc) : 'none'
+  const extra = headersOfRow(row)
   let baseURL = row.baseUrl
   if (row.provider === 'demo') baseURL = (await demoEndpoint()).url
   const client = createLlmClient({
     id: row.id,
     baseURL,
     apiKey,
+    // Without a stored key the SDK still sends a placeholder ("none"), which is no secret to redact.
+    apiKeyIsSecret: !!row.apiKeyEnc,
     timeoutMs: row.timeoutMs,
     maxConcurrency: row.maxConcurrency,
     requestsPerMinute: row.requestsPerMinute ?? undefined,
     tokensPerMinute: row.tokensPerMinute ?? undefined,
-    extraHeaders: headersOf(row, apiKey),
+    extraHeaders: headersOf(row, extra, apiKey),
+    secrets: secretHeaderValues(extra),
+    // The demo model is Parley's own server on loopback, never an address someone typed.
+    ...(row.restrictedHosts && row.provider !== 'demo' ? { transport: restrictedTransport() } : {}),
   })
   for (const k of g.parleyLlmClients.keys()) if (k.startsWith(`${row.id}:`)) g.parleyLlmClients.delete(k)
   g.parleyLlmClients.set(cacheKey, client)
@@ -180,6 +188,8 @@ export interface CallContext {
   /** Serve an identical earlier successful request from the call log instead of calling the model. */
   replay?: boolean
   signal?: AbortSignal
+  /** Keep the key (and secret header values) out of the returned text and deltas, as the call log does. */
+  redactOutput?: boolean
   /** Stream the reply; called with each text delta. */
   onToken?: (delta: string, info: { attempt: number; text: string }) => void
   /**
@@ -299,7 +309,8 @@ async function recorded<T>(
     const tokensIn = a.usage?.prompt_tokens ?? 0
     const tokensOut = a.usage?.completion_tokens ?? 0
     // One raw INSERT: the request can be a long chat (a growing PXP context, images), and this runs
-    // for every attempt of every call, so it skips the query builder.
+    // for every attempt of every call, so it skips the query builder. Model output may hold U+0000,
+    // which PostgreSQL refuses: pgText/pgJson write it escaped, so every attempt gets its row.
     const id = randomUUID()
     const cost = costOf(tokensIn, tokensOut, priceFor(params.model, prices))
     await sql().query(
@@ -318,14 +329,14 @@ async function recorded<T>(
         base.sessionRef,
         base.messageRef,
         base.provider,
-        base.modelRequested,
-        a.response?.model ?? null,
-        JSON.stringify(base.params),
+        pgText(base.modelRequested),
+        pgText(a.response?.model),
+        pgJson(base.params),
         base.seed,
         base.promptHash,
-        JSON.stringify((ctx.recordRequest ? ctx.recordRequest(a.request) : a.request) ?? null),
-        a.response ? JSON.stringify(a.response) : null,
-        a.error ?? null,
+        pgJson((ctx.recordRequest ? ctx.recordRequest(a.request) : a.request) ?? null),
+        a.response ? pgJson(a.response) : null,
+        pgText(a.error),
         a.errorKind ?? null,
         a.httpStatus ?? null,
         a.status,
@@ -352,8 +363,13 @@ async function recorded<T>(
     return { ...result, callIds, cached: false, simulated }
   }
   const result = ctx.onToken
-    ? await client.stream(params, { signal: ctx.signal, onAttempt, onToken: ctx.onToken })
-    : await client.chat(params, { signal: ctx.signal, onAttempt })
+    ? await client.stream(params, {
+        signal: ctx.signal,
+        onAttempt,
+        onToken: ctx.onToken,
+        redactOutput: ctx.redactOutput,
+      })
+    : await client.chat(params, { signal: ctx.signal, onAttempt, redactOutput: ctx.redactOutput })
   return { ...result, callIds, cached: false, simulated }
 }
 

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto'
+import type pg from 'pg'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import type { Db, Tx } from '@/lib/server/db'
 
@@ -34,6 +36,30 @@ export async function writeAudit(client: Db | Tx, entry: AuditEntry): Promise<vo
       after: clean(entry.after),
     },
   })
+}
+
+/** The same row through a plain `pg` client, for a transaction that runs there (e.g. storing an upload). */
+export async function writeAuditSql(client: pg.ClientBase, entry: AuditEntry): Promise<void> {
+  const json = (v: unknown) => {
+    const c = clean(v)
+    return c === undefined ? null : JSON.stringify(c)
+  }
+  await client.query(
+    `INSERT INTO "AuditLog" (id, "actorUserId", "actorEmail", via, action, "resourceType", "resourceId", "studyId", before, after)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb)`,
+    [
+      randomUUID(),
+      entry.actor.userId,
+      entry.actor.email,
+      entry.actor.via,
+      entry.action,
+      entry.resourceType,
+      entry.resourceId,
+      entry.studyId ?? null,
+      json(entry.before),
+      json(entry.after),
+    ],
+  )
 }
 
 export function actorRef(actor: { userId: string; email: string; via: string }) {

@@ -2,12 +2,15 @@ import { z } from 'zod'
 import { jsonText } from '@/lib/server/input'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
+import type { Prisma } from '@/lib/generated/prisma/client'
 import { maskSecret, seal } from '@/lib/server/crypto'
-import { db, type Tx } from '@/lib/server/db'
+import { type Db, db, type Tx } from '@/lib/server/db'
+import { type HeaderMap, headerColumns, headersOfRow, publicHeaders } from '@/lib/server/llm/header-secrets'
+import { refusalForRestrictedUrl } from '@/lib/server/llm/hosts'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 export const PROVIDERS = ['openai', 'azure', 'openai-compatible', 'demo'] as const
 export const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
@@ -75,7 +78,10 @@ export const CreateConnectionInput = z
     return { ...v, baseUrl: url ?? 'builtin:demo' }
   })
 
-/** What pages and the API see of a connection. The sealed key never leaves the server. */
+/**
+ * The columns read for what pages and the API see of a connection. The sealed key never leaves the
+ * server; the sealed headers are read only to tell a masked row from one not yet sealed.
+ */
 export const connectionPublic = {
   id: true,
   studyId: true,
@@ -86,32 +92,49 @@ export const connectionPublic = {
   defaultModel: true,
   apiVersion: true,
   extraHeaders: true,
+  extraHeadersEnc: true,
   timeoutMs: true,
   maxConcurrency: true,
   requestsPerMinute: true,
   tokensPerMinute: true,
+  restrictedHosts: true,
   createdAt: true,
   updatedAt: true,
   study: { select: { id: true, name: true } },
 } as const
 
-export function withMask<T extends { apiKeyLast4: string | null }>(c: T) {
-  return { ...c, apiKeyMasked: maskSecret(c.apiKeyLast4) }
+type StoredConnection = {
+  apiKeyLast4: string | null
+  extraHeaders: Prisma.JsonValue
+  extraHeadersEnc: string | null
+  apiKeyEnc?: string | null
+}
+
+/** A connection as people see it: the key as "…abcd", extra header names with masked values. */
+export function withMask<T extends StoredConnection>(c: T) {
+  const { extraHeadersEnc: _sealed, apiKeyEnc: _key, ...rest } = c
+  return { ...rest, extraHeaders: publicHeaders(c), apiKeyMasked: maskSecret(c.apiKeyLast4) }
+}
+
+/** A connection as the audit log records it: like {@link withMask}, extra headers by name only. */
+function auditView<T extends StoredConnection>(c: T) {
+  return { ...withMask(c), extraHeaders: Object.keys(publicHeaders(c)).sort() }
 }
 
 /**
- * Connections and presets an actor may use: global ones (studyId null), plus those of the studies
- * they belong to (every study with studies:read-all).
+ * Connections and presets an actor may see: global ones (studyId null), plus those of the studies
+ * they may read (every study with studies:read-all). Using or changing one of a study needs write
+ * access to it (`usableConnection`).
  */
 export function visibleConnections(actor: Actor) {
   if (hasScope(actor.role, 'studies:read-all')) return {}
-  return { OR: [{ studyId: null }, { study: { members: { some: { userId: actor.userId } } } }] }
+  return { OR: [{ studyId: null }, { study: studiesWhere(actor, 'read') }] }
 }
 
 /** Where a new connection or preset may live, as select options: "Everyone" needs manage-global. */
 export async function ownerOptions(actor: Actor): Promise<Array<{ value: string; label: string }>> {
   const studies = await db.study.findMany({
-    where: { ...visibleStudies(actor), archivedAt: null },
+    where: { ...studiesWhere(actor, 'write'), archivedAt: null },
     select: { id: true, name: true },
     orderBy: { name: 'asc' },
   })
@@ -121,17 +144,20 @@ export async function ownerOptions(actor: Actor): Promise<Array<{ value: string;
   ]
 }
 
-/** A connection the actor may use (their studies' and the global ones), or 404. */
-export async function usableConnection(actor: Actor, connectionId: string) {
-  const row = await db.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
+/**
+ * A connection the actor may use (send requests on its key): a global one, or one of a study where
+ * they may write. 404 when they cannot see it, 403 when they only read its study.
+ */
+export async function usableConnection(actor: Actor, connectionId: string, client: Tx | typeof db = db) {
+  const row = await client.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
   if (!row) throw notFound('Connection')
+  if (row.studyId) await requireStudyAccess(client, actor, row.studyId, 'write')
   return row
 }
 
-/** Load a connection the actor may change (global: needs connections:manage-global). */
-async function editableConnection(tx: Tx, actor: Actor, connectionId: string) {
-  const row = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
-  if (!row) throw notFound('Connection')
+/** Load a connection the actor may change (global: needs connections:manage-global; else write in its study). */
+async function editableConnection(tx: Tx | Db, actor: Actor, connectionId: string) {
+  const row = await usableConnection(actor, connectionId, tx)
   if (!row.studyId && !hasScope(actor.role, 'connections:manage-global')) {
     throw forbidden('Only admins change global connections. Create one in your study instead.')
   }
@@ -139,7 +165,7 @@ async function editableConnection(tx: Tx, actor: Actor, connectionId: string) {
 }
 
 async function assertCanOwn(tx: Tx, actor: Actor, studyId: string | undefined) {
-  if (studyId) await findVisibleStudy(tx, actor, studyId)
+  if (studyId) await requireStudyAccess(tx, actor, studyId, 'write')
   else if (!hasScope(actor.role, 'connections:manage-global')) {
     throw forbidden('Only admins create global connections. Choose one of your studies.')
   }
@@ -156,7 +182,8 @@ export const listConnections = defineOperation({
   input: z.object({ studyId: id.optional() }),
   async run(actor, { studyId }) {
     const rows = await db.llmConnection.findMany({
-      where: { ...visibleConnections(actor), ...(studyId ? { OR: [{ studyId }, { studyId: null }] } : {}) },
+      // AND, not a spread: both filters are an OR, and the second must not replace the first.
+      where: { AND: [visibleConnections(actor), studyId ? { OR: [{ studyId }, { studyId: null }] } : {}] },
       select: connectionPublic,
       orderBy: [{ studyId: 'asc' }, { name: 'asc' }],
     })
@@ -183,12 +210,20 @@ export const createConnection = defineOperation({
   scope: 'connections:manage',
   input: CreateConnectionInput,
   async run(actor, input) {
+    const restrictedHosts = restrictedFor(actor, input.provider)
+    if (restrictedHosts) await assertPublicAddress(input.baseUrl)
     return db.$transaction(async (tx) => {
       await assertCanOwn(tx, actor, input.studyId)
-      const { apiKey, ...rest } = input
+      const { apiKey, extraHeaders, ...rest } = input
       assertProviderFields(input.provider, apiKey)
       const row = await tx.llmConnection.create({
-        data: { ...rest, ...keyParts(apiKey), createdById: actor.userId || null },
+        data: {
+          ...rest,
+          ...keyParts(apiKey),
+          ...headerColumns(extraHeaders),
+          restrictedHosts,
+          createdById: actor.userId || null,
+        },
         select: connectionPublic,
       })
       await writeAudit(tx, {
@@ -197,7 +232,7 @@ export const createConnection = defineOperation({
         resourceType: 'connection',
         resourceId: row.id,
         studyId: row.studyId,
-        after: withMask(row),
+        after: auditView(row),
       })
       return withMask(row)
     })
@@ -216,18 +251,33 @@ export const updateConnection = defineOperation({
     clearApiKey: z.union([z.boolean(), z.literal('on')]).optional(),
     defaultModel: fields.defaultModel.optional(),
     apiVersion: fields.apiVersion,
-    extraHeaders: headersInput.optional(),
+    /** Empty or absent keeps the stored headers; an object replaces them all ({} removes them). */
+    extraHeaders: z.preprocess((v) => (typeof v === 'string' && !v.trim() ? undefined : v), headersInput.optional()),
     timeoutMs: z.coerce.number().int().min(1000).max(600_000).optional(),
     maxConcurrency: z.coerce.number().int().min(1).max(256).optional(),
     requestsPerMinute: optionalInt(1, 1_000_000),
     tokensPerMinute: optionalInt(1, 100_000_000),
   }),
-  async run(actor, { connectionId, apiKey, clearApiKey, ...changes }) {
+  async run(actor, { connectionId, apiKey, clearApiKey, extraHeaders, ...changes }) {
+    // A new address is checked before the transaction (it may resolve a name).
+    const current = await editableConnection(db, actor, connectionId)
+    const url = changes.baseUrl
+    if (url !== undefined && url !== current.baseUrl && restrictedFor(actor, current.provider)) {
+      await assertPublicAddress(url)
+    }
     return db.$transaction(async (tx) => {
       const before = await editableConnection(tx, actor, connectionId)
+      const moved = destinationChanges(before, { ...changes, extraHeaders })
+      assertSecretsReentered(before, moved, { apiKey, clearApiKey: !!clearApiKey, extraHeaders })
       const data = {
         ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
+        // Whoever sets the address decides whether it may be internal: a new address from a non-admin
+        // is limited to public ones; an admin saving the address (new or the same) vouches for it.
+        ...(moved.includes('baseUrl') || (changes.baseUrl !== undefined && !restrictedFor(actor, before.provider))
+          ? { restrictedHosts: restrictedFor(actor, before.provider) }
+          : {}),
         ...(clearApiKey ? { apiKeyEnc: null, apiKeyLast4: null } : keyParts(apiKey)),
+        ...(extraHeaders ? headerColumns(extraHeaders) : {}),
       }
       const row = await tx.llmConnection.update({ where: { id: connectionId }, data, select: connectionPublic })
       await writeAudit(tx, {
@@ -236,8 +286,12 @@ export const updateConnection = defineOperation({
         resourceType: 'connection',
         resourceId: row.id,
         studyId: row.studyId,
-        before: withMask({ ...before, apiKeyEnc: undefined }),
-        after: withMask(row),
+        before: auditView(before),
+        after: {
+          ...auditView(row),
+          ...(moved.length ? { destinationChanged: moved } : {}),
+          keyReentered: !!apiKey && !clearApiKey,
+        },
       })
       return withMask(row)
     })
@@ -263,12 +317,87 @@ export const deleteConnection = defineOperation({
         resourceType: 'connection',
         resourceId: connectionId,
         studyId: before.studyId,
-        before: withMask({ ...before, apiKeyEnc: undefined }),
+        before: auditView(before),
       })
       return { deleted: true }
     })
   },
 })
+
+/**
+ * A connection whose address someone without connections:internal-hosts chose reaches public
+ * addresses only. The demo provider always talks to Parley's own built-in server, whatever its URL.
+ */
+function restrictedFor(actor: Actor, provider: string): boolean {
+  return provider !== 'demo' && !hasScope(actor.role, 'connections:internal-hosts')
+}
+
+async function assertPublicAddress(url: string) {
+  const why = await refusalForRestrictedUrl(url)
+  if (why) throw badRequest(why, { baseUrl: [why] })
+}
+
+/** The settings that decide where a connection's key and headers are sent. */
+type Destination = { baseUrl?: string; apiVersion?: string; extraHeaders?: HeaderMap }
+
+/** Which of them an update changes (a resubmitted identical value is no change). */
+function destinationChanges(
+  before: {
+    baseUrl: string
+    apiVersion: string | null
+    extraHeaders: Prisma.JsonValue
+    extraHeadersEnc: string | null
+  },
+  next: Destination,
+): string[] {
+  const moved: string[] = []
+  if (next.baseUrl !== undefined && next.baseUrl !== before.baseUrl) moved.push('baseUrl')
+  if (next.apiVersion !== undefined && (next.apiVersion || null) !== (before.apiVersion || null))
+    moved.push('apiVersion')
+  if (next.extraHeaders !== undefined) {
+    let stored: HeaderMap | undefined
+    try {
+      stored = headersOfRow(before)
+    } catch {
+      // Unreadable (the secret changed): whatever is sent now counts as a change.
+    }
+    if (!stored || !sameHeaders(stored, next.extraHeaders)) moved.push('extraHeaders')
+  }
+  return moved
+}
+
+function sameHeaders(a: HeaderMap, b: HeaderMap): boolean {
+  const ka = Object.keys(a)
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k])
+}
+
+/**
+ * Stored secrets never follow a connection to a new destination: changing the base URL, the API
+ * version or the extra headers needs the API key entered again (anyone could otherwise point an
+ * admin's connection at their own server and press Test), and changing the base URL or API version
+ * needs the stored extra headers entered again too. Applies to everyone, creators and admins included.
+ */
+function assertSecretsReentered(
+  before: { apiKeyEnc: string | null; extraHeaders: Prisma.JsonValue; extraHeadersEnc: string | null },
+  moved: string[],
+  given: { apiKey?: string; clearApiKey: boolean; extraHeaders?: HeaderMap },
+) {
+  if (!moved.length) return
+  const fieldErrors: Record<string, string[]> = {}
+  if (before.apiKeyEnc && !given.apiKey && !given.clearApiKey) {
+    fieldErrors.apiKey = ['Enter the API key again to change where it is sent.']
+  }
+  const headersStored = Object.keys(publicHeaders(before)).length > 0
+  if (headersStored && given.extraHeaders === undefined && moved.some((m) => m !== 'extraHeaders')) {
+    fieldErrors.extraHeaders = ['Enter the extra headers again to change where they are sent ({} removes them).']
+  }
+  if (Object.keys(fieldErrors).length) {
+    throw badRequest(
+      `Changing ${moved.join(', ')} sends the stored secrets somewhere new: enter them again.`,
+      fieldErrors,
+    )
+  }
+}
 
 export function assertProviderFields(provider: string, apiKey: string | undefined) {
   if (provider === 'openai' && !apiKey) throw badRequest('OpenAI needs an API key.', { apiKey: ['Enter the API key.'] })

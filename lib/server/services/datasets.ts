@@ -1,49 +1,28 @@
-import { unzipSync } from 'fflate'
+import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
+import { maxUploadBytes, maxUploadMb, uploadTooLargeMessage } from '@/lib/limits.mjs'
+import { DATASET_KINDS, GenericMapping } from '@/lib/tasks/datasets'
+import type { Actor } from '@/lib/server/actor'
+import { hasScope } from '@/lib/server/auth/roles'
+import { db, sql } from '@/lib/server/db'
+import { badRequest, conflict, notFound, tooLarge } from '@/lib/server/errors'
 import { jsonText } from '@/lib/server/input'
-import { DATASET_KINDS, GenericMapping, baseName, mimeOf, parseDataset } from '@/lib/tasks/datasets'
-import { db } from '@/lib/server/db'
-import { AppError, badRequest, notFound } from '@/lib/server/errors'
+import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id } from '@/lib/server/services/studies'
-
-const MAX_FILE = 20 * 1024 * 1024
-const MAX_IMAGES = 200 * 1024 * 1024
+import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/services/audit'
+import { DATASET_IMPORT_QUEUE, type DatasetImportJob } from '@/lib/server/services/dataset-import'
+import { id, requireStudyAccess, studyAccess } from '@/lib/server/services/studies'
+import { storeUpload } from '@/lib/server/uploads'
 
 const fileInput = z.instanceof(File, { message: 'Choose a file.' }).refine((f) => f.size > 0, 'The file is empty.')
 const filesInput = z.preprocess((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]), z.array(z.instanceof(File)))
 
-/** Images from loose files and/or zip archives, by file name (folders dropped). */
-async function collectImages(files: File[]): Promise<Map<string, { mime: string; bytes: Uint8Array }>> {
-  const out = new Map<string, { mime: string; bytes: Uint8Array }>()
-  let total = 0
-  const add = (name: string, bytes: Uint8Array) => {
-    const base = baseName(name)
-    const mime = mimeOf(base)
-    if (!mime || base.startsWith('.')) return
-    total += bytes.byteLength
-    if (total > MAX_IMAGES)
-      throw new AppError(413, `Images larger than ${MAX_IMAGES / 1024 / 1024} MB in all; import fewer at a time.`)
-    out.set(base, { mime, bytes })
-  }
-  for (const f of files) {
-    if (f.size === 0) continue
-    const bytes = new Uint8Array(await f.arrayBuffer())
-    if (/\.zip$/i.test(f.name)) {
-      let entries: Record<string, Uint8Array>
-      try {
-        entries = unzipSync(bytes)
-      } catch {
-        throw badRequest(`${f.name} is not a readable zip archive.`)
-      }
-      for (const [name, data] of Object.entries(entries)) if (!name.endsWith('/')) add(name, data)
-    } else add(f.name, bytes)
-  }
-  return out
-}
-
+/**
+ * Start an import: the files go into PostgreSQL as they stream out of the request, with the dataset
+ * (status `importing`) and its job, in one transaction; the job (services/dataset-import.ts) checks
+ * and inserts the rows. Answers at once with the dataset's id; `awaitDatasetImport` tells the outcome.
+ */
 export const importDataset = defineOperation({
   name: 'datasets.import',
   scope: 'studies:update',
@@ -51,71 +30,124 @@ export const importDataset = defineOperation({
     studyId: id,
     name: z.string({ error: 'Name the dataset.' }).trim().min(1, 'Name the dataset.').max(120),
     kind: z.enum(DATASET_KINDS, { message: 'Choose RAD, DRUG, generic or diagnosis cases.' }),
-    file: fileInput.refine((f) => f.size <= MAX_FILE, `Use a file under ${MAX_FILE / 1024 / 1024} MB.`),
+    file: fileInput,
     images: filesInput.optional(),
     mapping: jsonText(GenericMapping).optional(),
   }),
   async run(actor, input) {
-    await findVisibleStudy(db, actor, input.studyId)
-    const images = input.kind === 'rad' ? await collectImages(input.images ?? []) : new Map()
-    const parsed = parseDataset(input.kind, input.file.name, await input.file.text(), {
-      mapping: input.mapping,
-      availableAssets: input.kind === 'rad' ? new Set(images.keys()) : undefined,
-    })
-    if (parsed.errors.length) {
-      const shown = parsed.errors.slice(0, 20).map((e) => `line ${e.line}: ${e.message}`)
-      const more = parsed.errors.length > 20 ? ` … and ${parsed.errors.length - 20} more` : ''
-      throw badRequest(
-        `Nothing was imported: ${parsed.errors.length} row${parsed.errors.length > 1 ? 's have' : ' has'} problems. ${shown.join(' | ')}${more}`,
-      )
+    await requireStudyAccess(db, actor, input.studyId, 'write')
+    const images = input.kind === 'rad' ? (input.images ?? []).filter((f) => f.size > 0) : []
+    const bytes = [input.file, ...(input.images ?? [])].reduce((n, f) => n + f.size, 0)
+    if (bytes > maxUploadBytes()) throw tooLarge(uploadTooLargeMessage(bytes, maxUploadMb()))
+    const b = await queue(DATASET_IMPORT_QUEUE)
+    const datasetId = randomUUID()
+    const job: DatasetImportJob = {
+      datasetId,
+      actor: actorRef(actor),
+      ...(input.kind === 'generic' && input.mapping ? { mapping: input.mapping } : {}),
     }
-    // One transaction: the dataset, every instance and every referenced image, or nothing.
-    return db.$transaction(
-      async (tx) => {
-        const dataset = await tx.dataset.create({
-          data: {
-            studyId: input.studyId,
-            name: input.name,
-            kind: input.kind,
-            source: input.file.name,
-            createdById: actor.userId || null,
-          },
-        })
-        await tx.instance.createMany({
-          data: parsed.rows.map((r) => ({
-            datasetId: dataset.id,
-            index: r.index,
-            input: r.input as object,
-            prediction: r.prediction,
-            explanation: r.explanation,
-            meta: r.meta as object,
-          })),
-        })
-        for (const name of parsed.assets) {
-          const img = images.get(name)
-          if (img)
-            await tx.asset.create({
-              data: { datasetId: dataset.id, name, mime: img.mime, bytes: Buffer.from(img.bytes) },
-            })
-        }
-        await writeAudit(tx, {
-          actor: actorRef(actor),
-          action: 'dataset.import',
-          resourceType: 'dataset',
-          resourceId: dataset.id,
-          studyId: input.studyId,
-          after: {
-            name: input.name,
-            kind: input.kind,
-            source: input.file.name,
-            instances: parsed.rows.length,
-            assets: parsed.assets.length,
-          },
-        })
-        return { id: dataset.id, name: dataset.name, instances: parsed.rows.length, assets: parsed.assets.length }
-      },
-      { timeout: 120_000 },
-    )
+    const client = await sql().connect()
+    try {
+      await client.query('BEGIN')
+      await client.query(
+        `INSERT INTO "Dataset" (id, "studyId", name, kind, source, status, "createdById")
+         VALUES ($1, $2, $3, $4, $5, 'importing', $6)`,
+        [datasetId, input.studyId, input.name, input.kind, input.file.name, actor.userId || null],
+      )
+      await storeUpload(client, datasetId, 'data', 0, input.file)
+      for (const [i, f] of images.entries()) await storeUpload(client, datasetId, 'images', i + 1, f)
+      await writeAuditSql(client, {
+        actor: actorRef(actor),
+        action: 'dataset.import-start',
+        resourceType: 'dataset',
+        resourceId: datasetId,
+        studyId: input.studyId,
+        after: { name: input.name, kind: input.kind, source: input.file.name, bytes, images: images.length },
+      })
+      // The job commits with the dataset and its files, or not at all.
+      await b.send(DATASET_IMPORT_QUEUE, job, {
+        ...bulkJobOptions(),
+        db: { executeSql: (text, values) => client.query(text, values) },
+      })
+      await client.query('COMMIT')
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw err
+    } finally {
+      client.release()
+    }
+    await wakeWorkers(DATASET_IMPORT_QUEUE)
+    return { id: datasetId, name: input.name, status: 'importing' as const }
+  },
+})
+
+/** Experiments run only on a dataset whose import finished: one importing or failed has no instances to use. */
+export function assertImported(dataset: { name: string; status: string }) {
+  if (dataset.status === 'ready') return
+  throw badRequest(
+    `"${dataset.name}" ${dataset.status === 'importing' ? 'is still importing' : 'failed to import'}; choose a dataset that has been imported.`,
+    { datasetId: ['Choose an imported dataset.'] },
+  )
+}
+
+async function findDataset(actor: Actor, datasetId: string, need: 'read' | 'write' = 'read') {
+  const d = await db.dataset.findUnique({
+    where: { id: datasetId },
+    select: { id: true, studyId: true, name: true, status: true },
+  })
+  if (!d) throw notFound('Dataset')
+  await requireStudyAccess(db, actor, d.studyId, need)
+  return d
+}
+
+/**
+ * The outcome of an import, waiting up to `waitMs` for it to finish: ready (with its counts) or
+ * still importing (with its progress); a failed import answers 400 with the reason (the rows with
+ * problems, by line).
+ */
+export const awaitDatasetImport = defineOperation({
+  name: 'datasets.await-import',
+  scope: 'studies:read',
+  input: z.object({ datasetId: id, waitMs: z.coerce.number().int().min(0).max(60_000).default(0) }),
+  async run(actor, { datasetId, waitMs }) {
+    await findDataset(actor, datasetId)
+    const until = Date.now() + waitMs
+    for (;;) {
+      const d = await db.dataset.findUniqueOrThrow({
+        where: { id: datasetId },
+        select: { id: true, name: true, status: true, rowsDone: true, rowsTotal: true, error: true },
+      })
+      if (d.status === 'failed') throw badRequest(d.error ?? 'Nothing was imported.')
+      if (d.status === 'ready') {
+        const assets = await db.asset.count({ where: { datasetId } })
+        return { ...d, instances: d.rowsTotal ?? 0, assets }
+      }
+      if (Date.now() >= until) return { ...d, instances: 0, assets: 0 }
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  },
+})
+
+/** Remove a failed import (it holds nothing but its reason). Ready datasets stay: experiments use them. */
+export const dismissDataset = defineOperation({
+  name: 'datasets.dismiss',
+  scope: 'studies:update',
+  input: z.object({ datasetId: id }),
+  async run(actor, { datasetId }) {
+    const d = await findDataset(actor, datasetId, 'write')
+    if (d.status !== 'failed') throw conflict(`Only a failed import can be dismissed; "${d.name}" is ${d.status}.`)
+    await db.$transaction(async (tx) => {
+      await tx.dataset.delete({ where: { id: d.id } })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'dataset.dismiss',
+        resourceType: 'dataset',
+        resourceId: d.id,
+        studyId: d.studyId,
+        before: { name: d.name, status: d.status },
+      })
+    })
+    return { id: d.id }
   },
 })
 
@@ -124,7 +156,7 @@ export const listDatasets = defineOperation({
   scope: 'studies:read',
   input: z.object({ studyId: id }),
   async run(actor, { studyId }) {
-    await findVisibleStudy(db, actor, studyId)
+    await requireStudyAccess(db, actor, studyId, 'read')
     return db.dataset.findMany({
       where: { studyId },
       select: {
@@ -132,6 +164,10 @@ export const listDatasets = defineOperation({
         name: true,
         kind: true,
         source: true,
+        status: true,
+        rowsDone: true,
+        rowsTotal: true,
+        error: true,
         createdAt: true,
         _count: { select: { instances: true, assets: true } },
       },
@@ -152,13 +188,17 @@ export const getDataset = defineOperation({
         name: true,
         kind: true,
         source: true,
+        status: true,
+        rowsDone: true,
+        rowsTotal: true,
+        error: true,
         createdAt: true,
         studyId: true,
         study: { select: { name: true } },
       },
     })
     if (!dataset) throw notFound('Dataset')
-    await findVisibleStudy(db, actor, dataset.studyId)
+    await requireStudyAccess(db, actor, dataset.studyId, 'read')
     const [items, total] = await Promise.all([
       db.instance.findMany({ where: { datasetId }, orderBy: { index: 'asc' }, ...skipTake(page, pageSize) }),
       db.instance.count({ where: { datasetId } }),
@@ -167,13 +207,32 @@ export const getDataset = defineOperation({
   },
 })
 
-/** An asset's bytes for a person who may see its study (used by the image route). */
-export async function readAsset(actor: Parameters<typeof findVisibleStudy>[1], datasetId: string, name: string) {
+/**
+ * An asset's bytes (used by the image route): for people who read its study, every image of its
+ * datasets; for anyone else (experts and annotators), only an image their own work shows, i.e. one
+ * named in the input of an instance that a session assigned to them runs on. Everything else: 404.
+ */
+export async function readAsset(actor: Actor, datasetId: string, name: string) {
   const asset = await db.asset.findUnique({
     where: { datasetId_name: { datasetId, name } },
     include: { dataset: { select: { studyId: true } } },
   })
   if (!asset) throw notFound('Image')
-  await findVisibleStudy(db, actor, asset.dataset.studyId)
-  return asset
+  if (hasScope(actor.role, 'studies:read') && (await studyAccess(actor, asset.dataset.studyId)).includes('read'))
+    return asset
+  if (hasScope(actor.role, 'work:read-own') && (await ownSessionShows(actor, datasetId, name))) return asset
+  throw notFound('Image')
+}
+
+/** Does a session in which the actor fills a seat run on an instance of this dataset whose input names `name`? */
+async function ownSessionShows(actor: Actor, datasetId: string, name: string): Promise<boolean> {
+  const rows = await db.$queryRaw<Array<{ hit: number }>>`
+    SELECT 1 AS hit
+    FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId" JOIN "Instance" i ON i.id = s."instanceId"
+    WHERE p."userId" = ${actor.userId} AND i."datasetId" = ${datasetId}
+      AND CASE WHEN jsonb_typeof(i.input) = 'object'
+               THEN EXISTS (SELECT 1 FROM jsonb_each(i.input) kv WHERE kv.value = to_jsonb(${name}::text))
+               ELSE false END
+    LIMIT 1`
+  return rows.length > 0
 }

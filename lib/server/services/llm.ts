@@ -9,11 +9,32 @@ import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake, boolParam } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
-import { id } from '@/lib/server/services/studies'
+import { id, studiesWhere } from '@/lib/server/services/studies'
 
-/** A failed model call in words a person can act on (kind, HTTP status, provider message). */
-export function describeLlmError(err: unknown): string {
-  if (err instanceof LlmError) return `${err.kind}${err.httpStatus ? ` (HTTP ${err.httpStatus})` : ''}: ${err.message}`
+/** What a restricted connection's failure says instead of the endpoint's own text. */
+const GENERIC_FAILURE: Partial<Record<LlmError['kind'], string>> = {
+  timeout: 'no answer in time',
+  rate_limited: 'the endpoint is rate limiting',
+  server: 'the endpoint reported a server error',
+  connection: 'could not connect to the endpoint',
+  truncated: 'the response was cut off',
+  bad_response: 'the response was not valid',
+  auth: 'the endpoint refused the credentials',
+  client: 'the endpoint refused the request',
+  aborted: 'the call was cancelled',
+}
+
+/**
+ * A failed model call in words a person can act on (kind, HTTP status, provider message). For a
+ * restricted connection (its address chosen by a non-admin) only the kind, the status and a generic
+ * phrase: the text of whatever answered is not reflected to the page.
+ */
+export function describeLlmError(err: unknown, opts: { restricted?: boolean } = {}): string {
+  if (err instanceof LlmError) {
+    const head = `${err.kind}${err.httpStatus ? ` (HTTP ${err.httpStatus})` : ''}`
+    const generic = opts.restricted ? GENERIC_FAILURE[err.kind] : undefined
+    return `${head}: ${generic ?? err.message}`
+  }
   if (err instanceof SecretUnreadableError) return err.message
   return err instanceof Error ? err.message : String(err)
 }
@@ -39,13 +60,13 @@ export const testConnection = defineOperation({
     try {
       models = await (await clientFor(row)).listModels({ signal: AbortSignal.timeout(row.timeoutMs) })
     } catch (err) {
-      modelsError = describeLlmError(err)
+      modelsError = describeLlmError(err, { restricted: row.restrictedHosts })
     }
     try {
       const r = await recordedChat(
         row,
         { model: row.defaultModel, messages: [{ role: 'user', content: 'Reply with the word OK.' }], max_tokens: 1 },
-        { purpose: 'connection-test', userId: actor.userId || null, studyId: row.studyId },
+        { purpose: 'connection-test', userId: actor.userId || null, studyId: row.studyId, redactOutput: true },
       )
       return {
         ok: true as const,
@@ -57,7 +78,13 @@ export const testConnection = defineOperation({
         callIds: r.callIds,
       }
     } catch (err) {
-      return { ok: false as const, models, modelsError, error: describeLlmError(err), latencyMs: Date.now() - started }
+      return {
+        ok: false as const,
+        models,
+        modelsError,
+        error: describeLlmError(err, { restricted: row.restrictedHosts }),
+        latencyMs: Date.now() - started,
+      }
     }
   },
 })
@@ -85,7 +112,13 @@ export const runPrompt = defineOperation({
           ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
           ...(input.maxTokens !== undefined ? { max_tokens: input.maxTokens } : {}),
         },
-        { purpose: 'playground', userId: actor.userId || null, studyId: row.studyId, replay: input.replay },
+        {
+          purpose: 'playground',
+          userId: actor.userId || null,
+          studyId: row.studyId,
+          replay: input.replay,
+          redactOutput: true,
+        },
       )
       return {
         text: r.text,
@@ -97,16 +130,19 @@ export const runPrompt = defineOperation({
         callIds: r.callIds,
       }
     } catch (err) {
-      throw badRequest(`The model call failed: ${describeLlmError(err)}`)
+      throw badRequest(`The model call failed: ${describeLlmError(err, { restricted: row.restrictedHosts })}`)
     }
   },
 })
 
-/** Calls an actor may read: all with calls:read-all; else those in their studies or caused by them. */
+/**
+ * Calls an actor may read: all with calls:read-all; else those of the studies they may read (their
+ * study role, not only their membership) and those they caused themselves.
+ */
 async function visibleCallsWhere(actor: Actor) {
   if (hasScope(actor.role, 'calls:read-all')) return {}
-  const studies = await db.studyMember.findMany({ where: { userId: actor.userId }, select: { studyId: true } })
-  return { OR: [{ userId: actor.userId }, { studyId: { in: studies.map((s) => s.studyId) } }] }
+  const studies = await db.study.findMany({ where: studiesWhere(actor, 'read'), select: { id: true } })
+  return { OR: [{ userId: actor.userId }, { studyId: { in: studies.map((s) => s.id) } }] }
 }
 
 const callFilters = {

@@ -6,8 +6,8 @@ import { db, type Tx } from '@/lib/server/db'
 import { forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { visibleConnections } from '@/lib/server/services/connections'
-import { findVisibleStudy, id } from '@/lib/server/services/studies'
+import { usableConnection, visibleConnections } from '@/lib/server/services/connections'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 const optionalNumber = (min: number, max: number, int = false) =>
   z.preprocess(
@@ -52,12 +52,14 @@ const versionSelect = {
   connection: { select: { id: true, name: true, provider: true } },
 } as const
 
-/** Presets follow the same rule as connections: global, or owned by a study you belong to. */
+/**
+ * Presets follow the same rule as connections: global, or owned by a study; seen with read access
+ * to that study, created and changed with write access.
+ */
 const visiblePresets = visibleConnections
 
 async function assertConnectionUsable(tx: Tx, actor: Actor, connectionId: string) {
-  const c = await tx.llmConnection.findFirst({ where: { id: connectionId, ...visibleConnections(actor) } })
-  if (!c) throw notFound('Connection')
+  await usableConnection(actor, connectionId, tx)
 }
 
 export const listPresets = defineOperation({
@@ -66,7 +68,8 @@ export const listPresets = defineOperation({
   input: z.object({ studyId: id.optional() }),
   async run(actor, { studyId }) {
     return db.modelPreset.findMany({
-      where: { ...visiblePresets(actor), ...(studyId ? { OR: [{ studyId }, { studyId: null }] } : {}) },
+      // AND, not a spread: both filters are an OR, and the second must not replace the first.
+      where: { AND: [visiblePresets(actor), studyId ? { OR: [{ studyId }, { studyId: null }] } : {}] },
       select: {
         id: true,
         name: true,
@@ -110,7 +113,7 @@ export const createPreset = defineOperation({
   }),
   async run(actor, { name, studyId, ...settings }) {
     return db.$transaction(async (tx) => {
-      if (studyId) await findVisibleStudy(tx, actor, studyId)
+      if (studyId) await requireStudyAccess(tx, actor, studyId, 'write')
       else if (!hasScope(actor.role, 'connections:manage-global')) {
         throw forbidden('Only admins create global presets. Choose one of your studies.')
       }
@@ -152,7 +155,8 @@ export const updatePreset = defineOperation({
     return db.$transaction(async (tx) => {
       const preset = await tx.modelPreset.findFirst({ where: { id: presetId, ...visiblePresets(actor) } })
       if (!preset) throw notFound('Preset')
-      if (!preset.studyId && !hasScope(actor.role, 'connections:manage-global')) {
+      if (preset.studyId) await requireStudyAccess(tx, actor, preset.studyId, 'write')
+      else if (!hasScope(actor.role, 'connections:manage-global')) {
         throw forbidden('Only admins change global presets.')
       }
       await assertConnectionUsable(tx, actor, settings.connectionId)

@@ -187,7 +187,8 @@ export const exportRun = defineOperation({
     format: z.enum(['jsonl', 'csv'], { error: 'Choose jsonl or csv.' }).default('jsonl'),
   }),
   async run(actor, { runId, table, format }) {
-    const e = await findRun(actor, runId)
+    // Exporting a study's data is researcher work: viewers read the results, they do not export.
+    const e = await findRun(actor, runId, 'write')
     const plugin = await pluginFor(e.protocol)
     const custom = plugin.exports?.[table]
     if (!custom && !(table in GENERIC)) {
@@ -222,7 +223,8 @@ export const exportRunFile = defineOperation({
   scope: 'exports:read',
   input: z.object({ runId: id, file: z.string().trim().min(1).max(40) }),
   async run(actor, { runId, file }) {
-    const e = await findRun(actor, runId)
+    // Exporting a study's data is researcher work: viewers read the results, they do not export.
+    const e = await findRun(actor, runId, 'write')
     const plugin = await pluginFor(e.protocol)
     const f = plugin.files?.[file]
     if (!f) throw badRequest(`This run has no file "${file}".`)

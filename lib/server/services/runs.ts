@@ -13,7 +13,8 @@ import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { usableConnection } from '@/lib/server/services/connections'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { assertImported } from '@/lib/server/services/datasets'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
  * Runs of every protocol through one set of operations: create (the protocol plugin turns its setup
@@ -25,12 +26,17 @@ import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/stud
  */
 
 export const SESSION_STATUSES = ['queued', 'waiting', 'running', 'awaiting', 'stalled', 'done', 'cancelled'] as const
-export const RUN_STATUSES = ['draft', 'running', 'paused', 'done', 'cancelled'] as const
+export const RUN_STATUSES = ['preparing', 'draft', 'running', 'paused', 'done', 'cancelled'] as const
 
-export async function findRun(actor: Actor, runId: string) {
-  const e = await db.experiment.findFirst({ where: { id: runId, study: visibleStudies(actor) } })
+/**
+ * A run the actor may read (`need` = read) or change (`write`: run controls, exports), else 404 when
+ * they cannot see its study and 403 when they only read it.
+ */
+export async function findRun(actor: Actor, runId: string, need: 'read' | 'write' = 'read') {
+  const e = await db.experiment.findUnique({ where: { id: runId } })
   if (!e) throw notFound('Run')
-  return e
+  const { access } = await requireStudyAccess(db, actor, e.studyId, need)
+  return { ...e, access }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -50,31 +56,33 @@ export const createRun = defineOperation({
   input: CreateRunInput,
   async run(actor, raw) {
     const { studyId, protocol, start, ...rest } = raw
-    await findVisibleStudy(db, actor, studyId)
+    await requireStudyAccess(db, actor, studyId, 'write')
     const plugin = await pluginFor(protocol).catch(() => {
       throw badRequest(`Unknown protocol "${protocol}".`, { protocol: ['Choose a protocol.'] })
     })
     const setup = plugin.setup.input.parse({ ...rest, studyId })
     const plan = await plugin.setup.plan(actor, studyId, setup, {
-      async instances(datasetId, take) {
-        const ds = await db.dataset.findFirst({ where: { id: datasetId, studyId } })
-        if (!ds) throw notFound('Dataset')
-        return db.instance.findMany({
-          where: { datasetId },
-          orderBy: { index: 'asc' },
-          ...(take ? { take } : {}),
-          select: { id: true, index: true, input: true, prediction: true, explanation: true, meta: true },
+      async dataset(datasetId) {
+        const ds = await db.dataset.findFirst({
+          where: { id: datasetId, studyId },
+          select: { id: true, name: true, kind: true, studyId: true, status: true },
         })
+        if (!ds) throw notFound('Dataset')
+        assertImported(ds)
+        return ds
       },
     })
-    const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c))
-    if (start) await startRunNow(actor, created.id)
-    const first = await db.protocolSession.findFirst({
-      where: { experimentId: created.id },
-      orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
-      select: { id: true },
+    const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c), {
+      start: !!start,
     })
-    return { ...created, protocol, started: !!start, firstSessionId: first?.id ?? null }
+    const first = created.preparing
+      ? null
+      : await db.protocolSession.findFirst({
+          where: { experimentId: created.id },
+          orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
+          select: { id: true },
+        })
+    return { ...created, protocol, started: !!start && !created.preparing, firstSessionId: first?.id ?? null }
   },
 })
 
@@ -226,9 +234,10 @@ export const listRuns = defineOperation({
     status: z.enum(RUN_STATUSES).optional(),
   }),
   async run(actor, { page, pageSize, studyId, protocol, status }) {
+    if (studyId) await requireStudyAccess(db, actor, studyId, 'read')
     return runPage(
       {
-        study: visibleStudies(actor),
+        study: studiesWhere(actor, 'read'),
         ...(studyId ? { studyId } : {}),
         ...(protocol ? { protocol } : {}),
         ...(status ? { status } : {}),
@@ -249,11 +258,12 @@ export const getRun = defineOperation({
     repetition: z.coerce.number().int().min(1).max(1000).optional(),
   }),
   async run(actor, { runId, page, pageSize, status, repetition }) {
-    const run = await db.experiment.findFirst({
-      where: { id: runId, study: visibleStudies(actor) },
+    const run = await db.experiment.findUnique({
+      where: { id: runId },
       include: { study: { select: { id: true, name: true } } },
     })
     if (!run) throw notFound('Run')
+    const { access } = await requireStudyAccess(db, actor, run.studyId, 'read')
     const plugin = await pluginFor(run.protocol)
     const working = (await workingSessions({ experimentIds: [runId] })).get(runId) ?? new Set<string>()
     const where: Prisma.ProtocolSessionWhereInput = {
@@ -300,6 +310,8 @@ export const getRun = defineOperation({
     const seatDecls = plugin.protocol.seats.map((d) => ({ name: d.name, label: d.label, kinds: [...d.kinds] }))
     return {
       run: { ...run, protocolLabel: plugin.protocol.label },
+      /** What the actor may do in the run's study (read, write, manage): pages hide what would be refused. */
+      access,
       seatDecls,
       dataset,
       counts,
@@ -369,7 +381,7 @@ async function move(
   action: string,
   refusal: (status: string) => string,
 ) {
-  const e = await findRun(actor, runId)
+  const e = await findRun(actor, runId, 'write')
   const moved = await db.$transaction(async (tx) => {
     const r = await tx.experiment.updateMany({ where: { id: e.id, status: { in: from } }, data: { status: to } })
     if (r.count !== 1) return false
@@ -396,7 +408,11 @@ const RunRef = z.object({ runId: id })
 
 async function startRunNow(actor: Actor, runId: string) {
   await move(actor, runId, ['draft'], 'running', 'run.start', (s) =>
-    s === 'paused' ? 'The run is paused: resume it instead.' : `The run is already ${s}.`,
+    s === 'paused'
+      ? 'The run is paused: resume it instead.'
+      : s === 'preparing'
+        ? 'The run is still creating its sessions; it can start once they are all there.'
+        : `The run is already ${s}.`,
   )
   const queued = await runnableSessions(runId)
   await enqueueSteps(queued, runId)
@@ -456,7 +472,7 @@ export const cancelRun = defineOperation({
     await move(
       actor,
       runId,
-      ['draft', 'running', 'paused'],
+      ['preparing', 'draft', 'running', 'paused'],
       'cancelled',
       'run.cancel',
       (s) => `The run is already ${s}.`,
@@ -515,11 +531,12 @@ export const retrySession = defineOperation({
   scope: 'studies:update',
   input: z.object({ sessionId: id }),
   async run(actor, { sessionId }) {
-    const s = await db.protocolSession.findFirst({
-      where: { id: sessionId, study: visibleStudies(actor) },
+    const s = await db.protocolSession.findUnique({
+      where: { id: sessionId },
       select: { id: true, studyId: true, status: true, experiment: { select: { status: true } } },
     })
     if (!s) throw notFound('Session')
+    await requireStudyAccess(db, actor, s.studyId, 'write')
     const moved = await retry(actor, { id: s.id }, s.studyId, s.id)
     if (!moved.length) throw conflict('Only a stalled session can be retried; this one has moved on.')
     return { sessionId: s.id, enqueued: !s.experiment || s.experiment.status === 'running' }
@@ -531,7 +548,7 @@ export const retryStalled = defineOperation({
   scope: 'studies:update',
   input: RunRef,
   async run(actor, { runId }) {
-    const e = await findRun(actor, runId)
+    const e = await findRun(actor, runId, 'write')
     const moved = await retry(actor, { experimentId: e.id }, e.studyId, e.id)
     if (!moved.length) throw conflict('No session of this run is stalled.')
     return { runId, retried: moved.length, enqueued: e.status === 'running' }
@@ -553,7 +570,7 @@ export const changeSeatModel = defineOperation({
     model: LlmRef,
   }),
   async run(actor, { runId, seat, helper, model }) {
-    const e = await findRun(actor, runId)
+    const e = await findRun(actor, runId, 'write')
     if (e.status === 'done' || e.status === 'cancelled')
       throw conflict(`The run is ${e.status}; its seats cannot change.`)
     await usableConnection(actor, model.connectionId)

@@ -20,7 +20,7 @@ import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere, studyAccess } from '@/lib/server/services/studies'
 
 /**
  * Sessions of every protocol as people meet them: the one work queue (everything awaiting the
@@ -29,10 +29,13 @@ import { id, visibleStudies } from '@/lib/server/services/studies'
  * a seat, and the researcher's D/M/C inspector.
  */
 
-/** Sessions an actor may open: those they fill a seat in; with work:read-study, those of their studies. */
+/**
+ * Sessions an actor may open: those they fill a seat in; with work:read-study also those of the
+ * studies they may read (an expert or annotator study role reads no one else's).
+ */
 export function visibleSessions(actor: Actor): Prisma.ProtocolSessionWhereInput {
   const own = { people: { some: { userId: actor.userId } } }
-  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: visibleStudies(actor) }] } : own
+  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: studiesWhere(actor, 'read') }] } : own
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,7 +186,9 @@ export const getSession = defineOperation({
     })
     const view = await plugin.views.session({ ...ctx, mySeats, ask })
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
-    const researcher = hasScope(actor.role, 'work:read-study')
+    // Researchers of the study (read access), not a researcher account seated as an expert in it.
+    const researcher =
+      hasScope(actor.role, 'work:read-study') && (await studyAccess(actor, meta.study.id)).includes('read')
     return {
       id: session.id,
       protocol: session.protocol,
@@ -360,8 +365,8 @@ export const inspectSession = defineOperation({
   scope: 'work:read-study',
   input: z.object({ sessionId: id }),
   async run(actor, { sessionId }) {
-    const s = await db.protocolSession.findFirst({
-      where: { id: sessionId, study: visibleStudies(actor) },
+    const s = await db.protocolSession.findUnique({
+      where: { id: sessionId },
       include: {
         messages: { orderBy: { seq: 'asc' } },
         contexts: { orderBy: { seq: 'asc' } },
@@ -371,6 +376,7 @@ export const inspectSession = defineOperation({
       },
     })
     if (!s) throw notFound('Session')
+    await requireStudyAccess(db, actor, s.studyId, 'read')
     const plugin = await pluginFor(s.protocol)
     const calls = await db.llmCall.findMany({
       where: { sessionRef: s.id },

@@ -1,9 +1,19 @@
 import { z } from 'zod'
 import { studyProtocolChoices } from '@/lib/protocols/registry'
 import type { Actor } from '@/lib/server/actor'
-import { hasScope, isRole, rank, type Role } from '@/lib/server/auth/roles'
+import type { Prisma } from '@/lib/generated/prisma/client'
+import { hasScope, isRole, type Role } from '@/lib/server/auth/roles'
+import {
+  creatorStudyRole,
+  mayHoldStudyRole,
+  STUDY_PERMISSIONS,
+  STUDY_ROLE_LABELS,
+  type StudyPermission,
+  studyPermissions,
+  studyRolesWith,
+} from '@/lib/server/auth/study-roles'
 import { db, type Tx } from '@/lib/server/db'
-import { badRequest, conflict, notFound } from '@/lib/server/errors'
+import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -23,16 +33,49 @@ const protocol = z
   .nullish()
   .transform((v) => v ?? null)
 
-/** The studies an actor may see: all of them with studies:read-all, else those they belong to. */
-export function visibleStudies(actor: Actor) {
-  return hasScope(actor.role, 'studies:read-all') ? {} : { members: { some: { userId: actor.userId } } }
+/**
+ * The studies in which an actor has a study permission, as a Prisma filter (usable under any
+ * relation: `{ study: studiesWhere(actor, 'read') }`). Every study with studies:read-all; otherwise
+ * the studies whose membership role grants the permission, when the account's scopes back it
+ * (lib/server/auth/study-roles.ts). The same rule as `requireStudyAccess`, for lists and joins.
+ */
+export function studiesWhere(actor: Actor, need: StudyPermission = 'read'): Prisma.StudyWhereInput {
+  if (hasScope(actor.role, 'studies:read-all')) return {}
+  const roles = studyRolesWith(need).filter((r) => studyPermissions(actor.role, r).includes(need))
+  return { members: { some: { userId: actor.userId, role: { in: roles } } } }
 }
 
-/** Load a study the actor can see, or 404 (never 403: existence is not leaked). */
-export async function findVisibleStudy(client: Tx | typeof db, actor: Actor, studyId: string) {
-  const study = await client.study.findFirst({ where: { id: studyId, ...visibleStudies(actor) } })
-  if (!study) throw notFound('Study')
-  return study
+const NEEDS: Record<StudyPermission, string> = {
+  read: 'You cannot see this study.',
+  write: 'Your role in this study only lets you read it. A researcher or study admin of the study can do this.',
+  manage: 'Only the study’s admins change its settings and members.',
+}
+
+/**
+ * The one check of every study-scoped operation: load the study and the actor's permissions in it,
+ * or refuse. Someone who cannot read the study gets 404 (its existence is not leaked); a member who
+ * reads it but lacks the permission gets 403.
+ */
+export async function requireStudyAccess(client: Tx | typeof db, actor: Actor, studyId: string, need: StudyPermission) {
+  const row = await client.study.findUnique({
+    where: { id: studyId },
+    include: { members: { where: { userId: actor.userId }, select: { role: true } } },
+  })
+  const access = row ? studyPermissions(actor.role, row.members[0]?.role) : []
+  if (!row || !access.includes('read')) throw notFound('Study')
+  if (!access.includes(need)) throw forbidden(NEEDS[need])
+  const { members: _m, ...study } = row
+  return { ...study, access }
+}
+
+/** The actor's permissions in a study they can see (for pages that hide what they cannot do). */
+export async function studyAccess(actor: Actor, studyId: string): Promise<StudyPermission[]> {
+  if (hasScope(actor.role, 'studies:read-all')) return [...STUDY_PERMISSIONS]
+  const m = await db.studyMember.findUnique({
+    where: { studyId_userId: { studyId, userId: actor.userId } },
+    select: { role: true },
+  })
+  return studyPermissions(actor.role, m?.role)
 }
 
 const studySummary = {
@@ -56,7 +99,7 @@ export const listStudies = defineOperation({
   }),
   async run(actor, { page, pageSize, q, archived }) {
     const where = {
-      ...visibleStudies(actor),
+      ...studiesWhere(actor, 'read'),
       archivedAt: archived ? { not: null } : null,
       ...(q ? { name: { contains: q, mode: 'insensitive' as const } } : {}),
     }
@@ -73,8 +116,8 @@ export const getStudy = defineOperation({
   scope: 'studies:read',
   input: z.object({ studyId: id }),
   async run(actor, { studyId }) {
-    await findVisibleStudy(db, actor, studyId)
-    return db.study.findUniqueOrThrow({
+    const { access } = await requireStudyAccess(db, actor, studyId, 'read')
+    const study = await db.study.findUniqueOrThrow({
       where: { id: studyId },
       select: {
         ...studySummary,
@@ -86,6 +129,8 @@ export const getStudy = defineOperation({
         },
       },
     })
+    /** `access`: what the actor may do in this study (read, write, manage). */
+    return { ...study, access }
   },
 })
 
@@ -101,7 +146,8 @@ export const createStudy = defineOperation({
         data: {
           ...input,
           createdById: actor.userId,
-          members: { create: { userId: actor.userId, role: actor.role } },
+          // The creator is the study's first admin (manages it; can hand that on, see setMemberRole).
+          members: { create: { userId: actor.userId, role: creatorStudyRole(actor.role) } },
         },
         select: studySummary,
       })
@@ -130,7 +176,7 @@ export const updateStudy = defineOperation({
   }),
   async run(actor, { studyId, ...changes }) {
     return db.$transaction(async (tx) => {
-      const before = await findVisibleStudy(tx, actor, studyId)
+      const before = await requireStudyAccess(tx, actor, studyId, 'manage')
       const data = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
       const after = await tx.study.update({ where: { id: studyId }, data, select: studySummary })
       await writeAudit(tx, {
@@ -153,7 +199,7 @@ export const archiveStudy = defineOperation({
   input: z.object({ studyId: id, archived: boolParam.default(true) }),
   async run(actor, { studyId, archived }) {
     return db.$transaction(async (tx) => {
-      const before = await findVisibleStudy(tx, actor, studyId)
+      const before = await requireStudyAccess(tx, actor, studyId, 'manage')
       const after = await tx.study.update({
         where: { id: studyId },
         data: { archivedAt: archived ? new Date() : null },
@@ -173,6 +219,46 @@ export const archiveStudy = defineOperation({
   },
 })
 
+/** The account role of a user, as far as study roles are concerned (an unknown one counts as viewer). */
+const accountRoleOf = (role: string): Role => (isRole(role) ? role : 'viewer')
+
+function assertMayHold(email: string, accountRole: Role, studyRole: Role) {
+  if (!mayHoldStudyRole(accountRole, studyRole)) {
+    throw badRequest(
+      `${email} is a ${accountRole}; a study role cannot grant more than the account role (a researcher may be a study admin).`,
+      { role: ['Choose a role their account allows.'] },
+    )
+  }
+}
+
+/**
+ * Membership changes of one study run one at a time (a row lock on the study), so two managers
+ * removing each other at once cannot leave the study without one.
+ */
+async function lockMembers(tx: Tx, studyId: string) {
+  await tx.$executeRaw`SELECT 1 FROM "Study" WHERE id = ${studyId} FOR UPDATE`
+}
+
+/**
+ * Refuse a change that would leave the study without a member who manages it. Managers are the
+ * members whose study role and (enabled) account give them `manage`; global admins always can, but
+ * a study should keep a manager of its own.
+ */
+async function assertKeepsManager(tx: Tx, studyId: string, change: { userId: string; role: Role | null }) {
+  const members = await tx.studyMember.findMany({
+    where: { studyId },
+    select: { userId: true, role: true, user: { select: { role: true, disabled: true } } },
+  })
+  const manages = (studyRole: string | null, user: { role: string; disabled: boolean }) =>
+    studyRole !== null && !user.disabled && studyPermissions(accountRoleOf(user.role), studyRole).includes('manage')
+  const target = members.find((m) => m.userId === change.userId)
+  if (!target || !manages(target.role, target.user)) return // the change does not touch a manager
+  const after = members.filter((m) => manages(m.userId === change.userId ? change.role : m.role, m.user))
+  if (after.length === 0) {
+    throw badRequest('A study needs at least one manager. Make another member a study admin first, then try again.')
+  }
+}
+
 export const addMember = defineOperation({
   name: 'studies.add-member',
   scope: 'studies:update',
@@ -183,14 +269,12 @@ export const addMember = defineOperation({
   }),
   async run(actor, input) {
     return db.$transaction(async (tx) => {
-      await findVisibleStudy(tx, actor, input.studyId)
+      await requireStudyAccess(tx, actor, input.studyId, 'manage')
       const user = await tx.user.findUnique({ where: { email: input.email } })
       if (!user) throw badRequest(`No account has the email ${input.email}. An admin can create it.`)
-      const accountRole: Role = isRole(user.role) ? user.role : 'viewer'
+      const accountRole = accountRoleOf(user.role)
       const memberRole = input.role ?? accountRole
-      if (rank(memberRole) > rank(accountRole)) {
-        throw badRequest(`${user.email} is a ${accountRole}; a study role cannot grant more than the account role.`)
-      }
+      assertMayHold(user.email, accountRole, memberRole)
       const exists = await tx.studyMember.findUnique({
         where: { studyId_userId: { studyId: input.studyId, userId: user.id } },
       })
@@ -217,9 +301,11 @@ export const removeMember = defineOperation({
   input: z.object({ studyId: id, userId: id }),
   async run(actor, input) {
     return db.$transaction(async (tx) => {
-      await findVisibleStudy(tx, actor, input.studyId)
+      await requireStudyAccess(tx, actor, input.studyId, 'manage')
+      await lockMembers(tx, input.studyId)
       const member = await tx.studyMember.findUnique({ where: { studyId_userId: input } })
       if (!member) throw notFound('Member')
+      await assertKeepsManager(tx, input.studyId, { userId: input.userId, role: null })
       await tx.studyMember.delete({ where: { studyId_userId: input } })
       await writeAudit(tx, {
         actor: actorRef(actor),
@@ -230,6 +316,48 @@ export const removeMember = defineOperation({
         before: { userId: member.userId, role: member.role },
       })
       return { removed: true }
+    })
+  },
+})
+
+/** Change a member's study role (a manage operation; audited with the role before and after). */
+export const setMemberRole = defineOperation({
+  name: 'studies.set-member-role',
+  scope: 'studies:update',
+  input: z.object({ studyId: id, userId: id, role }),
+  async run(actor, input) {
+    return db.$transaction(async (tx) => {
+      await requireStudyAccess(tx, actor, input.studyId, 'manage')
+      await lockMembers(tx, input.studyId)
+      const member = await tx.studyMember.findUnique({
+        where: { studyId_userId: { studyId: input.studyId, userId: input.userId } },
+        include: { user: { select: { email: true, role: true } } },
+      })
+      if (!member) throw notFound('Member')
+      assertMayHold(member.user.email, accountRoleOf(member.user.role), input.role)
+      const result = {
+        userId: member.userId,
+        email: member.user.email,
+        role: input.role,
+        label: STUDY_ROLE_LABELS[input.role],
+        changed: member.role !== input.role,
+      }
+      if (!result.changed) return result
+      await assertKeepsManager(tx, input.studyId, { userId: input.userId, role: input.role })
+      await tx.studyMember.update({
+        where: { studyId_userId: { studyId: input.studyId, userId: input.userId } },
+        data: { role: input.role },
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'study.set-member-role',
+        resourceType: 'study',
+        resourceId: input.studyId,
+        studyId: input.studyId,
+        before: { userId: member.userId, email: member.user.email, role: member.role },
+        after: { userId: member.userId, email: member.user.email, role: input.role },
+      })
+      return result
     })
   },
 })

@@ -5,7 +5,7 @@ import { db } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /** Generic PXP task templates of a study (immutable: a change is a new template). */
 
@@ -14,7 +14,7 @@ export const createTaskTemplate = defineOperation({
   scope: 'studies:update',
   input: TaskTemplate.extend({ studyId: id }),
   async run(actor, { studyId, ...spec }) {
-    await findVisibleStudy(db, actor, studyId)
+    await requireStudyAccess(db, actor, studyId, 'write')
     return db.$transaction(async (tx) => {
       const t = await tx.taskTemplate.create({
         data: { studyId, name: spec.name, spec: spec as Prisma.InputJsonValue, createdById: actor.userId || null },
@@ -37,8 +37,9 @@ export const listTaskTemplates = defineOperation({
   scope: 'studies:read',
   input: z.object({ studyId: id }),
   async run(actor, { studyId }) {
+    await requireStudyAccess(db, actor, studyId, 'read')
     return db.taskTemplate.findMany({
-      where: { studyId, study: visibleStudies(actor) },
+      where: { studyId },
       orderBy: { createdAt: 'desc' },
       select: { id: true, name: true, createdAt: true, spec: true },
     })
@@ -50,11 +51,12 @@ export const getTaskTemplate = defineOperation({
   scope: 'studies:read',
   input: z.object({ templateId: id }),
   async run(actor, { templateId }) {
-    const t = await db.taskTemplate.findFirst({
-      where: { id: templateId, study: visibleStudies(actor) },
+    const t = await db.taskTemplate.findUnique({
+      where: { id: templateId },
       include: { study: { select: { id: true, name: true } } },
     })
     if (!t) throw notFound('Template')
+    await requireStudyAccess(db, actor, t.studyId, 'read')
     return { ...t, spec: TaskTemplate.parse(t.spec) }
   },
 })

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hashPassword, verifyPassword } from 'better-auth/crypto'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
+import { passwordWeakness } from '@/lib/server/auth/password-policy'
 import { ROLES } from '@/lib/server/auth/roles'
 import { db, type Tx } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
@@ -15,7 +16,21 @@ export const email = z
   .toLowerCase()
   .max(254)
   .pipe(z.email({ message: 'Enter a valid email address.' }))
-export const password = z.string().min(8, 'Use at least 8 characters.').max(128, 'Use at most 128 characters.')
+/**
+ * A new password: 8 to 128 characters and not among the easily guessed ones (zxcvbn, see
+ * password-policy.ts). Every way of setting a password goes through this schema: an admin creating
+ * a user (page, REST, CLI), a password change, /setup and PARLEY_ADMIN_PASSWORD. The demo seed
+ * writes its documented password with insertUser directly and is the one exemption.
+ */
+export const password = z
+  .string()
+  .min(8, 'Use at least 8 characters.')
+  .max(128, 'Use at most 128 characters.')
+  .superRefine((value, ctx) => {
+    if (value.length < 8 || value.length > 128) return
+    const weakness = passwordWeakness(value)
+    if (weakness) ctx.addIssue({ code: 'custom', message: weakness })
+  })
 export const personName = z.string({ error: 'Enter a name.' }).trim().min(1, 'Enter a name.').max(100)
 export const role = z.enum(ROLES, { message: `Role must be one of: ${ROLES.join(', ')}.` })
 
@@ -197,19 +212,25 @@ export const changePassword = defineOperation({
     const ok = await verifyPassword({ hash: account.password, password: input.currentPassword })
     if (!ok) throw badRequest('Your current password is not correct.', { currentPassword: ['Not correct.'] })
     const hash = await hashPassword(input.newPassword)
-    await db.$transaction(async (tx) => {
+    return db.$transaction(async (tx) => {
       await tx.account.update({ where: { id: account.id }, data: { password: hash } })
       // Every other session of this user ends; the one making the change stays signed in.
       await tx.session.deleteMany({
         where: { userId: actor.userId, ...(ctx.sessionId ? { id: { not: ctx.sessionId } } : {}) },
+      })
+      // So do the API keys: a key made by whoever knew the old password must not outlive it.
+      const revoked = await tx.apiKey.updateMany({
+        where: { userId: actor.userId, revokedAt: null },
+        data: { revokedAt: new Date() },
       })
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'profile.change-password',
         resourceType: 'user',
         resourceId: actor.userId,
+        after: { revokedApiKeys: revoked.count },
       })
+      return { changed: true, revokedApiKeys: revoked.count }
     })
-    return { changed: true }
   },
 })

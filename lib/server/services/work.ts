@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 export const WORK_STATUSES = ['open', 'in_progress', 'done'] as const
 const status = z.enum(WORK_STATUSES)
@@ -26,11 +26,11 @@ const workSelect = {
 
 /**
  * The work an actor may open: their own; with work:read-study also everything in the studies they
- * can see. Anything else is reported as not found.
+ * may read (their study role, not only their account, decides). Anything else is not found.
  */
 function visibleWork(actor: Actor) {
   const own = { userId: actor.userId }
-  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: visibleStudies(actor) }] } : own
+  return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: studiesWhere(actor, 'read') }] } : own
 }
 
 export const listMyWork = defineOperation({
@@ -57,7 +57,7 @@ export const listStudyWork = defineOperation({
   scope: 'work:read-study',
   input: z.object({ ...pageInput, studyId: id }),
   async run(actor, { page, pageSize, studyId }) {
-    await findVisibleStudy(db, actor, studyId)
+    await requireStudyAccess(db, actor, studyId, 'read')
     const where = { studyId }
     const [items, total] = await Promise.all([
       db.assignment.findMany({ where, select: workSelect, orderBy: { createdAt: 'asc' }, ...skipTake(page, pageSize) }),
@@ -115,7 +115,7 @@ export const assignWork = defineOperation({
   }),
   async run(actor, input) {
     return db.$transaction(async (tx) => {
-      await findVisibleStudy(tx, actor, input.studyId)
+      await requireStudyAccess(tx, actor, input.studyId, 'write')
       const member = await tx.studyMember.findUnique({
         where: { studyId_userId: { studyId: input.studyId, userId: input.userId } },
       })

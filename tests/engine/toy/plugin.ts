@@ -80,7 +80,7 @@ export const toyPlugin: ProtocolPlugin<typeof toy> = {
             : { kind: 'human', userId: input.guesser.userId, claimable: false },
         oracle: { kind: 'program', program: 'compare', helpers: {}, params: {} },
       }
-      const instances = await tools.instances(input.datasetId)
+      await tools.dataset(input.datasetId)
       return {
         name: input.name,
         task: 'numbers',
@@ -89,15 +89,9 @@ export const toyPlugin: ProtocolPlugin<typeof toy> = {
         seats,
         repetitions: 1,
         chained: false,
-        sessions: instances.map((inst, position) => ({
-          instanceId: inst.id,
-          instance: inst.input,
-          seats,
-          repetition: 1,
-          position,
-        })),
       }
     },
+    snapshot: (row) => row.input,
   },
   views: { session: (ctx) => ({ hints: (ctx.state as ToyState).messages.length }) },
   title: (instance) => `number ${(instance as { target?: number })?.target ?? '?'}`,

@@ -38,6 +38,12 @@ export default async function ConnectionPage({ params }: { params: Promise<{ con
         </Alert>
       )}
       <Card title="Test">
+        {c.restrictedHosts && (
+          <p className="mb-3 text-sm text-stone-600">
+            Public addresses only: its address was set by someone who is not an admin, so it cannot reach internal hosts
+            (unless an admin allowed them), and failures show only their kind and status.
+          </p>
+        )}
         <TestConnectionForm connectionId={c.id} />
       </Card>
       <Card

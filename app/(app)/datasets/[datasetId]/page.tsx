@@ -21,7 +21,7 @@ export default async function DatasetPage({
     <>
       <PageHeader
         title={dataset.name}
-        description={`${dataset.kind.toUpperCase()} · ${instances.total} instances · from ${dataset.source}`}
+        description={`${dataset.kind.toUpperCase()} · ${dataset.status === 'ready' ? `${instances.total} instances` : dataset.status === 'importing' ? 'importing' : 'import failed'} · from ${dataset.source}`}
         actions={
           <Link href={`/studies/${dataset.studyId}`} className="text-sm text-brand-700 underline">
             ← {dataset.study.name}

@@ -4,7 +4,7 @@ import { LiveRefresh } from '@/components/live/live-refresh'
 import { uiFor } from '@/components/protocols/registry'
 import { modelChoices } from '@/components/runs/model-choices'
 import { ChangeSeatModel, RetryButton, RunControls } from '@/components/runs/run-controls'
-import { sessionState, StatusBadge } from '@/components/runs/status'
+import { PreparingNotice, sessionState, StatusBadge } from '@/components/runs/status'
 import { Alert, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { hasScope } from '@/lib/server/auth/roles'
@@ -74,8 +74,9 @@ export default async function RunPage({
   const { run, counts, sessions, blocked, lastStall } = r
   const ui = uiFor(run.protocol)
   const canInspect = hasScope(actor.role, 'work:read-study')
-  const canRun = hasScope(actor.role, 'studies:update')
-  const canExport = hasScope(actor.role, 'exports:read')
+  // The study role decides too: a viewer member reads the run but neither runs nor exports it.
+  const canRun = hasScope(actor.role, 'studies:update') && r.access.includes('write')
+  const canExport = hasScope(actor.role, 'exports:read') && r.access.includes('write')
   const summary = ui?.RunSummary ? await loadForPage(viewRun, { runId, args: sp }) : null
   const seats = Seats.safeParse(run.seats)
   const fills = seats.success ? seats.data : {}
@@ -142,6 +143,9 @@ export default async function RunPage({
           </div>
         }
       />
+      {run.status === 'preparing' && (
+        <PreparingNotice planned={run.sessionsPlanned} created={run.sessionsCreated} error={run.prepareError} />
+      )}
       {(blocked || lastStall) && (
         <div className="mb-4 space-y-2" data-testid="run-blocked">
           {blocked && <Alert tone={blocked.kind === 'stalled' ? 'error' : 'info'}>{blocked.message}</Alert>}

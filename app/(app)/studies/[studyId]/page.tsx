@@ -5,17 +5,21 @@ import {
   ArchiveStudyForm,
   AssignWorkForm,
   EditStudyForm,
+  MemberRoleForm,
   RemoveMemberForm,
 } from '@/components/studies/study-forms'
 import { Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
-import { hasScope, ROLE_LABELS, ROLES } from '@/lib/server/auth/roles'
+import { hasScope, isRole, ROLES } from '@/lib/server/auth/roles'
+import { mayHoldStudyRole, STUDY_ROLE_DESCRIPTIONS, STUDY_ROLE_LABELS } from '@/lib/server/auth/study-roles'
 import { loadForPage } from '@/lib/server/page-data'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
-import { ImportDatasetForm } from '@/components/datasets/import-form'
+import { DismissDatasetForm, ImportDatasetForm } from '@/components/datasets/import-form'
+import { ImportProgress } from '@/components/datasets/import-progress'
 import { runnableProtocols } from '@/components/protocols/registry'
+import { maxUploadMb } from '@/lib/limits.mjs'
 import { listStudyWork } from '@/lib/server/services/work'
 import { listTaskTemplates } from '@/lib/server/services/task-templates'
 
@@ -25,8 +29,16 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   const { studyId } = await params
   const { actor } = await requirePage('studies:read')
   const study = await loadForPage(getStudy, { studyId })
-  const canEdit = hasScope(actor.role, 'studies:update')
+  // What this person may do here: their account's scopes AND their study role (the server checks
+  // both again on every action; this only hides what would be refused).
+  const canManage = hasScope(actor.role, 'studies:update') && study.access.includes('manage')
+  const canWrite = hasScope(actor.role, 'studies:update') && study.access.includes('write')
   const canSeeWork = hasScope(actor.role, 'work:read-study')
+  const rolesFor = (accountRole: string) =>
+    ROLES.filter((r) => isRole(accountRole) && mayHoldStudyRole(accountRole, r)).map((r) => ({
+      value: r,
+      label: STUDY_ROLE_LABELS[r],
+    }))
   const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
   const datasets = await loadForPage(listDatasets, { studyId })
   const templates = await loadForPage(listTaskTemplates, { studyId })
@@ -64,26 +76,44 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           </dl>
         </Card>
 
-        <Card title="Members" description={`${study.members.length} people`}>
-          <ul className="divide-y divide-stone-100 text-sm">
-            {study.members.map((m) => (
-              <li key={m.user.id} className="flex items-center justify-between py-2">
-                <span>
-                  <span className="font-medium">{m.user.name}</span>{' '}
-                  <span className="text-stone-500">{m.user.email}</span>
-                </span>
-                <span className="flex items-center gap-3">
-                  <Badge tone="brand">{ROLE_LABELS[m.role as keyof typeof ROLE_LABELS] ?? m.role}</Badge>
-                  {canEdit && m.user.id !== actor.userId && (
-                    <RemoveMemberForm studyId={study.id} userId={m.user.id} email={m.user.email} />
-                  )}
-                </span>
-              </li>
-            ))}
+        <Card
+          title="Members"
+          description={`${study.members.length} people. Study admins manage the study and its members; researchers change its content; viewers read; experts and annotators see only their own work.`}
+        >
+          <ul className="divide-y divide-stone-100 text-sm" aria-label="Members">
+            {study.members.map((m) => {
+              const label = isRole(m.role) ? STUDY_ROLE_LABELS[m.role] : m.role
+              return (
+                <li key={m.user.id} className="flex flex-wrap items-center justify-between gap-2 py-2">
+                  <span>
+                    <span className="font-medium">{m.user.name}</span>{' '}
+                    <span className="text-stone-500">{m.user.email}</span>
+                  </span>
+                  <span className="flex items-center gap-3">
+                    {canManage ? (
+                      <MemberRoleForm
+                        studyId={study.id}
+                        userId={m.user.id}
+                        email={m.user.email}
+                        role={m.role}
+                        roles={rolesFor(m.user.role)}
+                      />
+                    ) : (
+                      <span title={isRole(m.role) ? STUDY_ROLE_DESCRIPTIONS[m.role] : undefined}>
+                        <Badge tone="brand">{label}</Badge>
+                      </span>
+                    )}
+                    {canManage && m.user.id !== actor.userId && (
+                      <RemoveMemberForm studyId={study.id} userId={m.user.id} email={m.user.email} />
+                    )}
+                  </span>
+                </li>
+              )
+            })}
           </ul>
-          {canEdit && (
+          {canManage && (
             <div className="mt-4 border-t border-stone-100 pt-4">
-              <AddMemberForm studyId={study.id} roles={ROLES.map((r) => ({ value: r, label: ROLE_LABELS[r] }))} />
+              <AddMemberForm studyId={study.id} roles={ROLES.map((r) => ({ value: r, label: STUDY_ROLE_LABELS[r] }))} />
             </div>
           )}
         </Card>
@@ -109,7 +139,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 ))}
               </Table>
             )}
-            {hasScope(actor.role, 'work:assign') && (
+            {hasScope(actor.role, 'work:assign') && canWrite && (
               <div className="mt-4 border-t border-stone-100 pt-4">
                 <AssignWorkForm
                   studyId={study.id}
@@ -124,7 +154,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           title="Task templates"
           description="Generic PXP tasks: prompts, output fields, labels, MATCH and AGREE, for generic datasets."
           actions={
-            canEdit ? (
+            canWrite ? (
               <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 hover:underline">
                 New template
               </Link>
@@ -156,21 +186,40 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           ) : (
             <ul className="divide-y divide-stone-100 text-sm">
               {datasets.map((d) => (
-                <li key={d.id} className="flex items-center justify-between py-2">
-                  <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
-                    {d.name}
-                  </Link>
-                  <span className="text-stone-500">
-                    {d.kind.toUpperCase()} · {d._count.instances} instances
-                    {d._count.assets ? ` · ${d._count.assets} images` : ''}
-                  </span>
+                <li key={d.id} className="py-2">
+                  <div className="flex items-center justify-between gap-3">
+                    {d.status === 'ready' ? (
+                      <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
+                        {d.name}
+                      </Link>
+                    ) : (
+                      <span className="font-medium">
+                        {d.name} <Badge tone={d.status === 'failed' ? 'red' : 'amber'}>{d.status}</Badge>
+                      </span>
+                    )}
+                    {d.status === 'ready' ? (
+                      <span className="text-stone-500">
+                        {d.kind.toUpperCase()} · {d._count.instances} instances
+                        {d._count.assets ? ` · ${d._count.assets} images` : ''}
+                      </span>
+                    ) : d.status === 'importing' ? (
+                      <ImportProgress datasetId={d.id} rowsDone={d.rowsDone} rowsTotal={d.rowsTotal} />
+                    ) : (
+                      canWrite && <DismissDatasetForm studyId={study.id} datasetId={d.id} />
+                    )}
+                  </div>
+                  {d.status === 'failed' && d.error && (
+                    <p className="mt-1 whitespace-pre-wrap text-xs text-red-700" role="alert">
+                      {d.error}
+                    </p>
+                  )}
                 </li>
               ))}
             </ul>
           )}
-          {canEdit && (
+          {canWrite && (
             <div className="mt-4 border-t border-stone-100 pt-4">
-              <ImportDatasetForm studyId={study.id} />
+              <ImportDatasetForm studyId={study.id} maxUploadMb={maxUploadMb()} />
               {runnableProtocols().map(({ id, ui }) =>
                 ui.DatasetImport ? (
                   <div key={id} className="mt-4 border-t border-stone-100 pt-4">
@@ -182,7 +231,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           )}
         </Card>
 
-        {canEdit && (
+        {canManage && (
           <Card title="Settings">
             <EditStudyForm study={study} protocols={PROTOCOL_LABELS} />
             <div className="mt-4 border-t border-stone-100 pt-4">

@@ -1,10 +1,12 @@
 import { z } from 'zod'
 import { sessionActor } from '@/lib/server/api/auth'
+import { cookieMutationRefusal } from '@/lib/server/api/csrf'
 import { hasScope } from '@/lib/server/auth/roles'
-import { db } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors'
 import { LlmError, recordedChat } from '@/lib/server/llm/runtime'
+import { inputProblem } from '@/lib/server/input'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
-import { visibleConnections } from '@/lib/server/services/connections'
+import { usableConnection } from '@/lib/server/services/connections'
 import { describeLlmError, promptMessages } from '@/lib/server/services/llm'
 
 export const dynamic = 'force-dynamic'
@@ -24,6 +26,8 @@ const fail = (status: number, error: string) => Response.json({ error }, { statu
  * (the person navigates away or presses Stop) aborts the model call.
  */
 export async function POST(req: Request) {
+  const refusal = cookieMutationRefusal(req)
+  if (refusal) return fail(refusal.status, refusal.error)
   const actor = await sessionActor(req.headers)
   if (!actor) return fail(401, 'Sign in to continue.')
   if (!hasScope(actor.role, 'connections:manage')) return fail(403, 'You do not have permission to do that.')
@@ -35,11 +39,19 @@ export async function POST(req: Request) {
   } catch {
     return fail(400, 'The request body is not valid JSON.')
   }
+  const problem = inputProblem(raw)
+  if (problem) return fail(400, `Invalid input. ${problem.path.join('.')}: ${problem.message}`)
   const parsed = Input.safeParse(raw)
   if (!parsed.success) return fail(400, `Invalid input. ${parsed.error.issues[0]?.message ?? ''}`)
   const input = parsed.data
-  const row = await db.llmConnection.findFirst({ where: { id: input.connectionId, ...visibleConnections(actor) } })
-  if (!row) return fail(404, 'Connection was not found.')
+  // A study's connection spends its key: only members who may write in that study use it.
+  let row: Awaited<ReturnType<typeof usableConnection>>
+  try {
+    row = await usableConnection(actor, input.connectionId)
+  } catch (err) {
+    if (err instanceof AppError) return fail(err.status, err.message)
+    throw err
+  }
 
   const encoder = new TextEncoder()
   const stream = new ReadableStream({
@@ -58,6 +70,8 @@ export async function POST(req: Request) {
             userId: actor.userId,
             studyId: row.studyId,
             signal: req.signal,
+            // Tokens go to a browser: the key (e.g. echoed by the model) is redacted as in the call log.
+            redactOutput: true,
             onToken: (delta, info) => send('token', { delta, attempt: info.attempt }),
           },
         )
@@ -71,7 +85,12 @@ export async function POST(req: Request) {
         })
       } catch (err) {
         if (!req.signal.aborted) {
-          send('error', { message: err instanceof LlmError ? describeLlmError(err) : 'The model call failed.' })
+          send('error', {
+            message:
+              err instanceof LlmError
+                ? describeLlmError(err, { restricted: row.restrictedHosts })
+                : 'The model call failed.',
+          })
         }
       } finally {
         try {

@@ -5,7 +5,7 @@ import { badRequest, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { analysisOf } from '@/lib/server/protocols/evince/analysis'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { id, visibleStudies } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * Label merges for a debate run's results (accuracy, confusion): "Obstructive Jaundice" counted as
@@ -24,10 +24,9 @@ export const mergeDebateLabels = defineOperation({
     z.object({ runId: id, clear: z.literal(true) }),
   ]),
   async run(actor, input) {
-    const e = await db.experiment.findFirst({
-      where: { id: input.runId, protocol: 'evince', study: visibleStudies(actor) },
-    })
+    const e = await db.experiment.findFirst({ where: { id: input.runId, protocol: 'evince' } })
     if (!e) throw notFound('Debate')
+    await requireStudyAccess(db, actor, e.studyId, 'write')
     const before = analysisOf(e.analysis)
     const merges = 'clear' in input ? {} : { ...before.merges, [input.from]: input.into }
     if ('from' in input && canonicalLabel(input.from) === canonicalLabel(input.into, merges))

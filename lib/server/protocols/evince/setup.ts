@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { evinceConfig } from '@/lib/protocols/evince'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
-import { badRequest, notFound } from '@/lib/server/errors'
+import { badRequest } from '@/lib/server/errors'
 import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
 import type { SeatFill, Seats } from '@/lib/server/engine/seats'
 
@@ -156,7 +156,7 @@ export async function planEvince(
       : { kind: 'program', program: 'no-judge', helpers: {}, params: {} },
   }
   let datasetId: string
-  let instances: Array<{ id: string; input: unknown; prediction: string; explanation: string }>
+  let instanceIds: string[] | undefined
   if (input.case) {
     let ds = await db.dataset.findFirst({ where: { studyId, kind: 'cases', name: SINGLE_CASES } })
     ds ??= await db.dataset.create({
@@ -173,17 +173,16 @@ export async function planEvince(
       },
     })
     datasetId = ds.id
-    instances = [{ id: inst.id, input: inst.input, prediction: inst.prediction, explanation: inst.explanation }]
+    instanceIds = [inst.id]
   } else {
-    const ds = await db.dataset.findFirst({ where: { id: input.datasetId, studyId } })
-    if (!ds) throw notFound('Dataset')
+    if (!input.datasetId) throw badRequest('Choose a case set or type a case.', { datasetId: ['Choose a case set.'] })
+    const ds = await tools.dataset(input.datasetId)
     if (ds.kind !== 'cases')
       throw badRequest(`Debates run on case sets; "${ds.name}" is a ${ds.kind} dataset.`, {
         datasetId: ['Choose a case set.'],
       })
     datasetId = ds.id
-    instances = await tools.instances(ds.id, input.sample)
-    if (!instances.length) throw badRequest('The case set is empty.')
+    if (!(await db.instance.count({ where: { datasetId } }))) throw badRequest('The case set is empty.')
   }
   let labels: string[] = []
   if (input.constrained) {
@@ -212,13 +211,7 @@ export async function planEvince(
     seats,
     repetitions: 1,
     chained: false,
-    sessions: instances.map((inst, position) => ({
-      instanceId: inst.id,
-      instance: { input: inst.input, prediction: inst.prediction, explanation: inst.explanation },
-      seats,
-      repetition: 1,
-      position,
-    })),
-    audit: { cases: instances.length, config },
+    ...(instanceIds ? { instanceIds } : input.sample ? { sample: input.sample } : {}),
+    audit: { config },
   }
 }

@@ -5,7 +5,7 @@ import { pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
 import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
 import { pxpExports } from '@/lib/server/protocols/pxp/exports'
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
-import { PxpSetupInput, planPxp, pxpSetupFromForm } from '@/lib/server/protocols/pxp/setup'
+import { PxpSetupInput, planPxp, pxpSetupFromForm, pxpSnapshot } from '@/lib/server/protocols/pxp/setup'
 import { seedPxpDemo } from '@/lib/server/protocols/pxp/seed'
 
 /**
@@ -59,7 +59,7 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
     prediction: m.prediction,
     explanation: m.explanation,
   }),
-  setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm },
+  setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm, snapshot: pxpSnapshot },
   exports: pxpExports,
   views: { session: sessionView, dashboard: pxpDashboard },
   seedDemo: seedPxpDemo,

@@ -1,5 +1,5 @@
 import { deflateSync } from 'node:zlib'
-import { RAD_LABELS } from '@/lib/tasks/datasets'
+import type { RAD_LABELS } from '@/lib/tasks/datasets'
 import { db } from '@/lib/server/db'
 import type { DemoSeed } from '@/lib/server/engine/demo'
 

@@ -4,8 +4,7 @@ import { TaskTemplate } from '@/lib/tasks/generic'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
-import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
-import { shuffled } from '@/lib/server/engine/runs'
+import type { InstanceRow, RunPlan, SetupTools } from '@/lib/server/engine/plugin'
 import type { SeatFill, Seats } from '@/lib/server/engine/seats'
 import { boolParam } from '@/lib/server/pagination'
 
@@ -91,13 +90,12 @@ export function pxpSetupFromForm(f: Record<string, unknown>) {
 }
 
 export async function planPxp(
-  actor: Actor,
+  _actor: Actor,
   studyId: string,
   input: PxpSetupInput,
   tools: SetupTools,
 ): Promise<RunPlan> {
-  const dataset = await db.dataset.findFirst({ where: { id: input.datasetId, studyId } })
-  if (!dataset) throw notFound('Dataset')
+  const dataset = await tools.dataset(input.datasetId)
   let template: TaskTemplate | undefined
   if (dataset.kind === 'generic') {
     if (!input.templateId)
@@ -135,25 +133,8 @@ export async function planPxp(
           ? { kind: 'llm', model: input.testerGenerator ?? input.generator, helpers: { checker } }
           : { kind: 'proxy', helpers: { checker }, params: {} },
   })
-  const instances = await tools.instances(dataset.id, input.sample)
-  const sessions: RunPlan['sessions'] = []
-  for (let r = 1; r <= input.repetitions; r++) {
-    const order = input.shuffle ? shuffled(instances, r) : instances
-    order.forEach((inst, position) => {
-      sessions.push({
-        instanceId: inst.id,
-        instance: {
-          input: inst.input,
-          prediction: inst.prediction,
-          explanation: inst.explanation,
-          datasetId: dataset.id,
-        },
-        seats: seatsFor(sessions.length),
-        repetition: r,
-        position,
-      })
-    })
-  }
+  // Experts share the sessions round robin: session i gets expert i mod (number of experts).
+  const seatCycle = Array.from({ length: withExperts ? input.expertIds.length : 1 }, (_, i) => seatsFor(i))
   return {
     name: input.name,
     task: dataset.kind,
@@ -162,7 +143,14 @@ export async function planPxp(
     seats: seatsFor(0),
     repetitions: input.repetitions,
     chained: input.carryOver,
-    sessions,
+    ...(input.sample ? { sample: input.sample } : {}),
+    shuffle: input.shuffle,
+    seatCycle,
     audit: { datasetId: dataset.id, repetitions: input.repetitions, config },
   }
+}
+
+/** A session's snapshot of its instance: x, y, e and the dataset (its images are the dataset's assets). */
+export function pxpSnapshot(row: InstanceRow) {
+  return { input: row.input, prediction: row.prediction, explanation: row.explanation, datasetId: row.datasetId }
 }

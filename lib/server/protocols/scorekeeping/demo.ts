@@ -100,7 +100,7 @@ function slotOf(question: string, slots: Array<{ name: string; value: string }>)
  */
 export function scorekeepingDemo(req: DemoRequest): string | undefined {
   const first = req.messages[0]
-  if (!first || first.role !== 'user') return undefined
+  if (first?.role !== 'user') return undefined
   const prompt = contentText(first.content)
   if (!prompt.includes('WHAT: ') || !/ASIDE/.test(prompt)) return undefined
   const slots = slotsIn(prompt)

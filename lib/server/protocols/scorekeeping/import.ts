@@ -1,13 +1,14 @@
-import { strFromU8, unzipSync } from 'fflate'
+import { strFromU8 } from 'fflate'
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import type { ScorekeepingInstance } from '@/lib/protocols/scorekeeping'
+import { extractZip, ZipTooLarge, ZipUnreadable } from '@/lib/tasks/zip'
 import { ClembenchError, generateInstances, parseInstancesFile, privateSharedResources } from '@/lib/tasks/clembench'
 import { db } from '@/lib/server/db'
 import { badRequest, tooLarge } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { findVisibleStudy, id } from '@/lib/server/services/studies'
+import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * clembench's privateshared instances as a dataset of a study (kind "clembench"): the game's folder
@@ -19,35 +20,35 @@ const MAX_FILE_BYTES = 20 * 1024 * 1024
 const MAX_ENTRY_BYTES = 5 * 1024 * 1024
 const MAX_TOTAL_BYTES = 50 * 1024 * 1024
 
-/** The text files of a zip (JSON and templates only), with declared sizes capped before inflating. */
-export function textFilesOfZip(bytes: Uint8Array): Record<string, string> {
-  let total = 0
-  let refused: string | undefined
-  let files: Record<string, Uint8Array>
-  try {
-    files = unzipSync(bytes, {
-      filter: (f) => {
-        if (!/\.(json|template)$/i.test(f.name) || f.name.includes('__MACOSX')) return false
-        if (f.originalSize > MAX_ENTRY_BYTES) {
-          refused = `${f.name} is larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MB.`
-          return false
-        }
-        total += f.originalSize
-        if (total > MAX_TOTAL_BYTES) {
-          refused = `the zip's texts are larger than ${MAX_TOTAL_BYTES / 1024 / 1024} MB in all.`
-          return false
-        }
-        return true
-      },
-    })
-  } catch (err) {
-    throw badRequest(`The file is not a zip that can be read: ${(err as Error).message}`, { file: ['Upload a zip.'] })
-  }
-  if (refused) throw tooLarge(`Refused: ${refused}`)
+/**
+ * The text files of a zip (JSON and templates only), read by the streaming reader of lib/tasks/zip.ts:
+ * declared sizes are checked before anything inflates and the inflated bytes are counted, so a zip
+ * bomb (or a header that lies) is refused after a few MB, never held in memory.
+ */
+export async function textFilesOfZip(bytes: Uint8Array): Promise<Record<string, string>> {
   const out: Record<string, string> = {}
-  for (const [name, data] of Object.entries(files)) {
-    if (data.length > MAX_ENTRY_BYTES) throw tooLarge(`Refused: ${name} inflates beyond its declared size.`)
-    out[name.replace(/\\/g, '/')] = strFromU8(data)
+  const wanted = (name: string) => /\.(json|template)$/i.test(name) && !name.includes('__MACOSX')
+  try {
+    await extractZip(
+      (async function* () {
+        yield bytes
+      })(),
+      {
+        want: wanted,
+        maxBytes: MAX_TOTAL_BYTES,
+        async onFile(name, data) {
+          if (data.length > MAX_ENTRY_BYTES)
+            throw tooLarge(`Refused: ${name} is larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MB.`)
+          out[name.replace(/\\/g, '/')] = strFromU8(data)
+        },
+      },
+    )
+  } catch (err) {
+    if (err instanceof ZipTooLarge)
+      throw tooLarge(`Refused: the zip's texts are larger than ${MAX_TOTAL_BYTES / 1024 / 1024} MB in all.`)
+    if (err instanceof ZipUnreadable)
+      throw badRequest(`The file is not a zip that can be read: ${err.message}`, { file: ['Upload a zip.'] })
+    throw err
   }
   return out
 }
@@ -85,13 +86,13 @@ export const importClembench = defineOperation({
   scope: 'studies:update',
   input: ImportClembenchInput,
   async run(actor, input) {
-    await findVisibleStudy(db, actor, input.studyId)
+    await requireStudyAccess(db, actor, input.studyId, 'write')
     const main = new Uint8Array(await input.file.arrayBuffer())
     const texts: Record<string, string> = {}
     let instancesText: string | undefined
-    if (isZip(main)) Object.assign(texts, textFilesOfZip(main))
+    if (isZip(main)) Object.assign(texts, await textFilesOfZip(main))
     else instancesText = strFromU8(main)
-    if (input.resources) Object.assign(texts, textFilesOfZip(new Uint8Array(await input.resources.arrayBuffer())))
+    if (input.resources) Object.assign(texts, await textFilesOfZip(new Uint8Array(await input.resources.arrayBuffer())))
     let instances: Array<{ experiment: string; instance: ScorekeepingInstance }>
     try {
       const resources = privateSharedResources(texts)

@@ -91,7 +91,13 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
     tag: m.kind,
     prediction: m.text.slice(0, 500),
   }),
-  setup: { input: ScorekeepingSetupInput, plan: planScorekeeping, fromForm: scorekeepingSetupFromForm },
+  // A session runs on the game instance itself (the instance's input is clembench's instance object).
+  setup: {
+    input: ScorekeepingSetupInput,
+    plan: planScorekeeping,
+    fromForm: scorekeepingSetupFromForm,
+    snapshot: (row) => row.input,
+  },
   exports: scorekeepingExports,
   files: scorekeepingFiles,
   views: {

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
-import { badRequest, notFound } from '@/lib/server/errors'
+import { badRequest } from '@/lib/server/errors'
 import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
 import type { SeatFill, Seats } from '@/lib/server/engine/seats'
 
@@ -70,17 +70,20 @@ export function scorekeepingSetupFromForm(f: Record<string, unknown>) {
 
 export async function planScorekeeping(
   _actor: Actor,
-  studyId: string,
+  _studyId: string,
   input: ScorekeepingSetupInput,
   tools: SetupTools,
 ): Promise<RunPlan> {
-  const ds = await db.dataset.findFirst({ where: { id: input.datasetId, studyId } })
-  if (!ds) throw notFound('Dataset')
+  const ds = await tools.dataset(input.datasetId)
   if (ds.kind !== 'clembench')
     throw badRequest(`The scorekeeping game runs on clembench instances; "${ds.name}" is a ${ds.kind} dataset.`, {
       datasetId: ['Choose a clembench dataset.'],
     })
-  const all = await tools.instances(ds.id)
+  const all = await db.instance.findMany({
+    where: { datasetId: ds.id },
+    orderBy: { index: 'asc' },
+    select: { id: true, meta: true },
+  })
   const chosen = input.experiments.length
     ? all.filter((i) => input.experiments.includes((i.meta as { experiment?: string }).experiment ?? ''))
     : all
@@ -103,10 +106,6 @@ export async function planScorekeeping(
         ? { kind: 'human', userId: input.answerer.userId, claimable: false }
         : { kind: 'human', claimable: true }
   const seats: Seats = { questioner: { kind: 'program', program: 'game-master', helpers: {}, params: {} }, answerer }
-  const sessions: RunPlan['sessions'] = []
-  for (let r = 1; r <= input.repetitions; r++)
-    for (const [position, inst] of chosen.entries())
-      sessions.push({ instanceId: inst.id, instance: inst.input, seats, repetition: r, position })
   return {
     name: input.name,
     task: 'clembench',
@@ -115,7 +114,7 @@ export async function planScorekeeping(
     seats,
     repetitions: input.repetitions,
     chained: false,
-    sessions,
-    audit: { datasetId: ds.id, episodes: sessions.length, experiments: input.experiments },
+    instanceIds: chosen.map((i) => i.id),
+    audit: { datasetId: ds.id, episodes: chosen.length * input.repetitions, experiments: input.experiments },
   }
 }

@@ -1,0 +1,83 @@
+import { hasScope, isRole, rank, type Role, type Scope } from './roles'
+
+/**
+ * What a member may do in one study, by their study role (StudyMember.role). Pure, beside the
+ * account table in roles.ts. The effective permission in a study is the account's scope AND the
+ * study role's permission: an operation needs its scope (roles.ts, checked by `execute`) and the
+ * study permission below (checked by `requireStudyAccess` / `studiesWhere` in services/studies.ts).
+ *
+ * - read: see the study, its members, work, datasets, templates, experiments, debates, sessions,
+ *   dashboards, study connections and presets, and its LLM calls.
+ * - write: change its content: import datasets, create templates, experiments and debates, run
+ *   them (start, pause, resume, cancel, Retry), label merges, study connections and presets (and
+ *   spending their keys: test, prompt), assign work, and export data.
+ * - manage: the study itself: rename and edit it, archive it, add and remove members and change
+ *   their study roles.
+ *
+ * Experts and annotators have no study permission: they open and submit only the work, sessions
+ * and debates assigned to them (and the images of those sessions), whatever their account may do.
+ * The creator of a study becomes its first study admin (`creatorStudyRole`). An account with
+ * studies:read-all (admins) has every permission in every study, member or not.
+ */
+export const STUDY_PERMISSIONS = ['read', 'write', 'manage'] as const
+export type StudyPermission = (typeof STUDY_PERMISSIONS)[number]
+
+export const STUDY_ROLE_PERMISSIONS: Record<Role, readonly StudyPermission[]> = {
+  admin: ['read', 'write', 'manage'],
+  researcher: ['read', 'write'],
+  expert: [],
+  annotator: [],
+  viewer: ['read'],
+}
+
+export const STUDY_ROLE_LABELS: Record<Role, string> = {
+  admin: 'Study admin',
+  researcher: 'Researcher',
+  expert: 'Expert',
+  annotator: 'Annotator',
+  viewer: 'Viewer',
+}
+
+export const STUDY_ROLE_DESCRIPTIONS: Record<Role, string> = {
+  admin: 'Manages the study: settings, archive, members and their roles; and everything a researcher does.',
+  researcher: 'Reads everything; imports datasets, runs experiments and debates, assigns work, exports.',
+  expert: 'Works on the sessions assigned to them, nothing else of the study.',
+  annotator: 'Works on the items assigned to them, nothing else of the study.',
+  viewer: 'Reads the study and its dashboards; changes nothing, exports nothing.',
+}
+
+/** The account scope each study permission also needs (the account half of "account AND study"). */
+const ACCOUNT_SCOPE: Record<StudyPermission, Scope> = {
+  read: 'studies:read',
+  write: 'studies:update',
+  manage: 'studies:update',
+}
+
+/**
+ * The permissions an account has in one study: every one with studies:read-all; otherwise those
+ * of its study role (none without a membership) that its account scopes back.
+ */
+export function studyPermissions(accountRole: Role, studyRole: string | null | undefined): StudyPermission[] {
+  if (hasScope(accountRole, 'studies:read-all')) return [...STUDY_PERMISSIONS]
+  if (!isRole(studyRole)) return []
+  return STUDY_ROLE_PERMISSIONS[studyRole].filter((p) => hasScope(accountRole, ACCOUNT_SCOPE[p]))
+}
+
+/** Study roles that grant a permission (for queries: `role IN (…)`). */
+export function studyRolesWith(permission: StudyPermission): Role[] {
+  return (Object.keys(STUDY_ROLE_PERMISSIONS) as Role[]).filter((r) => STUDY_ROLE_PERMISSIONS[r].includes(permission))
+}
+
+/**
+ * May an account hold this study role? Never a role above the account role, with one exception: a
+ * researcher may be a study admin, which manages that one study and grants nothing anywhere else
+ * (account scopes come from the account role only).
+ */
+export function mayHoldStudyRole(accountRole: Role, studyRole: Role): boolean {
+  return rank(studyRole) <= rank(accountRole) || (accountRole === 'researcher' && studyRole === 'admin')
+}
+
+/** The study role the creator of a study gets: study admin when their account may hold it. */
+export function creatorStudyRole(accountRole: Role): Role {
+  return mayHoldStudyRole(accountRole, 'admin') ? 'admin' : accountRole
+}

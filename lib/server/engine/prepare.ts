@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto'
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import { maxSessions } from '@/lib/limits.mjs'
+import { sql } from '@/lib/server/db'
+import { enqueueSteps, wakeStepWorkers } from '@/lib/server/engine/jobs'
+import type { InstanceRow } from '@/lib/server/engine/plugin'
+import { pluginFor } from '@/lib/server/engine/plugins'
+import { closeIfFinished } from '@/lib/server/engine/runner'
+import { humanSeats, type Seats } from '@/lib/server/engine/seats'
+import { badRequest } from '@/lib/server/errors'
+import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
+import { publish } from '@/lib/server/live'
+
+/**
+ * Creating a run's sessions, the same for every protocol. The plugin's plan says which instances
+ * (given ids, or the dataset's first `sample` by index), how many repetitions, whether each
+ * repetition's order is shuffled (seeded by the repetition, so reproducible), the seat variants
+ * taken round robin, and whether a repetition is a chain; the plugin's `setup.snapshot` turns an
+ * instance row into what a session runs on. This module writes the rows, 1,000 per statement
+ * (sessions and the people of their human seats together), with the run `preparing` until the last
+ * one exists (Start is refused until then; progress = sessionsCreated / sessionsPlanned). Up to
+ * `SYNC_SESSIONS` sessions are written during the request; more by a job on the queue
+ * `experiment-sessions`, off the request path, yielding the event loop between batches. Every
+ * session is keyed by (run, repetition, position), so a job that runs again (a crashed worker's,
+ * coming back) skips what exists and each session is there exactly once.
+ */
+export const SESSIONS_QUEUE = 'experiment-sessions'
+
+/** Sessions written during the request; above this, a job writes them. */
+export const SYNC_SESSIONS = 1000
+
+const BATCH = 1000
+
+/** What the job needs to write the sessions: plain JSON (it travels in the job's payload). */
+export interface SessionsPlan {
+  datasetId: string
+  /** These instances, in this order; otherwise the dataset's first `sample` by index (all when absent). */
+  instanceIds?: string[]
+  sample?: number
+  repetitions: number
+  shuffle: boolean
+  /** Session i (counted across repetitions) gets seatCycle[i % seatCycle.length]: round robin over people. */
+  seatCycle: Seats[]
+  /** The sessions of a repetition form a chain: all but the first wait for the one before. */
+  chained: boolean
+  protocolVersion: string
+  task: string
+  config: unknown
+  /** The run's status once every session exists: draft (waits for Start) or running (queued). */
+  statusWhenReady: 'draft' | 'running'
+}
+
+export interface PrepareSessionsJob {
+  runId: string
+  studyId: string
+  protocol: string
+  plan: SessionsPlan
+}
+
+/** A deterministic shuffle (mulberry32) so every repetition's instance order is reproducible. */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  let a = seed >>> 0
+  const rand = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const out = [...items]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1))
+    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
+  }
+  return out
+}
+
+/** How many sessions a plan makes over a dataset of `available` instances. */
+export function plannedCount(plan: Pick<SessionsPlan, 'instanceIds' | 'sample' | 'repetitions'>, available: number) {
+  const instances = plan.instanceIds?.length ?? Math.min(plan.sample ?? available, available)
+  return { instances, sessions: instances * plan.repetitions }
+}
+
+/**
+ * Refuse a run larger than PARLEY_MAX_SESSIONS (instances × repetitions), before anything is written.
+ * `field` names the form field the person should change.
+ */
+export function checkSessionCap(instances: number, repetitions: number, field = 'sample'): number {
+  const planned = instances * repetitions
+  const cap = maxSessions()
+  if (planned > cap) {
+    const what = repetitions > 1 ? ` (${instances.toLocaleString('en')} instances × ${repetitions} repetitions)` : ''
+    throw badRequest(
+      `This would create ${planned.toLocaleString('en')} sessions${what}; one run may have at most ${cap.toLocaleString('en')} (PARLEY_MAX_SESSIONS). Use a sample of the instances or fewer repetitions.`,
+      { [field]: [`At most ${cap.toLocaleString('en')} sessions in all.`] },
+    )
+  }
+  return planned
+}
+
+/**
+ * Create the sessions of a run that was just written with status `preparing` and
+ * `sessionsPlanned = planned`: now for a small run, by a job for a large one. Returns whether they
+ * are all there already.
+ */
+export async function createSessions(job: PrepareSessionsJob, planned: number): Promise<boolean> {
+  if (planned <= SYNC_SESSIONS) {
+    try {
+      await prepareSessions(job)
+      return true
+    } catch (err) {
+      // Leave it to the queue, which retries (what was written stays; the rest follows).
+      console.error(`[parley] creating the sessions of ${job.runId} failed; queued a retry:`, err)
+    }
+  }
+  const b = await queue(SESSIONS_QUEUE)
+  await b.send(SESSIONS_QUEUE, job, bulkJobOptions())
+  await wakeWorkers(SESSIONS_QUEUE)
+  return false
+}
+
+/** The job: write every session of the plan that is not there yet, then move the run on. */
+export async function prepareSessions(job: PrepareSessionsJob): Promise<void> {
+  const client = await sql().connect()
+  const key = `sessions:${job.runId}`
+  try {
+    const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key])
+    if (!rows[0]?.ok) throw new Error(`the sessions of ${job.runId} are being created by another worker`)
+    try {
+      await prepareLocked(job)
+    } catch (err) {
+      await sql()
+        .query('UPDATE "Experiment" SET "prepareError" = $2 WHERE id = $1', [
+          job.runId,
+          `Creating the sessions failed (retrying): ${(err as Error).message}`.slice(0, 2000),
+        ])
+        .catch(() => {})
+      throw err
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+    }
+  } finally {
+    client.release()
+  }
+}
+
+const defaultSnapshot = (row: InstanceRow) => ({
+  input: row.input,
+  prediction: row.prediction,
+  explanation: row.explanation,
+})
+
+async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessionsJob): Promise<void> {
+  const status = await sql().query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [runId])
+  if (status.rows[0]?.status !== 'preparing') return
+  const plugin = await pluginFor(protocol)
+  const snapshot = plugin.setup.snapshot ?? defaultSnapshot
+  const ids =
+    plan.instanceIds ??
+    (
+      await sql().query<{ id: string }>(
+        `SELECT id FROM "Instance" WHERE "datasetId" = $1 ORDER BY index ${plan.sample ? 'LIMIT $2' : ''}`,
+        plan.sample ? [plan.datasetId, plan.sample] : [plan.datasetId],
+      )
+    ).rows.map((r) => r.id)
+  const cycle = plan.seatCycle
+  const seats = JSON.stringify(cycle)
+  const people = JSON.stringify(cycle.map((s) => humanSeats(s)))
+  let i = 0
+  for (let r = 1; r <= plan.repetitions; r++) {
+    const order = plan.shuffle ? shuffled(ids, r) : ids
+    for (let start = 0; start < order.length; start += BATCH) {
+      const slice = order.slice(start, start + BATCH)
+      const { rows: instances } = await sql().query<InstanceRow>(
+        'SELECT id, "datasetId", index, input, prediction, explanation, meta FROM "Instance" WHERE id = ANY($1)',
+        [slice],
+      )
+      const byId = new Map(instances.map((x) => [x.id, x]))
+      const rows = slice.map((instanceId, k) => {
+        const inst = byId.get(instanceId)
+        if (!inst) throw new Error(`instance ${instanceId} is gone`)
+        return {
+          id: randomUUID(),
+          instanceId,
+          instance: snapshot(inst),
+          v: (i + k) % cycle.length,
+          repetition: r,
+          position: start + k,
+        }
+      })
+      i += slice.length
+      // One statement: the batch and its people (skipping what a previous attempt wrote) and the
+      // count, only while the run is still preparing (a cancel stops it here).
+      const { rowCount } = await sql().query(
+        `WITH x AS (
+           SELECT * FROM jsonb_to_recordset($8::jsonb)
+             AS x(id text, "instanceId" text, instance jsonb, v int, repetition int, position int)
+         ), ins AS (
+           INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task,
+             "instanceId", instance, seats, repetition, position, status, "updatedAt")
+           SELECT x.id, $2, $1, $3, $4, $5::jsonb, $6, x."instanceId", x.instance, ($7::jsonb) -> x.v,
+             x.repetition, x.position, CASE WHEN $10::boolean AND x.position > 0 THEN 'waiting' ELSE 'queued' END, now()
+           FROM x
+           WHERE EXISTS (SELECT 1 FROM "Experiment" WHERE id = $1 AND status = 'preparing')
+           ON CONFLICT ("experimentId", repetition, position) DO NOTHING
+           RETURNING id
+         ), seated AS (
+           INSERT INTO "SessionSeat" ("sessionId", seat, "userId", claimable)
+           SELECT ins.id, h.seat, h."userId", h.claimable
+           FROM ins JOIN x ON x.id = ins.id
+           CROSS JOIN LATERAL jsonb_to_recordset(($9::jsonb) -> x.v) AS h(seat text, "userId" text, claimable boolean)
+         )
+         UPDATE "Experiment" SET "sessionsCreated" = "sessionsCreated" + (SELECT count(*) FROM ins)
+         WHERE id = $1 AND status = 'preparing'`,
+        [
+          runId,
+          studyId,
+          protocol,
+          plan.protocolVersion,
+          JSON.stringify(plan.config),
+          plan.task,
+          seats,
+          JSON.stringify(rows),
+          people,
+          plan.chained,
+        ],
+      )
+      if (!rowCount) return // cancelled meanwhile
+      await publish(`experiment:${runId}`, { type: 'progress' })
+      await yieldToLoop()
+    }
+  }
+  // The status and, for a run that starts at once, its first steps on the queue commit together: a
+  // crash in between would leave a running run that nothing advances.
+  const client = await sql().connect()
+  let moved = false
+  try {
+    await client.query('BEGIN')
+    const r = await client.query(
+      `UPDATE "Experiment" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
+         "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)
+       WHERE id = $1 AND status = 'preparing'`,
+      [runId, plan.statusWhenReady],
+    )
+    moved = r.rowCount === 1
+    if (moved && plan.statusWhenReady === 'running') {
+      const { rows: queued } = await client.query<{ id: string }>(
+        `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'queued' ORDER BY repetition, position`,
+        [runId],
+      )
+      await enqueueSteps(
+        queued.map((q) => q.id),
+        runId,
+        { executeSql: (text, values) => client.query(text, values) },
+      )
+    }
+    await client.query('COMMIT')
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  } finally {
+    client.release()
+  }
+  if (moved && plan.statusWhenReady === 'running') {
+    await wakeStepWorkers()
+    await closeIfFinished(runId)
+  }
+  await publish(`experiment:${runId}`, { type: 'status', status: plan.statusWhenReady })
+}

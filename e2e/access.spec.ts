@@ -15,27 +15,42 @@ test.describe('an expert cannot reach admin pages or other people’s work by UR
     }
   })
 
-  test("another expert's work answers 404", async ({ page }) => {
-    const res = await page.goto('/work/demo-work-expert2-1')
+  /** The seeded sessions in which a demo person fills a seat (their work is sessions, not work items). */
+  const sessionsOf = async (email: string) =>
+    (
+      await sql<{ id: string }>(
+        `SELECT p."sessionId" AS id FROM "SessionSeat" p JOIN "user" u ON u.id = p."userId"
+         WHERE u.email = $1 ORDER BY p."sessionId"`,
+        [email],
+      )
+    ).map((r) => r.id)
+
+  test("another expert's session answers 404; their own opens", async ({ page }) => {
+    const [theirs] = await sessionsOf('expert2@parley.local')
+    const [mine] = await sessionsOf('expert@parley.local')
+    expect(theirs && mine).toBeTruthy()
+    const res = await page.goto(`/sessions/${theirs}`)
     expect(res?.status()).toBe(404)
-    await expect(page.getByText('Review chest X-ray reports')).toHaveCount(0)
-    // Their own work opens.
-    const own = await page.goto('/work/demo-work-expert-1')
+    const own = await page.goto(`/sessions/${mine}`)
     expect(own?.status()).toBe(200)
-    await expect(page.getByRole('heading', { name: /Review retrosynthesis proposals/ })).toBeVisible()
+    await expect(page.getByRole('heading', { level: 1 })).toBeVisible()
   })
 
   test('the REST API with the session cookie refuses the same things', async ({ page }) => {
     const audit = await page.request.get('/api/v1/audit')
     expect(audit.status()).toBe(403)
     expect((await audit.json()).error).toMatch(/permission/)
-    const other = await page.request.get('/api/v1/work/demo-work-expert2-1')
+    const [theirs] = await sessionsOf('expert2@parley.local')
+    const other = await page.request.get(`/api/v1/sessions/${theirs}`)
     expect(other.status()).toBe(404)
     const studies = await page.request.get('/api/v1/studies')
     expect(studies.status()).toBe(403)
-    const mine = await page.request.get('/api/v1/work')
+    // Their queue lists their own sessions only (awaiting them, or claimable in their studies).
+    const mine = await page.request.get('/api/v1/sessions?pageSize=100')
     expect(mine.status()).toBe(200)
-    expect((await mine.json()).items.map((w: { id: string }) => w.id)).toEqual(['demo-work-expert-1'])
+    const ids: string[] = (await mine.json()).items.map((w: { id: string }) => w.id)
+    const others = new Set(await sessionsOf('expert2@parley.local'))
+    expect(ids.some((id) => others.has(id))).toBe(false)
   })
 })
 

@@ -44,7 +44,7 @@ test('a disabled user cannot sign in, and the answer does not reveal that the pa
   await expect(page.getByRole('status')).toContainText(`Created ${email}`)
   const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: email, exact: true }) })
   await row.getByRole('button', { name: 'Disable' }).click()
-  await expect(row.getByText('disabled')).toBeVisible()
+  await expect(row.getByText('disabled', { exact: true })).toBeVisible()
   await signOut(page)
   await page.goto('/sign-in')
   await page.getByLabel('Email').fill(email)

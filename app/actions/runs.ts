@@ -43,7 +43,8 @@ export async function createRunAction(_prev: ActionState, fd: FormData): Promise
   )
   if (!data) return state
   revalidatePath('/runs')
-  redirect(data.firstSessionId ? `/sessions/${data.firstSessionId}` : `/runs/${data.id}`)
+  // One session (a typed-in debate case): its page, where it plays. Several: the run page with its progress.
+  redirect(data.sessions === 1 && data.firstSessionId ? `/sessions/${data.firstSessionId}` : `/runs/${data.id}`)
 }
 
 const CONTROLS: Record<string, { op: Operation<{ runId: string }, unknown>; message: string }> = {

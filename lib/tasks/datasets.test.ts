@@ -4,46 +4,50 @@ import { describe, expect, it } from 'vitest'
 import { DatasetScanner, parseDataset, RAD_LABELS, streamRecords } from './datasets'
 
 // The released PXP data, read in place from ../shared (never copied into the project).
-import { PXP_DATA as DATA } from '../../tests/support/shared'
+import { describeShared, PXP_DATA as DATA } from '../../tests/support/shared'
 const read = (f: string) => readFileSync(path.join(DATA, f), 'utf8')
 const images = new Set(readdirSync(path.join(DATA, 'xrays')))
 
-describe('the released PXP files import as they are', () => {
-  it('RAD train: 20 rows, five labels with the published counts, every image present', () => {
-    const r = parseDataset('rad', 'train_xray_data.csv', read('train_xray_data.csv'), { availableAssets: images })
-    expect(r.errors).toEqual([])
-    expect(r.rows).toHaveLength(20)
-    const counts: Record<string, number> = {}
-    for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
-    expect(counts).toEqual({ Pneumothorax: 6, Cardiomegaly: 6, Atelectasis: 5, 'Pleural Effusion': 2, Pneumonia: 1 })
-    expect(r.rows[0]).toMatchObject({
-      index: 0,
-      input: { image: 'Case 1 Image - Lateral.png' },
-      prediction: 'Atelectasis',
+describeShared(
+  'the released PXP files import as they are',
+  () => {
+    it('RAD train: 20 rows, five labels with the published counts, every image present', () => {
+      const r = parseDataset('rad', 'train_xray_data.csv', read('train_xray_data.csv'), { availableAssets: images })
+      expect(r.errors).toEqual([])
+      expect(r.rows).toHaveLength(20)
+      const counts: Record<string, number> = {}
+      for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
+      expect(counts).toEqual({ Pneumothorax: 6, Cardiomegaly: 6, Atelectasis: 5, 'Pleural Effusion': 2, Pneumonia: 1 })
+      expect(r.rows[0]).toMatchObject({
+        index: 0,
+        input: { image: 'Case 1 Image - Lateral.png' },
+        prediction: 'Atelectasis',
+      })
+      expect(r.rows[0]?.meta).toMatchObject({ case: 'case_1', label_short: 'ATCS' })
+      expect(r.rows.every((x) => x.explanation.length > 50)).toBe(true)
     })
-    expect(r.rows[0]?.meta).toMatchObject({ case: 'case_1', label_short: 'ATCS' })
-    expect(r.rows.every((x) => x.explanation.length > 50)).toBe(true)
-  })
 
-  it('RAD val: 27 rows with the published label counts', () => {
-    const r = parseDataset('rad', 'val_xray_data.csv', read('val_xray_data.csv'), { availableAssets: images })
-    expect(r.errors).toEqual([])
-    const counts: Record<string, number> = {}
-    for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
-    expect(counts).toEqual({ Atelectasis: 9, Cardiomegaly: 6, Pneumonia: 6, Pneumothorax: 4, 'Pleural Effusion': 2 })
-    expect(Object.keys(counts).every((l) => (RAD_LABELS as readonly string[]).includes(l))).toBe(true)
-  })
-
-  it('DRUG: 95 rows, product SMILES in, reactant SMILES out', () => {
-    const r = parseDataset('drug', 'retro.csv', read('retro.csv'))
-    expect(r.errors).toEqual([])
-    expect(r.rows).toHaveLength(95)
-    expect(r.rows[0]).toMatchObject({
-      input: { smiles: 'N#Cc1ccccc1Oc1ccc(N(Cc2cccnc2)S(=O)(=O)CC(F)(F)F)cc1' },
-      prediction: 'N#Cc1ccccc1Oc1ccc(NCc2cccnc2)cc1.O=S(=O)(Cl)CC(F)(F)F',
+    it('RAD val: 27 rows with the published label counts', () => {
+      const r = parseDataset('rad', 'val_xray_data.csv', read('val_xray_data.csv'), { availableAssets: images })
+      expect(r.errors).toEqual([])
+      const counts: Record<string, number> = {}
+      for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
+      expect(counts).toEqual({ Atelectasis: 9, Cardiomegaly: 6, Pneumonia: 6, Pneumothorax: 4, 'Pleural Effusion': 2 })
+      expect(Object.keys(counts).every((l) => (RAD_LABELS as readonly string[]).includes(l))).toBe(true)
     })
-  })
-})
+
+    it('DRUG: 95 rows, product SMILES in, reactant SMILES out', () => {
+      const r = parseDataset('drug', 'retro.csv', read('retro.csv'))
+      expect(r.errors).toEqual([])
+      expect(r.rows).toHaveLength(95)
+      expect(r.rows[0]).toMatchObject({
+        input: { smiles: 'N#Cc1ccccc1Oc1ccc(N(Cc2cccnc2)S(=O)(=O)CC(F)(F)F)cc1' },
+        prediction: 'N#Cc1ccccc1Oc1ccc(NCc2cccnc2)cc1.O=S(=O)(Cl)CC(F)(F)F',
+      })
+    })
+  },
+  'datasets/pxp-interact',
+)
 
 describe('bad files: every problem reported by line, no rows returned', () => {
   it('reports each bad row and returns nothing', () => {

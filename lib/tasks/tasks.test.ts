@@ -5,7 +5,7 @@ import type { MainModule } from '@rdkit/rdkit'
 import { canonicalSet, canonicalSmiles, depictSvg, getRDKit, reactantsMatch, sanitizeSvg } from './chem'
 import { parseDataset } from './datasets'
 import { labelsMatch, parseReply } from './reply'
-import { PXP_DATA } from '../../tests/support/shared'
+import { describeShared, PXP_DATA } from '../../tests/support/shared'
 
 let rd: MainModule
 beforeAll(async () => {
@@ -28,20 +28,26 @@ describe('RDKit canonicalisation and the DRUG MATCH', () => {
     expect(reactantsMatch(rd, 'CCO', 'CCN', 'overlap')).toBe(false)
     expect(reactantsMatch(rd, 'CCO', 'not a smiles', 'overlap')).toBe(false)
   })
-
-  it('every reactant and product SMILES in the released DRUG file parses, and each row matches itself', () => {
-    const file = path.join(PXP_DATA, 'retro.csv')
-    const { rows } = parseDataset('drug', 'retro.csv', readFileSync(file, 'utf8'))
-    expect(rows).toHaveLength(95)
-    for (const r of rows) {
-      expect(canonicalSet(rd, r.prediction).invalid).toEqual([])
-      expect(canonicalSmiles(rd, r.input.smiles as string)).not.toBeNull()
-      expect(reactantsMatch(rd, r.prediction, r.prediction.split('.').reverse().join('.'))).toBe(true)
-    }
-    // Different rows have different reactant sets (exact mode tells them apart).
-    expect(reactantsMatch(rd, rows[0]?.prediction ?? '', rows[1]?.prediction ?? '')).toBe(false)
-  })
 })
+
+describeShared(
+  'the released DRUG file',
+  () => {
+    it('every reactant and product SMILES in the released DRUG file parses, and each row matches itself', () => {
+      const file = path.join(PXP_DATA, 'retro.csv')
+      const { rows } = parseDataset('drug', 'retro.csv', readFileSync(file, 'utf8'))
+      expect(rows).toHaveLength(95)
+      for (const r of rows) {
+        expect(canonicalSet(rd, r.prediction).invalid).toEqual([])
+        expect(canonicalSmiles(rd, r.input.smiles as string)).not.toBeNull()
+        expect(reactantsMatch(rd, r.prediction, r.prediction.split('.').reverse().join('.'))).toBe(true)
+      }
+      // Different rows have different reactant sets (exact mode tells them apart).
+      expect(reactantsMatch(rd, rows[0]?.prediction ?? '', rows[1]?.prediction ?? '')).toBe(false)
+    })
+  },
+  'datasets/pxp-interact',
+)
 
 describe('reply parsing and the RAD MATCH', () => {
   it('reads the paper format, with emphasis, restatements and multi-line explanations', () => {

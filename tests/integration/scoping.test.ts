@@ -63,14 +63,24 @@ describe('data scoping: people see only what is theirs', () => {
   it('the last active admin cannot be demoted or disabled', async () => {
     // Demote every other admin first so that exactly one remains.
     const admin = await makeUser('admin')
-    await db.user.updateMany({ where: { role: 'admin', id: { not: admin.userId } }, data: { role: 'viewer' } })
-    const r = await execute(updateUserRole, admin, { userId: admin.userId, role: 'viewer' })
-    expect(r).toMatchObject({ ok: false, status: 400 })
-    const second = await makeUser('admin')
-    expect(await execute(setUserDisabled, second, { userId: admin.userId, disabled: true })).toMatchObject({ ok: true })
-    expect(await execute(updateUserRole, second, { userId: second.userId, role: 'viewer' })).toMatchObject({
-      status: 400,
-    })
+    // Other files share the database (the demo seed's admin among them): put them back afterwards.
+    const others = (
+      await db.user.findMany({ where: { role: 'admin', id: { not: admin.userId } }, select: { id: true } })
+    ).map((u) => u.id)
+    await db.user.updateMany({ where: { id: { in: others } }, data: { role: 'viewer' } })
+    try {
+      const r = await execute(updateUserRole, admin, { userId: admin.userId, role: 'viewer' })
+      expect(r).toMatchObject({ ok: false, status: 400 })
+      const second = await makeUser('admin')
+      expect(await execute(setUserDisabled, second, { userId: admin.userId, disabled: true })).toMatchObject({
+        ok: true,
+      })
+      expect(await execute(updateUserRole, second, { userId: second.userId, role: 'viewer' })).toMatchObject({
+        status: 400,
+      })
+    } finally {
+      await db.user.updateMany({ where: { id: { in: others } }, data: { role: 'admin' } })
+    }
   })
 
   it('disabling a user ends their sessions', async () => {

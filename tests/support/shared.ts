@@ -43,3 +43,18 @@ export function describeShared(name: string, fn: () => void, needs = 'datasets')
   console.log(`skipped: ${name}: needs ${where} (released data)`)
   describe.skip(name, fn)
 }
+
+/**
+ * For runners without `describeShared` (Playwright): why a test that needs `needs` under ../shared
+ * cannot run here (null when it can). With PARLEY_REQUIRE_SHARED=1 (CI) a missing folder throws.
+ * Use as `test.skip(!!sharedMissing(x), sharedMissing(x) ?? '')` at the start of the test.
+ */
+export function sharedMissing(needs = 'datasets'): string | null {
+  const dir = sharedDir(needs)
+  if (existsSync(dir)) return null
+  if (process.env.PARLEY_REQUIRE_SHARED === '1')
+    throw new Error(`PARLEY_REQUIRE_SHARED=1 but ${dir} does not exist: the released data must be there.`)
+  const reason = `needs ../shared/${needs} (released data)`
+  console.log(`skipped: ${reason}`)
+  return reason
+}

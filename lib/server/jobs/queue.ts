@@ -47,15 +47,36 @@ export function boss(): Promise<PgBoss> {
   return g.parleyBoss
 }
 
-const created = new Set<string>()
+const created = new Map<string, Promise<void>>()
 
-/** Create a queue once per process (createQueue is idempotent in the database). */
+/** Two processes creating the same queue at once can deadlock in PostgreSQL: the loser tries again. */
+async function createQueueRetrying(b: PgBoss, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await b.createQueue(name)
+      return
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err
+      await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 50))
+    }
+  }
+}
+
+/**
+ * Create a queue once per process (createQueue is idempotent in the database). The first caller's
+ * promise is shared: concurrent createQueue calls for one name deadlock in PostgreSQL.
+ */
 export async function queue(name: string): Promise<PgBoss> {
   const b = await boss()
-  if (!created.has(name)) {
-    await b.createQueue(name)
-    created.add(name)
+  let ready = created.get(name)
+  if (!ready) {
+    ready = createQueueRetrying(b, name).catch((err) => {
+      created.delete(name)
+      throw err
+    })
+    created.set(name, ready)
   }
+  await ready
   return b
 }
 

@@ -84,7 +84,7 @@ test('a person plays the released travel-booking game in the browser and scores 
   const slots = new Map<string, string>()
   const names = await knows.locator('dt').allInnerTexts()
   const values = await knows.locator('dd').allInnerTexts()
-  names.forEach((n, i) => slots.set(n.trim().toLowerCase(), values[i]?.trim() ?? ''))
+  for (const [i, n] of names.entries()) slots.set(n.trim().toLowerCase(), values[i]?.trim() ?? '')
   expect([...slots.keys()].sort()).toEqual(['by', 'class', 'from', 'to', 'when'])
 
   const given = new Set<string>()
@@ -96,11 +96,12 @@ test('a person plays the released travel-booking game in the browser and scores 
     const j = await seq.getAttribute('value')
     const probe = page.getByTestId('probe-question')
     if (await probe.isVisible()) {
-      const slot = slotOf(await probe.innerText(), probes)
-      expect(slot, await probe.innerText()).toBeDefined()
+      const question = (await probe.textContent()) ?? ''
+      const slot = slotOf(question, probes)
+      expect(slot, question).toBeDefined()
       await page.keyboard.press(given.has(slot as string) ? 'y' : 'n')
     } else {
-      const request = await page.getByTestId('request').innerText()
+      const request = (await page.getByTestId('request').textContent()) ?? ''
       const slot = slotOf(request, requests)
       expect(slot, request).toBeDefined()
       given.add(slot as string)

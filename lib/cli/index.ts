@@ -30,6 +30,17 @@ async function* readLines(file: string): AsyncGenerator<string> {
   }
 }
 
+/** A whole JSON file ("-" reads standard input); a parse error names the file. */
+async function readJsonFile(file: string): Promise<unknown> {
+  let text = ''
+  for await (const l of readLines(file)) text += `${l}\n`
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new CliError(`${file} is not JSON: ${(e as Error).message}`)
+  }
+}
+
 function repetitionNumber(v: string): number {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a whole number ≥ 0')
   return Number(v)
@@ -196,14 +207,7 @@ Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "
     )
     .action(async (file: string, opts: { pretty?: boolean }) => {
       const { debateFileSchema, debateMetrics, MetricsInputError } = await import('@/lib/metrics/evince')
-      let text = ''
-      for await (const l of readLines(file)) text += `${l}\n`
-      let json: unknown
-      try {
-        json = JSON.parse(text)
-      } catch (e) {
-        throw new CliError(`${file} is not JSON: ${(e as Error).message}`)
-      }
+      const json = await readJsonFile(file)
       const parsed = debateFileSchema.safeParse(json)
       if (!parsed.success) {
         const i = parsed.error.issues[0]
@@ -238,14 +242,7 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
     )
     .action(async (file: string, opts: { pretty?: boolean }) => {
       const { replayCase, ClembenchError } = await import('@/lib/tasks/clembench')
-      let text = ''
-      for await (const l of readLines(file)) text += `${l}\n`
-      let json: unknown
-      try {
-        json = JSON.parse(text)
-      } catch (e) {
-        throw new CliError(`${file} is not JSON: ${(e as Error).message}`)
-      }
+      const json = await readJsonFile(file)
       try {
         out(JSON.stringify(replayCase(json).scores, null, opts.pretty ? 2 : undefined))
       } catch (e) {

@@ -1,7 +1,11 @@
 import type { Role } from '@/lib/server/auth/roles'
 import type { Actor } from '@/lib/server/actor'
 import { db, sql } from '@/lib/server/db'
-import { demoSeed } from '@/lib/server/engine/demo'
+import { runHeadless } from '@/lib/server/engine/headless'
+import type { DemoSeed } from '@/lib/server/engine/plugin'
+import { DEMO_CONNECTION_ID } from '@/lib/server/llm/runtime'
+import { executeOrThrow } from '@/lib/server/operation'
+import { createRun } from '@/lib/server/services/runs'
 import { allPlugins } from '@/lib/server/engine/plugins'
 import { creatorStudyRole } from '@/lib/server/auth/study-roles'
 import { writeAudit } from '@/lib/server/services/audit'
@@ -106,4 +110,24 @@ async function seedUnderLock(): Promise<{ created: string[] }> {
     created.push(...made.map((m) => `${plugin.protocol.id}: ${m}`))
   }
   return { created }
+}
+
+/** The helpers every plugin seed gets: a run by name (created once) and playing it with the demo model. */
+export function demoSeed(studyId: string, researcher: Actor, people: Record<string, Actor>): DemoSeed {
+  return {
+    studyId,
+    researcher,
+    people,
+    demoConnectionId: DEMO_CONNECTION_ID,
+    async run(protocol, input) {
+      const name = String(input.name)
+      const existing = await db.experiment.findFirst({ where: { studyId, name, protocol } })
+      if (existing) return { id: existing.id, created: false }
+      const r = await executeOrThrow(createRun, researcher, { studyId, protocol, ...input })
+      return { id: r.id, created: true }
+    },
+    async play(runId) {
+      await runHeadless(runId, { concurrency: 4 })
+    },
+  }
 }

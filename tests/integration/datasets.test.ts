@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { zipSync } from 'fflate'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { getDataset, readAsset } from '@/lib/server/services/datasets'

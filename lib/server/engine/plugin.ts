@@ -3,7 +3,6 @@ import type { DemoRequest } from '@/lib/llm/demo-model'
 import type { AnyProtocol, Ask, BaseMessage } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import type { Operation } from '@/lib/server/operation'
-import type { DemoSeed } from '@/lib/server/engine/demo'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { Seats, SeatFill } from '@/lib/server/engine/seats'
 
@@ -209,4 +208,22 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   operations?: Operation<any, any>[]
   /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
   title?(instance: unknown, task: string): string
+}
+
+/**
+ * What a protocol's demo seed gets (lib/server/seed.ts calls every plugin's `seedDemo`): the demo
+ * study, its people, the offline demo model's connection, and helpers to create a run and play it to
+ * the end with the demo model, so a new install opens on finished runs with their dashboards, and
+ * on sessions waiting for the demo experts.
+ */
+export interface DemoSeed {
+  studyId: string
+  researcher: Actor
+  /** The demo people by email. */
+  people: Record<string, Actor>
+  demoConnectionId: string
+  /** A run of the protocol unless one of that name exists in the study; returns its id and whether it is new. */
+  run(protocol: string, input: Record<string, unknown>): Promise<{ id: string; created: boolean }>
+  /** Play a run to the end (or until people are needed) with the demo model, in this process. */
+  play(runId: string): Promise<void>
 }

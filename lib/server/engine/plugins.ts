@@ -1,4 +1,5 @@
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { setDemoRules } from '@/lib/server/llm/runtime'
 
 /**
  * The engine's view of the plugin registry. The registered protocols live in
@@ -17,6 +18,16 @@ function loadBuiltins(): Promise<void> {
   })
   return builtins
 }
+
+// The offline demo model answers each protocol's requests by its plugin's rules (read per request,
+// so plugins registered later count too).
+setDemoRules((req) => {
+  for (const p of registered.values()) {
+    const reply = p.demo?.(req)
+    if (reply !== undefined) return reply
+  }
+  return undefined
+})
 
 export function registerPlugin(plugin: ProtocolPlugin): void {
   registered.set(plugin.protocol.id, plugin)

@@ -7,6 +7,7 @@ import { llmTools } from '@/lib/server/engine/llm'
 import type { AgentContext, ProtocolPlugin, Produced, SessionContext, StepSession } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { Seats } from '@/lib/server/engine/seats'
+import { enqueueSteps } from '@/lib/server/engine/step-queue'
 import { publish, publishSession } from '@/lib/server/live'
 import { pgJson, pgText } from '@/lib/server/pg-text'
 
@@ -338,7 +339,6 @@ export async function afterSessionDone(sessionId: string): Promise<void> {
   const s = rows[0]
   if (!s?.experimentId) return
   if (s.next && s.runStatus === 'running') {
-    const { enqueueSteps } = await import('@/lib/server/engine/jobs')
     await enqueueSteps([s.next], s.experimentId)
   }
   await closeIfFinished(s.experimentId)

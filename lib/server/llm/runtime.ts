@@ -9,7 +9,7 @@ import {
   LlmError,
   type Parsed,
 } from '@/lib/llm/client'
-import { DEMO_MODEL_ID } from '@/lib/llm/demo-model'
+import { DEMO_MODEL_ID, type DemoResponder } from '@/lib/llm/demo-model'
 import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
 import { type HeaderMap, headersOfRow, secretHeaderValues } from '@/lib/server/llm/header-secrets'
@@ -42,7 +42,19 @@ export const DEMO_CONNECTION_NAME = 'Simulated demo model (offline)'
 
 const g = globalThis as unknown as {
   parleyDemoServer?: Promise<FakeLlmServer>
+  parleyDemoRules?: DemoResponder
   parleyLlmClients?: Map<string, LlmClient>
+}
+
+/**
+ * Every protocol's demo rules (its plugin's `demo`), so the simulated model plays every seat. The
+ * engine registers them when it loads its plugins (lib/server/engine/plugins.ts): this module sits
+ * below the engine and does not import it. A request that arrives before (none of a protocol's can:
+ * its agent ran through the engine) gets the generic demo replies.
+ */
+export function setDemoRules(rules: DemoResponder): void {
+  // On globalThis like the server itself: Next may load this module once per bundle.
+  g.parleyDemoRules = rules
 }
 
 /**
@@ -50,25 +62,12 @@ const g = globalThis as unknown as {
  * this process on first use, so the demo goes through exactly the same SDK path as a real model.
  */
 export function demoEndpoint(): Promise<FakeLlmServer> {
-  g.parleyDemoServer ??= (async () => {
-    // Every protocol's demo rules (its plugin's `demo`), so the simulated model plays every seat.
-    const { allPlugins } = await import('@/lib/server/engine/plugins')
-    const plugins = await allPlugins()
-    return startFakeLlmServer({
-      defaultReply: 'demo',
-      demoResponders: [
-        (req) => {
-          for (const p of plugins) {
-            const reply = p.demo?.(req)
-            if (reply !== undefined) return reply
-          }
-          return undefined
-        },
-      ],
-      models: [DEMO_MODEL_ID],
-      recordBodies: false,
-    })
-  })()
+  g.parleyDemoServer ??= startFakeLlmServer({
+    defaultReply: 'demo',
+    demoResponders: [(req) => g.parleyDemoRules?.(req)],
+    models: [DEMO_MODEL_ID],
+    recordBodies: false,
+  })
   return g.parleyDemoServer
 }
 

@@ -5,7 +5,8 @@ import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db, sql } from '@/lib/server/db'
 import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
-import { enqueueSteps, workingSessions } from '@/lib/server/engine/jobs'
+import { workingSessions } from '@/lib/server/engine/jobs'
+import { enqueueSteps } from '@/lib/server/engine/step-queue'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import {
   afterSessionDone,

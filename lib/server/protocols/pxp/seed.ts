@@ -1,7 +1,7 @@
 import { deflateSync } from 'node:zlib'
 import type { RAD_LABELS } from '@/lib/tasks/datasets'
 import { db } from '@/lib/server/db'
-import type { DemoSeed } from '@/lib/server/engine/demo'
+import type { DemoSeed } from '@/lib/server/engine/plugin'
 
 /**
  * PXP's demo data, written by us: a few synthetic "X-rays" (drawn shapes, not medical images) with

@@ -1,6 +1,6 @@
 import { strToU8, zipSync } from 'fflate'
 import { db } from '@/lib/server/db'
-import type { DemoSeed } from '@/lib/server/engine/demo'
+import type { DemoSeed } from '@/lib/server/engine/plugin'
 import { executeOrThrow } from '@/lib/server/operation'
 import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
 import { importClembench } from '@/lib/server/protocols/scorekeeping/import'

@@ -97,6 +97,16 @@ describe('the layering rules', () => {
     expect(offenders).toEqual([])
   })
 
+  it('components never touch the database: pages load their data through the operations', () => {
+    const offenders = ALL.filter((f) => f.startsWith('components/')).flatMap((f) =>
+      imports(f)
+        .map((s) => resolve(f, s))
+        .filter((t): t is string => !!t && /^lib\/(server\/db|generated\/prisma)/.test(t))
+        .map((t) => `${f} → ${t}`),
+    )
+    expect(offenders).toEqual([])
+  })
+
   it('has no import cycles', () => {
     const graph = new Map<string, string[]>()
     for (const f of ALL)

@@ -1,26 +1,20 @@
 import Link from 'next/link'
 import { EmptyState, PageHeader } from '@/components/ui/card'
-import type { Actor } from '@/lib/server/actor'
-import { db } from '@/lib/server/db'
-import { studiesWhere } from '@/lib/server/services/studies'
-
-/** The first step of a "new … in a study" page: pick one of the active studies the actor may write to. */
-export async function StudyChooser({
-  actor,
+/**
+ * The first step of a "new … in a study" page: pick one of the active studies the actor may write to
+ * (the page loads them with `studies.list`, need = write).
+ */
+export function StudyChooser({
+  studies,
   title,
   thing,
   href,
 }: {
-  actor: Actor
+  studies: ReadonlyArray<{ id: string; name: string }>
   title: string
   thing: string
   href: string
 }) {
-  const studies = await db.study.findMany({
-    where: { ...studiesWhere(actor, 'write'), archivedAt: null },
-    select: { id: true, name: true },
-    orderBy: { name: 'asc' },
-  })
   return (
     <>
       <PageHeader title={title} description={`Choose the study the ${thing} belongs to.`} />

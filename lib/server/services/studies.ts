@@ -96,10 +96,12 @@ export const listStudies = defineOperation({
     ...pageInput,
     q: z.string().trim().max(200).optional(),
     archived: boolParam.default(false),
+    /** Only the studies the actor may change (write: its runs, datasets …), e.g. to create a run in. */
+    need: z.enum(['read', 'write']).default('read'),
   }),
-  async run(actor, { page, pageSize, q, archived }) {
+  async run(actor, { page, pageSize, q, archived, need }) {
     const where = {
-      ...studiesWhere(actor, 'read'),
+      ...studiesWhere(actor, need),
       archivedAt: archived ? { not: null } : null,
       ...(q ? { name: { contains: q, mode: 'insensitive' as const } } : {}),
     }

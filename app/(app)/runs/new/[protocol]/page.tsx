@@ -10,7 +10,7 @@ import { flatParams, loadForPage } from '@/lib/server/page-data'
 import { listConnections } from '@/lib/server/services/connections'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { listPresets } from '@/lib/server/services/presets'
-import { getStudy } from '@/lib/server/services/studies'
+import { getStudy, listStudies } from '@/lib/server/services/studies'
 import { listTaskTemplates } from '@/lib/server/services/task-templates'
 
 export const metadata: Metadata = { title: 'New run' }
@@ -23,12 +23,16 @@ export default async function NewProtocolRunPage({
   params: Promise<{ protocol: string }>
   searchParams: Promise<Record<string, string | string[] | undefined>>
 }) {
-  const { actor } = await requirePage('studies:update')
+  await requirePage('studies:update')
   const { protocol } = await params
   const ui = uiFor(protocol)
   if (!ui) notFound()
   const { studyId } = await flatParams(searchParams)
-  if (!studyId) return <StudyChooser actor={actor} title={ui.newRun.title} thing="run" href={`/runs/new/${protocol}`} />
+  if (!studyId) {
+    const writable = await loadForPage(listStudies, { need: 'write', pageSize: 100 })
+    const studies = [...writable.items].sort((a, b) => a.name.localeCompare(b.name))
+    return <StudyChooser studies={studies} title={ui.newRun.title} thing="run" href={`/runs/new/${protocol}`} />
+  }
   const study = await loadForPage(getStudy, { studyId })
   const [datasets, connections, presets, templates] = await Promise.all([
     loadForPage(listDatasets, { studyId }),

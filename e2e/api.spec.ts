@@ -11,12 +11,16 @@ test('health checks the database; the OpenAPI document lists every route', async
   expect(Object.keys(doc.paths).sort()).toEqual(
     [
       '/audit',
+      '/datasets',
+      '/datasets/{datasetId}/import',
       '/health',
       '/me',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/cancel',
       '/runs/{runId}/dashboard',
+      '/runs/{runId}/export',
+      '/runs/{runId}/files/{file}',
       '/runs/{runId}/pause',
       '/runs/{runId}/results',
       '/runs/{runId}/resume',

@@ -8,13 +8,17 @@ import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
+import { GET as exportGET } from '@/app/api/v1/runs/[runId]/export/route'
 
 /**
  * A researcher scripts a study over REST with an API key, as Langfuse users do with its SDK: create a
  * run of any protocol, start it, follow its status, read the results; an expert answers their turn.
  */
 const fake = useFakeLlm()
+// Imports are jobs: this process works their queue, as the web server does.
+useBulkWorkers()
 afterAll(async () => {
   await stopBoss()
 })
@@ -136,4 +140,101 @@ describe('REST for runs and sessions', () => {
     for (const path of ['/runs/{runId}', '/runs/{runId}/pause', '/sessions/{sessionId}/turns', '/sessions'])
       expect(doc.paths).toHaveProperty([path])
   })
+
+  it('imports a dataset (multipart), runs on it and exports its messages, all with an API key', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const conn = await fakeConnection(study.id, fake())
+    fake().setScript([
+      { match: { model: 'gen' }, replies: [{ text: 'Prediction: CCO.CC(=O)O\nPathway: Ester hydrolysis.' }] },
+      { match: { model: 'judge' }, replies: [{ text: 'Yes' }] },
+    ])
+    const key = await keyFor(researcher)
+    const upload = (form: FormData, headers: Record<string, string> = {}) =>
+      handle(endpoints.importDataset)(
+        new Request('http://127.0.0.1/api/v1/datasets', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, ...headers },
+          body: form,
+        }),
+        { params: Promise.resolve({}) },
+      )
+    const form = new FormData()
+    form.set('studyId', study.id)
+    form.set('name', 'two esters')
+    form.set('kind', 'drug')
+    const csv = 'output,input,explanation\nCCO.CC(=O)O,CCOC(C)=O,Ester.\nCCCO.CC(=O)O,CCCOC(C)=O,Ester.\n'
+    form.set('file', new File([csv], 'retro.csv', { type: 'text/csv' }))
+    // JSON is not an upload: a clear 415, nothing stored.
+    const json = await call(endpoints.importDataset, key, { path: '/datasets', body: { studyId: study.id } })
+    expect(json.status).toBe(415)
+    const started = await upload(form)
+    expect(started.status).toBe(201)
+    const { id: datasetId } = (await started.json()) as { id: string }
+    const done = await call(endpoints.datasetImport, key, {
+      path: `/datasets/${datasetId}/import`,
+      params: { datasetId },
+      query: 'waitMs=30000',
+    })
+    expect(done.status).toBe(200)
+    expect(await done.json()).toMatchObject({ id: datasetId, status: 'ready', instances: 2 })
+    // A bad file answers 400 with the line when the import ends.
+    const bad = new FormData()
+    for (const [k, v] of form.entries()) if (k !== 'file') bad.set(k, v)
+    bad.set('file', new File(['output,input,explanation\nCCO,,no product\n'], 'bad.csv'))
+    const badId = ((await (await upload(bad)).json()) as { id: string }).id
+    const failed = await call(endpoints.datasetImport, key, {
+      path: `/datasets/${badId}/import`,
+      params: { datasetId: badId },
+      query: 'waitMs=30000',
+    })
+    expect(failed.status).toBe(400)
+    expect((await failed.json()).error).toMatch(/line 2/)
+
+    const created = await call(endpoints.createRun, key, {
+      path: '/runs',
+      body: {
+        studyId: study.id,
+        protocol: 'pxp',
+        name: 'over REST',
+        datasetId,
+        n: 4,
+        start: true,
+        generator: { connectionId: conn.id, model: 'gen' },
+        checker: { connectionId: conn.id, model: 'judge' },
+      },
+    })
+    expect(created.status).toBe(201)
+    const run = (await created.json()) as { id: string }
+    const workers = await startWorkers(2)
+    try {
+      let status = ''
+      for (let i = 0; i < 200 && status !== 'done'; i++) {
+        await new Promise((r) => setTimeout(r, 100))
+        const got = await call(endpoints.getRun, key, { path: `/runs/${run.id}`, params: { runId: run.id } })
+        status = ((await got.json()) as { run: { status: string } }).run.status
+      }
+      expect(status).toBe('done')
+    } finally {
+      await workers.stop()
+    }
+    const exported = await exportGET(
+      new Request(`http://127.0.0.1/api/v1/runs/${run.id}/export?table=m&format=jsonl`, {
+        headers: { authorization: `Bearer ${key}` },
+      }),
+      { params: Promise.resolve({ runId: run.id }) },
+    )
+    expect(exported.status).toBe(200)
+    const lines = (await exported.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { j: number; tag: string })
+    const stored = await db.protocolMessage.count({ where: { session: { experimentId: run.id } } })
+    expect(lines).toHaveLength(stored)
+    expect(lines.filter((l) => l.j === 1).map((l) => l.tag)).toEqual(['INIT', 'INIT'])
+    const doc = openApiDocument() as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
+    expect(JSON.stringify(doc.paths['/datasets']?.post?.requestBody)).toContain('multipart/form-data')
+    for (const path of ['/datasets/{datasetId}/import', '/runs/{runId}/export', '/runs/{runId}/files/{file}'])
+      expect(doc.paths).toHaveProperty([path])
+  }, 60_000)
 })

@@ -17,6 +17,8 @@ import {
   TurnResult,
   Work,
   pageOfSchema,
+  DatasetImportStarted,
+  DatasetImportStatus,
 } from '@/lib/server/api/schemas'
 import {
   cancelRun,
@@ -30,13 +32,15 @@ import {
   startRun,
   viewRun,
 } from '@/lib/server/services/runs'
+import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
 import { claimSeat, getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { DATASET_KINDS } from '@/lib/tasks/datasets'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { createStudy, getStudy, listStudies } from '@/lib/server/services/studies'
 import { completeWork, getWork, listMyWork } from '@/lib/server/services/work'
 
 /** Where an operation's input comes from in an HTTP request. Path parameters are always merged in. */
-export type InputSource = 'query' | 'body' | 'none'
+export type InputSource = 'query' | 'body' | 'multipart' | 'none'
 
 export interface Endpoint {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
@@ -142,6 +146,39 @@ export const endpoints = {
     op: listAudit,
     source: 'query',
     output: pageOfSchema(AuditEntry, 'AuditPage'),
+  },
+  importDataset: {
+    method: 'POST',
+    path: '/datasets',
+    summary:
+      'Import a dataset (multipart/form-data: `studyId`, `name`, `kind`, `file`, RAD `images` zips or files, generic `mapping` JSON). Runs as a job: poll /datasets/{datasetId}/import',
+    tag: 'Datasets',
+    op: importDataset,
+    source: 'multipart',
+    output: DatasetImportStarted,
+    status: 201,
+    docBody: () =>
+      z.object({
+        studyId: z.string(),
+        name: z.string(),
+        kind: z.enum(DATASET_KINDS),
+        file: z.string().meta({ format: 'binary', description: 'The data file (CSV or JSONL).' }),
+        images: z
+          .array(z.string().meta({ format: 'binary' }))
+          .optional()
+          .meta({ description: 'RAD: the X-rays, as image files or zips of them.' }),
+        mapping: z.string().optional().meta({ description: 'Generic datasets: the column mapping as JSON.' }),
+      }),
+  },
+  datasetImport: {
+    method: 'GET',
+    path: '/datasets/{datasetId}/import',
+    summary:
+      "An import's progress; `waitMs` (up to 60,000) waits for it to end. Ready: its counts; failed: 400 with the reason",
+    tag: 'Datasets',
+    op: awaitDatasetImport,
+    source: 'query',
+    output: DatasetImportStatus,
   },
   listRuns: {
     method: 'GET',

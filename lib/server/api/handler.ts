@@ -1,6 +1,8 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
 import { cookieMutationRefusal } from '@/lib/server/api/csrf'
 import type { Endpoint } from '@/lib/server/api/endpoints'
+import { maxUploadBytes, maxUploadMb, uploadTooLargeMessage } from '@/lib/limits.mjs'
+import { formDataToObject } from '@/lib/server/form-data'
 import { execute, failureFrom, MAX_INPUT_BYTES } from '@/lib/server/operation'
 
 type RouteContext = { params?: Promise<Record<string, string | string[]> | undefined> }
@@ -25,6 +27,22 @@ async function readBody(req: Request): Promise<{ ok: true; value: unknown } | { 
     return { ok: true, value: JSON.parse(text) }
   } catch {
     return { ok: false, res: error(400, 'The request body is not valid JSON.') }
+  }
+}
+
+/** A multipart/form-data body (uploads): fields as strings, files as File objects, repeated keys as arrays. */
+async function readMultipart(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
+  const type = (req.headers.get('content-type') ?? '').toLowerCase()
+  if (!type.startsWith('multipart/form-data'))
+    return { ok: false, res: error(415, 'Send the upload as multipart/form-data.') }
+  // The upload limit plus room for the multipart envelope; the operation checks the files themselves.
+  const declared = Number(req.headers.get('content-length') ?? 0)
+  if (declared > maxUploadBytes() + 2 * 1024 * 1024)
+    return { ok: false, res: error(413, uploadTooLargeMessage(declared, maxUploadMb())) }
+  try {
+    return { ok: true, value: formDataToObject(await req.formData()) }
+  } catch {
+    return { ok: false, res: error(400, 'The request body is not valid multipart/form-data.') }
   }
 }
 
@@ -53,8 +71,8 @@ export function handle(endpoint: Endpoint) {
       )
       let raw: unknown = {}
       if (endpoint.source === 'query') raw = queryObject(new URL(req.url))
-      if (endpoint.source === 'body') {
-        const body = await readBody(req)
+      if (endpoint.source === 'body' || endpoint.source === 'multipart') {
+        const body = endpoint.source === 'body' ? await readBody(req) : await readMultipart(req)
         if (!body.ok) return body.res
         raw = body.value
       }

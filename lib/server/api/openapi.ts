@@ -44,7 +44,9 @@ function operationFor(ep: Endpoint) {
       parameters.push({ name, in: 'query', required: input.required?.includes(name) ?? false, schema })
     }
   }
-  if (ep.source === 'body' && ep.docBody) {
+  if (ep.source === 'multipart') {
+    requestBody = { required: true, content: { 'multipart/form-data': { schema: input } } }
+  } else if (ep.source === 'body' && ep.docBody) {
     requestBody = { required: true, content: { 'application/json': { schema: input } } }
   } else if (ep.source === 'body') {
     const props = Object.fromEntries(Object.entries(input.properties ?? {}).filter(([k]) => !names.includes(k)))
@@ -101,6 +103,50 @@ export function openApiDocument() {
       },
     },
   }
+  const streamed = (summary: string, scope: string, params: unknown[], content: Record<string, unknown>) => ({
+    get: {
+      summary,
+      tags: ['Runs'],
+      description: `Requires the scope \`${scope}\` and write access to the run's study (viewers read, they do not export).`,
+      security: [{ apiKey: [] }, { session: [] }],
+      parameters: params,
+      responses: {
+        '200': { description: 'The file, streamed', content },
+        '400': {
+          description: 'Unknown table or format',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
+        '401': { description: 'Not authenticated' },
+        '403': { description: 'No export permission' },
+        '404': { description: 'Not found (or not visible to you)' },
+      },
+    },
+  })
+  const runId = { name: 'runId', in: 'path', required: true, schema: { type: 'string' } }
+  paths['/runs/{runId}/export'] = streamed(
+    "A run's table: d (sessions), m (messages), c (contexts) or one of its protocol's tables (see GET /runs/{runId} `exports`)",
+    'exports:read',
+    [
+      runId,
+      { name: 'table', in: 'query', required: false, schema: { type: 'string', default: 'm' } },
+      {
+        name: 'format',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: ['jsonl', 'csv'], default: 'jsonl' },
+      },
+    ],
+    {
+      'application/x-ndjson': { schema: { type: 'string' } },
+      'text/csv': { schema: { type: 'string' } },
+    },
+  )
+  paths['/runs/{runId}/files/{file}'] = streamed(
+    "A file its protocol builds for the run (see GET /runs/{runId} `files`), e.g. clembench's results folder as a zip",
+    'exports:read',
+    [runId, { name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+    { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  )
   for (const ep of Object.values(endpoints) as Endpoint[]) {
     paths[ep.path] ??= {}
     ;(paths[ep.path] as Record<string, unknown>)[ep.method.toLowerCase()] = operationFor(ep)

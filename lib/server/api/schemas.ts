@@ -216,3 +216,21 @@ export const Queue = z
     pageCount: z.number().int(),
   })
   .meta({ id: 'WorkQueue' })
+
+export const DatasetImportStarted = z
+  .object({ id: z.string(), name: z.string(), status: z.literal('importing') })
+  .meta({ id: 'DatasetImportStarted' })
+
+export const DatasetImportStatus = z
+  .looseObject({
+    id: z.string(),
+    name: z.string(),
+    /** importing | ready (a failed import answers 400 with its reason). */
+    status: z.string(),
+    rowsDone: z.number().int(),
+    rowsTotal: z.number().int().nullable(),
+    error: z.string().nullable(),
+    instances: z.number().int(),
+    assets: z.number().int(),
+  })
+  .meta({ id: 'DatasetImportStatus' })

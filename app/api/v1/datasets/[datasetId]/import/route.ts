@@ -1,0 +1,5 @@
+import { endpoints } from '@/lib/server/api/endpoints'
+import { handle } from '@/lib/server/api/handler'
+
+export const dynamic = 'force-dynamic'
+export const GET = handle(endpoints.datasetImport)

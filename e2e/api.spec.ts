@@ -26,6 +26,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/runs/{runId}/resume',
       '/runs/{runId}/retry-stalled',
       '/runs/{runId}/start',
+      '/scorekeeping/datasets',
       '/sessions',
       '/sessions/{sessionId}',
       '/sessions/{sessionId}/claim',

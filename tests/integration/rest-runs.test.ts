@@ -11,6 +11,9 @@ import { makeStudy, makeUser } from '../support/fixtures'
 import { useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { GET as exportGET } from '@/app/api/v1/runs/[runId]/export/route'
+import { POST as restPOST } from '@/app/api/v1/[...rest]/route'
+import { strToU8, zipSync } from 'fflate'
+import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
 
 /**
  * A researcher scripts a study over REST with an API key, as Langfuse users do with its SDK: create a
@@ -237,4 +240,33 @@ describe('REST for runs and sessions', () => {
     for (const path of ['/datasets/{datasetId}/import', '/runs/{runId}/export', '/runs/{runId}/files/{file}'])
       expect(doc.paths).toHaveProperty([path])
   }, 60_000)
+
+  it("a protocol's own endpoint (the clembench import) is served under /api/v1 and documented", async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const key = await keyFor(researcher)
+    const zip = zipSync(Object.fromEntries(Object.entries(demoGameFiles(3)).map(([k, v]) => [k, strToU8(v)])))
+    const form = new FormData()
+    form.set('studyId', study.id)
+    form.set('name', 'games over REST')
+    form.set('file', new File([Buffer.from(zip)], 'game.zip'))
+    const post = (path: string, body: FormData | string, type?: string) =>
+      restPOST(
+        new Request(`http://127.0.0.1/api/v1${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, ...(type ? { 'content-type': type } : {}) },
+          body,
+        }),
+      )
+    const res = await post('/scorekeeping/datasets', form)
+    expect(res.status).toBe(201)
+    const body = (await res.json()) as { id: string; instances: number }
+    expect(body.instances).toBe(3)
+    expect(await db.instance.count({ where: { datasetId: body.id } })).toBe(3)
+    // Not an upload: 415; an unknown path under /api/v1: the JSON 404.
+    expect((await post('/scorekeeping/datasets', '{}', 'application/json')).status).toBe(415)
+    expect((await post('/nowhere', '{}', 'application/json')).status).toBe(404)
+    const doc = openApiDocument() as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
+    expect(JSON.stringify(doc.paths['/scorekeeping/datasets']?.post?.requestBody)).toContain('multipart/form-data')
+  })
 })

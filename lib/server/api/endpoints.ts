@@ -321,3 +321,28 @@ function setupBodies(): z.ZodType {
     ? z.union(bodies as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]])
     : (bodies[0] as z.ZodType)
 }
+
+/** The endpoints protocol plugins add for their own operations (served by the catch-all route). */
+export function pluginEndpoints(): Endpoint[] {
+  return Object.values(plugins).flatMap((p) =>
+    (p.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint),
+  )
+}
+
+/** The plugin endpoint for a request path under /api/v1 and its path parameters, if any matches. */
+export function matchPluginEndpoint(method: string, path: string) {
+  for (const ep of pluginEndpoints()) {
+    if (ep.method !== method) continue
+    const names: string[] = []
+    const pattern = ep.path.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '{' || c === '}' ? c : `\\${c}`))
+    const re = new RegExp(
+      `^${pattern.replace(/\{(\w+)\}/g, (_, n: string) => {
+        names.push(n)
+        return '([^/]+)'
+      })}$`,
+    )
+    const m = re.exec(path)
+    if (m) return { ep, params: Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? '')])) }
+  }
+  return null
+}

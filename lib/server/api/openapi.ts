@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { endpoints, type Endpoint } from '@/lib/server/api/endpoints'
+import { type Endpoint, endpoints, pluginEndpoints } from '@/lib/server/api/endpoints'
 import { ErrorBody, Health } from '@/lib/server/api/schemas'
 
 // ErrorBody is referenced as #/components/schemas/Error.
@@ -147,7 +147,7 @@ export function openApiDocument() {
     [runId, { name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
     { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
   )
-  for (const ep of Object.values(endpoints) as Endpoint[]) {
+  for (const ep of [...(Object.values(endpoints) as Endpoint[]), ...pluginEndpoints()]) {
     paths[ep.path] ??= {}
     ;(paths[ep.path] as Record<string, unknown>)[ep.method.toLowerCase()] = operationFor(ep)
   }

@@ -206,6 +206,11 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   seedDemo?(seed: DemoSeed): Promise<string[]>
   /** The protocol's own operations (label merges, importing its instances …), registered with the others. */
   operations?: Operation<any, any>[]
+  /**
+   * REST endpoints of its own operations, under /api/v1 (listed in the OpenAPI document beside the
+   * generic ones; the path should start with the protocol id, e.g. /scorekeeping/datasets).
+   */
+  rest?: PluginEndpoint[]
   /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
   title?(instance: unknown, task: string): string
 }
@@ -226,4 +231,17 @@ export interface DemoSeed {
   run(protocol: string, input: Record<string, unknown>): Promise<{ id: string; created: boolean }>
   /** Play a run to the end (or until people are needed) with the demo model, in this process. */
   play(runId: string): Promise<void>
+}
+
+/** A REST endpoint a plugin adds for one of its operations (same shape as lib/server/api/endpoints.ts). */
+export interface PluginEndpoint {
+  method: 'GET' | 'POST'
+  path: string
+  summary: string
+  op: Operation<any, any>
+  source: 'query' | 'body' | 'multipart' | 'none'
+  output: z.ZodType
+  status?: 200 | 201
+  /** The request body as the OpenAPI document shows it (uploads: files as binary strings). */
+  docBody?: () => z.ZodType
 }

@@ -108,6 +108,30 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
   seedDemo: seedScorekeepingDemo,
   demo: scorekeepingDemo,
   operations: [importClembench],
+  rest: [
+    {
+      method: 'POST',
+      path: '/scorekeeping/datasets',
+      summary:
+        'Import clembench privateshared instances (multipart/form-data: `studyId`, `name`, `file`: the game folder as a zip or an instances file; `resources`: a zip, with an instances file; or `mode=generate` with `experiment`, `count`, `seed`)',
+      op: importClembench,
+      source: 'multipart',
+      status: 201,
+      output: z.object({ id: z.string(), instances: z.number().int(), experiments: z.array(z.string()) }),
+      docBody: () =>
+        z.object({
+          studyId: z.string(),
+          name: z.string(),
+          mode: z.enum(['import', 'generate']).optional(),
+          file: z.string().meta({ format: 'binary', description: 'The game folder as a zip, or an instances file.' }),
+          resources: z.string().meta({ format: 'binary' }).optional(),
+          instancesFile: z.string().optional(),
+          experiment: z.string().optional(),
+          count: z.number().int().optional(),
+          seed: z.number().int().optional(),
+        }),
+    },
+  ],
   title: (instance) => {
     const i = instance as { experiment?: string; gameId?: number } | null
     return `${i?.experiment ?? 'game'} #${i?.gameId ?? '?'}`

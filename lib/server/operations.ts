@@ -56,8 +56,10 @@ import {
 import {
   changePassword,
   createUser,
+  issueResetLink,
   listUsers,
   setUserDisabled,
+  setUserPassword,
   updateProfile,
   updateUserRole,
 } from '@/lib/server/services/users'
@@ -82,6 +84,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   createUser,
   updateUserRole,
   setUserDisabled,
+  setUserPassword,
+  issueResetLink,
   updateProfile,
   changePassword,
   listMyApiKeys,

@@ -68,6 +68,11 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   },
   'users.update-role': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, role: 'annotator' }) },
   'users.set-disabled': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, disabled: true }) },
+  'users.set-password': {
+    allowed: ['admin'],
+    input: (c) => ({ userId: c.other.userId, password: 'long enough and odd' }),
+  },
+  'users.issue-reset-link': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId }) },
   'profile.update': { allowed: ALL, input: () => ({ name: 'Renamed Person' }) },
   'profile.change-password': {
     allowed: ALL,
@@ -581,6 +586,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'users.create': ADMIN_ONLY,
   'users.update-role': ADMIN_ONLY,
   'users.set-disabled': ADMIN_ONLY,
+  'users.set-password': ADMIN_ONLY,
+  'users.issue-reset-link': ADMIN_ONLY,
   'profile.update': ANY,
   'profile.change-password': ANY,
   'apikeys.list': ANY,

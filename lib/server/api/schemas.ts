@@ -92,7 +92,7 @@ export const AuditEntry = z
     after: z.unknown(),
     actorName: z.string().nullable().meta({ description: "The actor's current name" }),
     studyName: z.string().nullable(),
-    resourceName: z.string().nullable().meta({ description: 'The resource\'s current name, where it has one' }),
+    resourceName: z.string().nullable().meta({ description: "The resource's current name, where it has one" }),
   })
   .meta({ id: 'AuditEntry' })
 

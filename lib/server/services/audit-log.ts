@@ -14,8 +14,7 @@ const NAMES: Record<string, Lookup> = {
   dataset: (ids) => db.dataset.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   connection: (ids) => db.llmConnection.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   preset: (ids) => db.modelPreset.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
-  'task-template': (ids) =>
-    db.taskTemplate.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
+  'task-template': (ids) => db.taskTemplate.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   apikey: (ids) => db.apiKey.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
 }
 
@@ -26,9 +25,8 @@ async function namesFor(
   const wanted = new Map<string, Set<string>>()
   const want = (kind: string, id: string | null) => {
     if (!id || !NAMES[kind]) return
-    let ids = wanted.get(kind)
-    if (!ids) wanted.set(kind, (ids = new Set()))
-    ids.add(id)
+    const ids = wanted.get(kind) ?? new Set<string>()
+    wanted.set(kind, ids.add(id))
   }
   for (const e of items) {
     want('user', e.actorUserId)
@@ -64,7 +62,11 @@ export const listAudit = defineOperation({
     const [rows, total, types] = await Promise.all([
       db.auditLog.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(page, pageSize) }),
       db.auditLog.count({ where }),
-      db.auditLog.findMany({ distinct: ['resourceType'], select: { resourceType: true }, orderBy: { resourceType: 'asc' } }),
+      db.auditLog.findMany({
+        distinct: ['resourceType'],
+        select: { resourceType: true },
+        orderBy: { resourceType: 'asc' },
+      }),
     ])
     const name = await namesFor(rows)
     const items = rows.map((e) => ({

@@ -1,3 +1,4 @@
+import { formatCount, formatUsd } from '@/lib/format'
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { LiveRefresh } from '@/components/live/live-refresh'
@@ -17,7 +18,6 @@ import { getRun, SESSION_STATUSES, viewRun } from '@/lib/server/services/runs'
 
 export const metadata: Metadata = { title: 'Run' }
 
-const usd = (v: number) => `$${v.toFixed(v < 0.01 ? 6 : 4)}`
 const time = (d: Date) => d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' })
 
 const PROGRESS: Array<[keyof typeof LABEL, string]> = [
@@ -193,19 +193,19 @@ export default async function RunPage({
             <div>
               <dt className="text-stone-500">LLM calls</dt>
               <dd>
-                {counts.calls}
+                {formatCount(counts.calls)}
                 {counts.failedCalls ? ` (${counts.failedCalls} failed attempts)` : ''}
               </dd>
             </div>
             <div>
               <dt className="text-stone-500">Tokens in / out</dt>
               <dd data-testid="tokens">
-                {counts.tokensIn.toLocaleString('en')} / {counts.tokensOut.toLocaleString('en')}
+                {formatCount(counts.tokensIn)} / {formatCount(counts.tokensOut)}
               </dd>
             </div>
             <div>
               <dt className="text-stone-500">Cost so far</dt>
-              <dd data-testid="cost">{usd(counts.costUsd)}</dd>
+              <dd data-testid="cost">{formatUsd(counts.costUsd)}</dd>
             </div>
           </dl>
         </Card>

@@ -21,6 +21,7 @@ import {
   retrySession,
   retryStalled,
   runDashboard,
+  compareRuns,
   startRun,
   viewRun,
 } from '@/lib/server/services/runs'
@@ -124,6 +125,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   getRun,
   viewRun,
   runDashboard,
+  compareRuns,
   startRun,
   pauseRun,
   resumeRun,

@@ -206,6 +206,13 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: ['admin', 'researcher', 'viewer'],
     input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
   },
+  'runs.compare': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({
+      a: (await experimentWithSession(c)).experimentId,
+      b: (await experimentWithSession(c)).experimentId,
+    }),
+  },
   'runs.export': {
     allowed: STAFF,
     input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId, table: 'd' }),
@@ -626,6 +633,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'runs.get': READ,
   'runs.view': READ,
   'runs.dashboard': READ,
+  'runs.compare': READ,
   'runs.export': WRITE, // exporting is researcher work: viewers read results, they do not export
   'runs.export-file': WRITE,
   'runs.start': WRITE,

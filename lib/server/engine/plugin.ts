@@ -196,6 +196,11 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
     run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
     /** The protocol's dashboard (intelligibility, clemscore …). */
     dashboard?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
+    /**
+     * Two runs of this protocol side by side (the protocol's headline numbers for A and B and what
+     * changed), for the generic compare page; the UI's `Compare` draws it.
+     */
+    compare?(runA: string, runB: string): Promise<unknown>
   }
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined

@@ -138,6 +138,14 @@ export default async function RunPage({
                   {ui.dashboardTitle ?? 'Dashboard'}
                 </Link>
               )}
+              {ui?.Compare && hasScope(actor.role, 'dashboards:read') && (
+                <Link
+                  href={`/runs/compare?a=${run.id}`}
+                  className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
+                >
+                  Compare with another run
+                </Link>
+              )}
             </div>
             <LiveRefresh topic={`experiment:${run.id}`} />
           </div>

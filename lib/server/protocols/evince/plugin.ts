@@ -213,6 +213,33 @@ async function runView(runId: string, rawArgs: Record<string, string | undefined
 }
 export type EvinceRunView = Awaited<ReturnType<typeof runView>>
 
+/**
+ * Two debate runs side by side: each run's accuracy table (with its own aliases and label merges)
+ * and its settings; the page writes B − A beside them.
+ */
+async function compareView(runA: string, runB: string) {
+  const one = async (runId: string) => {
+    const e = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+    const config = evinceConfig.parse(e.config)
+    const sessions = await db.protocolSession.findMany({
+      where: { experimentId: runId },
+      orderBy: { position: 'asc' },
+      select: { id: true, position: true, status: true, stopReason: true, stallError: true, updatedAt: true },
+    })
+    const cases = await caseResults(sessions)
+    const aliases = { ...config.aliases, ...analysisOf(e.analysis).merges }
+    return {
+      k: config.k,
+      maxRounds: config.maxRounds,
+      cases: cases.length,
+      accuracy: batchAccuracy(cases, config.k, aliases),
+    }
+  }
+  const [a, b] = await Promise.all([one(runA), one(runB)])
+  return { a, b }
+}
+export type EvinceCompareView = Awaited<ReturnType<typeof compareView>>
+
 // ---------------------------------------------------------------------------------------------
 // Exports: rounds and finals, replayed 200 sessions at a time
 // ---------------------------------------------------------------------------------------------
@@ -308,7 +335,7 @@ export const evincePlugin: ProtocolPlugin<typeof evince> = {
   }),
   setup: { input: EvinceSetupInput, plan: planEvince, fromForm: evinceSetupFromForm },
   exports,
-  views: { session: sessionView as never, run: runView },
+  views: { session: sessionView as never, run: runView, compare: compareView },
   seedDemo: seedEvinceDemo,
   demo: evinceDemo,
   operations: [mergeDebateLabels],

@@ -101,7 +101,10 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   await page.getByRole('button', { name: 'Start debate' }).click()
   await expect(page.getByRole('button', { name: 'Starting…' })).toBeDisabled()
   release()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   // Rounds arrive while the page is open (no reload), then the moderator's report.
   await expect(page.getByTestId('round-1')).toBeVisible({ timeout: 30_000 })
   await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'max-rounds', { timeout: 60_000 })
@@ -156,7 +159,10 @@ test("the Dengue debate: Gemini's 95 % list is renormalised with a visible warni
   await page.getByLabel('Judge model override').fill('judge')
   await page.getByLabel('Top-k').fill('3')
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'agreement', { timeout: 60_000 })
   await expect(page.getByTestId('warnings-1')).toContainText("B's probabilities sum to 0.95")
   await expect(page.getByTestId('warnings-2')).toHaveCount(0)
@@ -187,7 +193,10 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   await page.getByLabel('Top-k').fill('3')
   await page.getByLabel('Max rounds').fill('2')
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   const url = page.url()
 
   const ctx = await browser.newContext()

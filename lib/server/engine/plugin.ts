@@ -139,8 +139,11 @@ export interface SetupTools {
 export interface ExportTable {
   label: string
   description?: string
-  /** Streams the rows of the run, in a stable order. */
-  rows(runId: string): AsyncIterable<Record<string, unknown>>
+  /**
+   * Streams the rows of the run, in a stable order. For CSV every row has the same keys and no
+   * value is an array or object (a column per item instead), so a spreadsheet reads plain cells.
+   */
+  rows(runId: string, format: 'jsonl' | 'csv'): AsyncIterable<Record<string, unknown>>
 }
 
 /** A file of a run (a zip of clembench's folder layout …). */

@@ -168,6 +168,18 @@ export default async function RunPage({
           )}
         </div>
       )}
+      {counts.total === 1 && sessions.items[0] && (
+        <div className="mb-4 flex items-center justify-between gap-3 rounded-md border border-brand-100 bg-brand-50 px-4 py-2 text-sm">
+          <span>This run is one session.</span>
+          <Link
+            href={`/sessions/${sessions.items[0].id}`}
+            className="font-medium text-brand-700 hover:underline"
+            data-testid="open-single-session"
+          >
+            Open the session →
+          </Link>
+        </div>
+      )}
       <div className="grid gap-6 xl:grid-cols-2">
         <Card title="Progress" description={run.status === 'running' ? 'Updates live while the run runs.' : undefined}>
           <div

@@ -112,7 +112,9 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   // The recorded distributions are the paper's (Appendix C), e.g. round 1 of GPT-4 and round 3 of Claude.
   const bars = (round: number, seat: 'A' | 'B') => page.getByTestId(`turn-${round}-${seat}`).locator('li[data-label]')
   await expect(bars(1, 'A')).toHaveCount(5)
-  await expect(bars(1, 'A').first()).toHaveAttribute('data-label', 'Hepatitis C (HCV)')
+  // Bars name labels as the metrics merge them (parentheticals stripped), with the debater's spelling beside.
+  await expect(bars(1, 'A').first()).toHaveAttribute('data-label', 'Hepatitis C')
+  await expect(bars(1, 'A').first().locator('[data-listed-as]')).toHaveAttribute('data-listed-as', 'Hepatitis C (HCV)')
   await expect(bars(1, 'A').first()).toHaveAttribute('data-probability', '0.4')
   await expect(bars(3, 'B').nth(1)).toHaveAttribute('data-probability', '0.3')
   // The metric charts render, one per family, and the table carries the hand-checked WD of round 1.

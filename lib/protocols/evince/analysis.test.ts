@@ -27,7 +27,7 @@ describe('mergedPredictions: the debater bars show labels as the metrics merge t
     const a = align(list, [{ label: 'Flu', probability: 1 }], { aliases })
     const total = merged.reduce((s, m) => s + m.probability, 0)
     expect(merged.map((m) => m.label)).toEqual(a.names.slice(0, merged.length))
-    merged.forEach((m, i) => expect(m.probability / total).toBeCloseTo(a.p[i] as number, 12))
+    for (const [i, m] of merged.entries()) expect(m.probability / total).toBeCloseTo(a.p[i] as number, 12)
   })
 
   it('a label written as the metrics name it lists nothing else', () => {

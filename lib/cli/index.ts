@@ -322,7 +322,7 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         const count = opts.concurrency ?? jobSettings().workers
         const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
         const stopped = new Promise<void>((resolve) => onShutdown('signal', resolve))
-        installShutdown({ graceMs: 0 })
+        installShutdown({ graceMs: 0, exitCode: 0 })
         const workers = await startWorkers(count)
         const bulk = await startBulkWorkers()
         onShutdown('job workers', async () => {

@@ -32,7 +32,14 @@ function build(): Logger {
       const ctx = requestContext.getStore()
       return ctx ? { reqId: ctx.reqId } : {}
     },
-    serializers: { err: pino.stdSerializers.err },
+    serializers: {
+      err(err: Error) {
+        const out = pino.stdSerializers.err(err) as unknown as Record<string, unknown>
+        // node-postgres errors carry their client (with its whole connection state): not for the logs.
+        delete out.client
+        return out
+      },
+    },
   }
   // pino-pretty as a stream in this thread (a transport would start a worker thread, which Next's
   // bundling breaks); development only, so its cost does not matter.

@@ -10,10 +10,11 @@ import { log } from '@/lib/server/log'
  * readiness and graceful shutdown.
  *
  * pg-boss has no heartbeat: a job whose process died stays `active` until its expiry
- * (PARLEY_JOB_EXPIRE_SECONDS, 600 s, which must outlast the longest step). So every such process
- * keeps a `WorkerProcess` row: every PARLEY_HEARTBEAT_SECONDS (2 s) it writes `seenAt` and the
- * jobs it is working, and hands back to the queue the jobs of any process silent for five
- * heartbeats (pg-boss `fail`, which retries them after their retry delay, 1 s for steps). A
+ * (PARLEY_JOB_EXPIRE_SECONDS, 600 s, which must outlast the longest step). So every process that
+ * works a queue keeps a `WorkerProcess` row: every PARLEY_HEARTBEAT_SECONDS (2 s) it writes `seenAt`
+ * and the jobs it is working, and hands back to the queue (pg-boss `fail`, which retries them after
+ * their retry delay, 1 s for steps) every active job that started more than five heartbeats ago and
+ * that no process seen within five heartbeats lists: its process died (or never had a heartbeat). A
  * SIGKILLed process's sessions thus resume on another process within about 5 × 2 + 2 + 1 s, not
  * 10 minutes. A process that is alive but stalled that long gets its job run twice, which steps
  * tolerate (the (session, seq) key).
@@ -32,6 +33,8 @@ interface State {
   draining: boolean
   /** The jobs this process is working, by id. */
   active: Map<string, JobRef>
+  /** The queues this process works (whose orphans it looks for). */
+  queues: Set<string>
   timer?: NodeJS.Timeout
   lastBeat?: number
   shutdownHooks: Array<{ name: string; fn: () => Promise<void> | void }>
@@ -46,6 +49,7 @@ function state(): State {
     kind: process.env.PARLEY_PROCESS ?? 'web',
     draining: false,
     active: new Map(),
+    queues: new Set(),
     shutdownHooks: [],
   }
   return g.parleyProcess
@@ -63,6 +67,12 @@ export const isReady = () => !state().draining
 export function heartbeatAge(): number | undefined {
   const t = state().lastBeat
   return t === undefined ? undefined : (Date.now() - t) / 1000
+}
+
+/** This process works a queue: it beats, and looks for that queue's orphaned jobs. */
+export function worksQueue(name: string): void {
+  state().queues.add(name)
+  void startHeartbeat()
 }
 
 /** A worker took a job / is done with it (so a heartbeat lists it and shutdown can hand it back). */
@@ -93,19 +103,29 @@ async function beat(): Promise<void> {
 }
 
 /**
- * Hand back the jobs of processes silent for `silentSeconds` (any process does this; the DELETE
- * decides which one). Returns how many jobs went back.
+ * Hand back orphaned jobs: active jobs of the queues this process works that started more than
+ * `silentSeconds` ago and that no process with a heartbeat within `silentSeconds` lists (its
+ * process died, or never had a heartbeat). A live process lists every job it holds at each beat,
+ * so only a job whose process stopped beating qualifies. Any process does this; pg-boss `fail`
+ * decides once. Rows of processes silent that long are removed. Returns how many jobs went back.
  */
 export async function reapSilent(silentSeconds: number): Promise<number> {
-  const { rows } = await sql().query<{ id: string; jobs: JobRef[] }>(
-    `DELETE FROM "WorkerProcess" WHERE "seenAt" < now() - make_interval(secs => $1) RETURNING id, jobs`,
-    [silentSeconds],
+  const queues = [...state().queues]
+  if (!queues.length) return 0
+  const { rows } = await sql().query<{ name: string; id: string }>(
+    `SELECT j.name, j.id::text AS id FROM pgboss.job j
+     WHERE j.state = 'active' AND j.name = ANY($1) AND j.started_on < now() - make_interval(secs => $2)
+       AND NOT EXISTS (
+         SELECT 1 FROM "WorkerProcess" w
+         WHERE w."seenAt" >= now() - make_interval(secs => $2)
+           AND w.jobs @> jsonb_build_array(jsonb_build_object('id', j.id::text)))`,
+    [queues, silentSeconds],
   )
-  let n = 0
-  for (const r of rows) {
-    n += await handBack(r.jobs, `process ${r.id} stopped answering`)
-  }
-  if (n) log().warn({ jobs: n, processes: rows.map((r) => r.id) }, 'handed back the jobs of silent processes')
+  await sql().query(`DELETE FROM "WorkerProcess" WHERE "seenAt" < now() - make_interval(secs => $1)`, [
+    silentSeconds * 2,
+  ])
+  const n = await handBack(rows, 'its process stopped answering')
+  if (n) log().warn({ jobs: n }, 'handed back the jobs of silent processes')
   return n
 }
 
@@ -119,17 +139,17 @@ async function handBack(jobs: JobRef[], reason: string): Promise<number> {
   return jobs.length
 }
 
-/** Start the heartbeat of this process (idempotent). */
-export async function startHeartbeat(kind: string): Promise<void> {
+/** Start the heartbeat of this process (idempotent); resolves after the first beat. */
+export async function startHeartbeat(kind?: string): Promise<void> {
   const s = state()
-  s.kind = kind
+  if (kind) s.kind = kind
   if (s.timer) return
   const { heartbeatSeconds } = config()
-  await beat().catch((err) => log().warn({ err }, 'heartbeat failed'))
   s.timer = setInterval(() => {
     beat().catch((err) => log().warn({ err }, 'heartbeat failed'))
   }, heartbeatSeconds * 1000)
   s.timer.unref()
+  await beat().catch((err) => log().warn({ err }, 'heartbeat failed'))
 }
 
 async function stopHeartbeat(): Promise<void> {
@@ -182,7 +202,7 @@ export function shutdown(deadlineMs = config().shutdownSeconds * 1000): Promise<
  * shutdown, the process exits by itself `graceMs` later if nobody else did (0 for `parley worker`;
  * the web server gives Next that long to finish the requests in flight).
  */
-export function installShutdown(opts: { graceMs: number }): void {
+export function installShutdown(opts: { graceMs: number; exitCode?: number }): void {
   const s = state() as State & { installed?: boolean }
   if (s.installed) return
   s.installed = true
@@ -195,7 +215,7 @@ export function installShutdown(opts: { graceMs: number }): void {
       void done.then(() => realExit(exitCode))
       return undefined as never
     }) as typeof process.exit
-    const fallback = exitCode ?? (signal === 'SIGINT' ? 130 : 143)
+    const fallback = opts.exitCode ?? (signal === 'SIGINT' ? 130 : 143)
     void done.then(() => setTimeout(() => realExit(exitCode ?? fallback), opts.graceMs).unref())
     // A hard bound on top of the deadline.
     setTimeout(() => realExit(exitCode ?? 1), config().shutdownSeconds * 1000 + 5000).unref()

@@ -4,7 +4,7 @@ import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/se
 import { enqueueSteps, LEGACY_QUEUES, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
 import { addLocalWorker, jobSettings, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
 import { log } from '@/lib/server/log'
-import { isDraining, jobFinished, jobStarted } from '@/lib/server/processes'
+import { isDraining, jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
 
 /**
  * Sessions on the job queue, for every protocol: queue `session-step`, one job per session. A job
@@ -109,6 +109,7 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
   const running = new Set<string>()
   const work = async (name: string, i: number) => {
     await queue(name)
+    worksQueue(name)
     const id = await b.work<StepJob>(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
       try {
         for (const job of jobs) {

@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss'
 import { addLocalWorker, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
 import { DATASET_IMPORT_QUEUE, type DatasetImportJob, runDatasetImport } from '@/lib/server/services/dataset-import'
 import { drained, type Workers } from '@/lib/server/engine/jobs'
-import { jobFinished, jobStarted } from '@/lib/server/processes'
+import { jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
 import { type PrepareSessionsJob, prepareSessions, SESSIONS_QUEUE } from '@/lib/server/engine/prepare'
 import { log } from '@/lib/server/log'
 
@@ -28,6 +28,7 @@ export async function startBulkWorkers(): Promise<Workers> {
   const running = new Set<string>()
   for (const [name, handle] of handlers) {
     const b = await queue(name)
+    worksQueue(name)
     const id = await b.work<never>(name, { pollingIntervalSeconds: 1, batchSize: 1 }, async (jobs) => {
       for (const job of jobs) {
         running.add(job.id)

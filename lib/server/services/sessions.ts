@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
-import { type Ask, ProtocolError } from '@/lib/protocols/types'
+import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db, sql } from '@/lib/server/db'
@@ -185,7 +185,8 @@ export const getSession = defineOperation({
       orderBy: { seq: 'asc' },
       select: { seq: true, body: true, authorUserId: true, llmCallId: true, createdAt: true, payload: true },
     })
-    const view = await plugin.views.session({ ...ctx, mySeats, ask })
+    const viewCtx = { ...ctx, mySeats, ask }
+    const view = await plugin.views.session(viewCtx)
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
     // Researchers of the study (read access), not a researcher account seated as an expert in it.
     const researcher =
@@ -221,7 +222,10 @@ export const getSession = defineOperation({
       }),
       messages: rows.map((m) => ({
         seq: m.seq,
-        body: m.body,
+        body:
+          !researcher && plugin.views.participantMessage
+            ? plugin.views.participantMessage(m.body as unknown as BaseMessage, viewCtx)
+            : m.body,
         byPerson: !!m.authorUserId,
         createdAt: m.createdAt,
         // What agents noted beside their messages (raw replies) is for researchers only.

@@ -65,20 +65,29 @@ export function PxpSessionView({ session: s, turnForm, live }: SessionViewProps)
                   <TagChip tag={m.tag} />
                 </p>
                 {/* Model output is rendered as text, never as HTML. */}
-                <p>
-                  <span className="font-medium">{view.template?.predictionField ?? 'Prediction'}:</span>{' '}
-                  <span className="break-all">{m.prediction}</span>
-                </p>
-                {s.task === 'drug' && m.prediction && (
-                  <details className="mt-1">
-                    <summary className="cursor-pointer text-xs text-stone-500">Draw the reactants</summary>
-                    <Molecule smiles={m.prediction} label="Reactants" size="sm" />
-                  </details>
+                {view.hiddenSeats?.includes(m.sender) ? (
+                  <p className="text-stone-600" data-testid="hidden-answer">
+                    Only the tag is shown: this run hides the {label(m.sender).toLowerCase()}’s answer from you (it is
+                    the reference answer).
+                  </p>
+                ) : (
+                  <>
+                    <p>
+                      <span className="font-medium">{view.template?.predictionField ?? 'Prediction'}:</span>{' '}
+                      <span className="break-all">{m.prediction}</span>
+                    </p>
+                    {s.task === 'drug' && m.prediction && (
+                      <details className="mt-1">
+                        <summary className="cursor-pointer text-xs text-stone-500">Draw the reactants</summary>
+                        <Molecule smiles={m.prediction} label="Reactants" size="sm" />
+                      </details>
+                    )}
+                    <p className="mt-1 whitespace-pre-wrap">
+                      <span className="font-medium">{view.template?.explanationField ?? 'Explanation'}:</span>{' '}
+                      {m.explanation}
+                    </p>
+                  </>
                 )}
-                <p className="mt-1 whitespace-pre-wrap">
-                  <span className="font-medium">{view.template?.explanationField ?? 'Explanation'}:</span>{' '}
-                  {m.explanation}
-                </p>
               </li>
             ))}
           </ol>

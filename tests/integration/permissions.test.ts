@@ -280,6 +280,10 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       }
     },
   },
+  'sessions.save-draft': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await humanSession(c)).id, seq: 1, data: { y: 'CCO' } }),
+  },
   'pxp.check-answer': {
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await humanSession(c)).id, prediction: 'CCO.CC(=O)O' }),
@@ -634,6 +638,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'sessions.get': ANY, // their own session
   'sessions.submit': ANY, // their own session
   'pxp.check-answer': ANY, // their own session
+  'sessions.save-draft': ANY, // their own session
   'sessions.claim': ANY, // a claimable seat: any member of the study who may do work
   'sessions.inspect': READ,
   'scorekeeping.import': WRITE,

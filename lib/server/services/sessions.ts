@@ -99,8 +99,14 @@ export const myQueue = defineOperation({
       `SELECT grp, count(*)::int AS n FROM (${base}) q GROUP BY grp`,
       [actor.userId, canClaim],
     )
-    const { rows } = await sql().query<QueueRow & { grp: string }>(
-      `SELECT * FROM (${base}) q
+    // Progress through a run: of this person's sessions in the row's run, how many are done.
+    const { rows } = await sql().query<QueueRow & { grp: string; runMine: number | null; runDone: number | null }>(
+      `SELECT q.*,
+              (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId") AS "runMine",
+              (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone"
+       FROM (${base}) q
        WHERE $3::text IS NULL OR grp = $3
        ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'stalled' THEN 3 ELSE 4 END,
                 CASE WHEN grp = 'yours' THEN "updatedAt" END ASC NULLS LAST,
@@ -187,6 +193,13 @@ export const getSession = defineOperation({
     })
     const viewCtx = { ...ctx, mySeats, ask }
     const view = await plugin.views.session(viewCtx)
+    const yourTurn = !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled'
+    const draft = yourTurn
+      ? await db.turnDraft.findUnique({
+          where: { sessionId_seq_userId: { sessionId, seq: ask.j, userId: actor.userId } },
+          select: { data: true, updatedAt: true },
+        })
+      : null
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
     // Researchers of the study (read access), not a researcher account seated as an expert in it.
     const researcher =
@@ -234,7 +247,9 @@ export const getSession = defineOperation({
       ask: ask ? { seat: ask.seat, j: ask.j, kind: ask.kind ?? null, allowedTags: [...(ask.allowedTags ?? [])] } : null,
       done: next.done ? next.reason : null,
       mySeats,
-      yourTurn: !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled',
+      yourTurn,
+      /** The person's unsent turn for this message, kept on the server (any browser). */
+      draft: draft ? { data: draft.data as Record<string, unknown>, updatedAt: draft.updatedAt } : null,
       claimableSeats: meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat),
       view,
     }
@@ -290,6 +305,7 @@ export const submitTurn = defineOperation({
           { userId: actor.userId },
           exec,
         )
+        await tx.turnDraft.deleteMany({ where: { sessionId, userId: actor.userId, seq: { lte: next.j } } })
         await writeAudit(tx, {
           actor: actorRef(actor),
           action: 'session.turn',
@@ -315,6 +331,39 @@ export const submitTurn = defineOperation({
     else if (!session.experimentId || session.runStatus === 'running')
       await enqueueSteps([session.id], session.experimentId)
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
+  },
+})
+
+/**
+ * Keep a person's unsent turn on the server, per (session, message number, person), so it survives a
+ * reload and a new browser; `sessions.get` hands it back with the turn, `sessions.submit` deletes it.
+ * Only someone who fills a seat of the session (404 otherwise), only for a message not yet written
+ * (409). The form saves as the person types, so no audit row is written: a draft is not study data
+ * until it is sent, and the sent turn is audited.
+ */
+export const saveDraft = defineOperation({
+  name: 'sessions.save-draft',
+  scope: 'work:submit',
+  input: z.object({
+    sessionId: id,
+    seq: z.coerce.number().int().min(1).max(100_000),
+    data: z.record(z.string().max(60), z.unknown()).refine((d) => Object.keys(d).length <= 50, 'Too many fields.'),
+  }),
+  async run(actor, { sessionId, seq, data }) {
+    const { rows } = await sql().query<{ seated: boolean; last: number | null }>(
+      `SELECT EXISTS (SELECT 1 FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2) AS seated,
+              (SELECT max(seq) FROM "ProtocolMessage" WHERE "sessionId" = $1) AS last`,
+      [sessionId, actor.userId],
+    )
+    if (!rows[0]?.seated) throw notFound('Session')
+    if (seq <= (rows[0].last ?? 0)) throw conflict('This message was already sent; the draft is not kept.')
+    const saved = await db.turnDraft.upsert({
+      where: { sessionId_seq_userId: { sessionId, seq, userId: actor.userId } },
+      create: { sessionId, seq, userId: actor.userId, data: data as Prisma.InputJsonValue },
+      update: { data: data as Prisma.InputJsonValue },
+      select: { updatedAt: true },
+    })
+    return { sessionId, seq, updatedAt: saved.updatedAt }
   },
 })
 

@@ -20,8 +20,11 @@ test.beforeAll(async () => {
     ],
   })
 })
+/** Sessions this spec made: finished afterwards, so they never crowd other specs' queues. */
+const made: string[] = []
 test.afterAll(async () => {
   await fake.close()
+  await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE id = ANY($1)`, [made])
 })
 
 /** A session awaiting the demo expert after the machine's first (wrong) message. */
@@ -34,6 +37,7 @@ async function drugSession(task: 'drug' | 'rad' = 'drug') {
     [connectionId, fake.url],
   )
   const sessionId = `e2e-${randomUUID()}`
+  made.push(sessionId)
   const seats = {
     m: {
       kind: 'llm',
@@ -241,4 +245,130 @@ test('the experiment form warns when experts play the machine against the proxy,
   await expect(warning.getByLabel(/Only its tag/)).toBeChecked()
   await page.getByLabel('Another LLM').check()
   await expect(warning).toHaveCount(0)
+})
+
+test('a draft lives on the server: a second browser of the same expert gets it back', async ({ page, browser }) => {
+  const sessionId = await drugSession('drug')
+  await signIn(page, 'expert@parley.local')
+  await page.goto(`/sessions/${sessionId}`)
+  await page.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('No').check()
+  await page.getByLabel('Your prediction').fill(TRUTH.y)
+  await page.getByLabel('Your explanation').fill('Half written on the ward PC.')
+  await expect(page.getByTestId('draft-status')).toHaveText('Draft saved')
+
+  const other = await browser.newContext()
+  try {
+    const second = await other.newPage()
+    await signIn(second, 'expert@parley.local')
+    await second.goto(`/sessions/${sessionId}`)
+    await expect(second.getByTestId('draft-status')).toHaveText('Draft restored')
+    await expect(second.getByLabel('Your prediction')).toHaveValue(TRUTH.y)
+    await expect(second.getByLabel('Your explanation')).toHaveValue('Half written on the ward PC.')
+    await expect(second.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('No')).toBeChecked()
+  } finally {
+    await other.close()
+  }
+})
+
+test('dialogs open centred, guidelines render as sanitised Markdown, the tab names the case', async ({ page }) => {
+  await sql(`UPDATE "Study" SET guidelines = $1 WHERE id = 'demo-study'`, [
+    '## Reading order\n\n- **Check** the lines first\n- then the lungs\n\n<script>window.__pwned = 1</script>\n\n[bad](javascript:alert(1))',
+  ])
+  const sessionId = await drugSession('drug')
+  await signIn(page, 'expert@parley.local')
+  await page.setViewportSize({ width: 1280, height: 800 })
+  await page.goto(`/sessions/${sessionId}`)
+  await expect(page).toHaveTitle('CCOC(C)=O · PXP / INTERACT · Parley')
+  await page.getByRole('button', { name: 'Guidelines (g)' }).click()
+  const dialog = page.getByRole('dialog', { name: 'Study guidelines' })
+  await expect(dialog.getByRole('heading', { name: 'Reading order' })).toBeVisible()
+  await expect(dialog.locator('li strong')).toHaveText('Check')
+  await expect(dialog.locator('script')).toHaveCount(0)
+  await expect(dialog.getByText('## Reading order')).toHaveCount(0)
+  await expect(dialog.getByText('bad')).not.toHaveAttribute('href', /javascript/)
+  const centred = async (name: string) => {
+    const box = await page.getByRole('dialog', { name }).boundingBox()
+    if (!box) throw new Error(`no ${name} dialog`)
+    expect(Math.abs(box.x + box.width / 2 - 640)).toBeLessThan(3)
+    expect(Math.abs(box.y + box.height / 2 - 400)).toBeLessThan(3)
+  }
+  await centred('Study guidelines')
+  await page.keyboard.press('Escape')
+  await page.locator('body').click()
+  await page.keyboard.press('?')
+  await centred('Keyboard shortcuts')
+  await page.keyboard.press('Escape')
+  // The instance panel stays in view on a long dialogue.
+  await expect(page.getByTestId('instance-panel')).toHaveCSS('position', 'sticky')
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
+})
+
+test('My work shows progress through a run; an ended session offers the next one in place', async ({ page }) => {
+  const sessionId = await drugSession('drug')
+  const [run] = await sql<{ id: string }>(
+    `SELECT e.id FROM "Experiment" e JOIN "ProtocolSession" s ON s."experimentId" = e.id
+       JOIN "SessionSeat" p ON p."sessionId" = s.id JOIN "user" u ON u.id = p."userId"
+      WHERE u.email = 'expert@parley.local' LIMIT 1`,
+  )
+  await signIn(page, 'expert@parley.local')
+  await page.goto('/work')
+  await expect(page.getByTestId('run-progress').first()).toHaveText(/\d+ of \d+ done/)
+  expect(run).toBeTruthy()
+  // The session ends (the expert rejects after k): the page offers the next session where the form was.
+  await sql(`UPDATE "ProtocolSession" SET config = '{"n":2,"k":1}' WHERE id = $1`, [sessionId])
+  await page.goto(`/sessions/${sessionId}`)
+  await page.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('No').check()
+  await page.getByRole('group', { name: 'Does the explanation agree with yours?' }).getByLabel('No').check()
+  await page.getByLabel('Your prediction').fill(TRUTH.y)
+  await page.getByLabel('Your explanation').fill(TRUTH.e)
+  await page.getByRole('button', { name: 'Send' }).click()
+  const over = page.getByTestId('session-over')
+  await expect(over).toBeVisible()
+  await expect(over.getByRole('link', { name: 'Next session →' })).toHaveAttribute('href', /\/sessions\//)
+})
+
+test('sessions awaiting the expert in one run are listed by position, the run where its oldest waits', async ({
+  page,
+}) => {
+  const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
+  const runId = `e2e-order-${randomUUID()}`
+  await sql(
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "carryOver", "updatedAt")
+     VALUES ($1, 'demo-study', 'ordered run', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', false, now())`,
+    [runId],
+  )
+  const ids: string[] = []
+  // Position 1 has waited longer than position 0: the list still goes 0, 1.
+  for (const [position, age] of [
+    [0, '1 minute'],
+    [1, '2 minutes'],
+  ] as const) {
+    const id = `e2e-order-${position}-${randomUUID()}`
+    ids.push(id)
+    made.push(id)
+    await sql(
+      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
+       VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', 'h', $5, '1990-01-01'::timestamp - interval '${age}')`,
+      [
+        id,
+        runId,
+        JSON.stringify({ input: { smiles: `C${'C'.repeat(position)}O` }, prediction: 'CO', explanation: 'x' }),
+        JSON.stringify({
+          m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+          h: { kind: 'human', userId: expert?.id, claimable: false },
+        }),
+        position,
+      ],
+    )
+    await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [id, expert?.id])
+  }
+  await signIn(page, 'expert@parley.local')
+  await page.goto('/work?queue=yours')
+  const rows = page.getByRole('table', { name: 'Your sessions' }).locator('tbody tr')
+  await expect(rows.nth(0)).toHaveAttribute('data-session-id', ids[0] as string)
+  await expect(rows.nth(1)).toHaveAttribute('data-session-id', ids[1] as string)
+  await expect(rows.nth(0).getByTestId('run-progress')).toHaveText('· 0 of 2 done')
+  await expect(page.getByRole('link', { name: 'Next session' })).toHaveAttribute('href', `/sessions/${ids[0]}`)
+  // Done with this run's sessions for the next specs: they must not stay at the top of the queue.
+  await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "experimentId" = $1`, [runId])
 })

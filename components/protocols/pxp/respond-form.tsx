@@ -1,7 +1,7 @@
 'use client'
 
 import { useEffect, useMemo, useRef, useState } from 'react'
-import { submitTurnAction } from '@/app/actions/sessions'
+import { saveDraftAction, submitTurnAction } from '@/app/actions/sessions'
 import { ActionForm, SubmitButton } from '@/components/forms/action-form'
 import { TurnHiddenFields } from '@/components/sessions/turn-fields'
 import { type AnswerCheck, checkAnswerAction } from '@/components/protocols/pxp/actions'
@@ -47,6 +47,7 @@ export function RespondForm({
   ownPrev,
   answer = { kind: 'text' },
   partner = 'your partner',
+  serverDraft = null,
 }: {
   sessionId: string
   protocol: string
@@ -55,37 +56,44 @@ export function RespondForm({
   ownPrev?: { y: string; e: string }
   answer?: AnswerRules
   partner?: string
+  /** This turn's draft as the server keeps it (`sessions.save-draft`), when there is one. */
+  serverDraft?: Record<string, unknown> | null
 }) {
   const [match, setMatch] = useState<boolean | null>(null)
   const [agree, setAgree] = useState<boolean | null>(null)
   const [y, setY] = useState('')
   const [e, setE] = useState('')
   const [chosen, setChosen] = useState<PxpTag | ''>('')
-  const [saved, setSaved] = useState<'restored' | 'pending' | 'saved' | null>(null)
+  const [saved, setSaved] = useState<'restored' | 'pending' | 'saved' | 'local' | null>(null)
   const [check, setCheck] = useState<(AnswerCheck & { for: string }) | null>(null)
   const formRef = useRef<HTMLDivElement>(null)
   const labels = answer.kind === 'labels' ? answer.labels : null
   const draftKey = `parley:draft:${sessionId}:${j}`
-  // Restore a draft of this very message (same session, same j) once, on load.
+  // Restore a draft of this very message (same session, same j) once, on load: the one kept on the
+  // server (any browser), else this browser's copy.
+  const restoredOnce = useRef(false)
   useEffect(() => {
+    // Once: a later refresh of the page (the live view) must not overwrite what is being typed.
+    if (restoredOnce.current) return
+    restoredOnce.current = true
     try {
       const raw = localStorage.getItem(draftKey)
-      if (!raw) return
-      const d = JSON.parse(raw) as {
+      const d = (serverDraft ?? (raw ? JSON.parse(raw) : null)) as {
         match?: boolean | null
         agree?: boolean | null
         y?: string
         e?: string
         chosen?: PxpTag | ''
-      }
-      if (d.match !== undefined) setMatch(d.match)
-      if (d.agree !== undefined) setAgree(d.agree)
+      } | null
+      if (!d) return
+      if (typeof d.match === 'boolean') setMatch(d.match)
+      if (typeof d.agree === 'boolean') setAgree(d.agree)
       if (typeof d.y === 'string') setY(d.y)
       if (typeof d.e === 'string') setE(d.e)
       if (d.chosen) setChosen(d.chosen)
       setSaved('restored')
     } catch {}
-  }, [draftKey])
+  }, [draftKey, serverDraft])
   // Drafts of earlier messages of this session were sent: drop them.
   useEffect(() => {
     try {
@@ -166,17 +174,26 @@ export function RespondForm({
       latest.current = null
       return
     }
+    const data = { match, agree, y, e, chosen }
     const save = () => {
       try {
-        localStorage.setItem(draftKey, JSON.stringify({ match, agree, y, e, chosen }))
-        setSaved('saved')
+        localStorage.setItem(draftKey, JSON.stringify(data))
       } catch {}
     }
     latest.current = save
     setSaved((s) => (s === 'restored' ? s : 'pending'))
+    // This browser's copy at once, the server's (any browser) shortly after.
     const t = setTimeout(save, 300)
-    return () => clearTimeout(t)
-  }, [draftKey, match, agree, y, e, chosen])
+    const t2 = setTimeout(() => {
+      saveDraftAction(sessionId, j, data)
+        .then((ok) => setSaved(ok ? 'saved' : 'local'))
+        .catch(() => setSaved('local'))
+    }, 600)
+    return () => {
+      clearTimeout(t)
+      clearTimeout(t2)
+    }
+  }, [draftKey, sessionId, j, match, agree, y, e, chosen])
   useEffect(() => {
     const flush = () => latest.current?.()
     window.addEventListener('pagehide', flush)
@@ -367,7 +384,9 @@ export function RespondForm({
               ? 'Draft saved'
               : saved === 'pending'
                 ? 'Saving draft…'
-                : ''}
+                : saved === 'local'
+                  ? 'Draft kept in this browser only'
+                  : ''}
         </span>
         <button
           type="button"
@@ -377,7 +396,11 @@ export function RespondForm({
           Keyboard shortcuts (?)
         </button>
       </div>
-      <dialog ref={helpRef} aria-labelledby="shortcuts-title" className="rounded-lg p-0 shadow-xl backdrop:bg-black/30">
+      <dialog
+        ref={helpRef}
+        aria-labelledby="shortcuts-title"
+        className="m-auto rounded-lg p-0 shadow-xl backdrop:bg-black/30"
+      >
         <div className="w-80 p-5 text-sm">
           <h2 id="shortcuts-title" className="mb-3 text-base font-semibold">
             Keyboard shortcuts

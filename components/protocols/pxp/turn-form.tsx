@@ -23,6 +23,7 @@ export function PxpTurnForm({ session: s }: TurnFormProps) {
         k={view.config.k}
         ownPrev={own ? { y: own.prediction, e: own.explanation } : undefined}
         answer={view.answer}
+        serverDraft={s.draft?.data ?? null}
         partner={`the ${(s.seats.find((x) => x.name !== seat)?.label ?? 'partner').toLowerCase()}`}
       />
     </Card>

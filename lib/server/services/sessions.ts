@@ -66,8 +66,8 @@ type QueueRow = {
 }
 
 /**
- * The signed-in person's queue across protocols: sessions whose turn is theirs first (oldest
- * first), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
+ * The signed-in person's queue across protocols: sessions whose turn is theirs first (the run whose
+ * session waited longest first, its sessions by position), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
  */
 export const myQueue = defineOperation({
   name: 'sessions.queue',
@@ -109,7 +109,8 @@ export const myQueue = defineOperation({
        FROM (${base}) q
        WHERE $3::text IS NULL OR grp = $3
        ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'stalled' THEN 3 ELSE 4 END,
-                CASE WHEN grp = 'yours' THEN "updatedAt" END ASC NULLS LAST,
+                -- A run's sessions awaiting the person go together, by position, where its oldest waits.
+                min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
                 "runId", repetition, position, id
        LIMIT $4 OFFSET $5`,
       [actor.userId, canClaim, filter ?? null, pageSize, (page - 1) * pageSize],
@@ -142,12 +143,16 @@ export const myQueue = defineOperation({
   },
 })
 
-/** The oldest session awaiting this person (for "Next session"). */
+/**
+ * The next session awaiting this person (for "Next session"): the run whose session has waited
+ * longest, and in it the first by position (as the work queue lists them).
+ */
 export async function nextSessionFor(userId: string, after?: string): Promise<string | null> {
   const { rows } = await sql().query<{ id: string }>(
     `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
      WHERE p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
-     ORDER BY s."updatedAt" ASC LIMIT 1`,
+     ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."experimentId", s.id)), s.repetition, s.position, s.id
+     LIMIT 1`,
     [userId, after ?? null],
   )
   return rows[0]?.id ?? null

@@ -372,3 +372,54 @@ test('sessions awaiting the expert in one run are listed by position, the run wh
   // Done with this run's sessions for the next specs: they must not stay at the top of the queue.
   await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "experimentId" = $1`, [runId])
 })
+
+test('an expert in the machine seat of a tag-only run sees the proxy tester’s tag, not the reference answer', async ({
+  page,
+}) => {
+  const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
+  const sessionId = `e2e-tag-only-${randomUUID()}`
+  made.push(sessionId)
+  await sql(
+    `INSERT INTO "ProtocolSession" (id, "studyId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+     VALUES ($1, 'demo-study', 'pxp', '1', '{"n":10,"k":3,"proxyAnswer":"tag-only"}', 'drug', $2, $3, 'awaiting', 'm', now())`,
+    [
+      sessionId,
+      JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e }),
+      JSON.stringify({
+        m: { kind: 'human', userId: expert?.id, claimable: false },
+        h: { kind: 'proxy', helpers: { checker: { connectionId: 'none' } }, params: {} },
+      }),
+    ],
+  )
+  await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'm', $2)`, [sessionId, expert?.id])
+  const messages = [
+    { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' },
+    { seq: 2, sender: 'h', tag: 'REFUTE', prediction: TRUTH.y, explanation: TRUTH.e },
+  ]
+  for (const m of messages)
+    await sql(
+      `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        randomUUID(),
+        sessionId,
+        m.seq,
+        m.sender,
+        m.sender === 'm' ? 'h' : 'm',
+        m.tag,
+        m.prediction,
+        m.explanation,
+        JSON.stringify(m),
+      ],
+    )
+  await signIn(page, 'expert@parley.local')
+  const response = await page.goto(`/sessions/${sessionId}`)
+  const thread = page.getByRole('list', { name: 'Messages' })
+  await expect(thread.getByRole('listitem').nth(1)).toContainText('REFUTE')
+  await expect(thread.getByRole('listitem').nth(1).getByTestId('hidden-answer')).toContainText('Only the tag is shown')
+  // Not on the screen, and not anywhere in what the page sent.
+  await expect(page.getByText(TRUTH.e)).toHaveCount(0)
+  expect(await response?.text()).not.toContain(TRUTH.e)
+  expect(await page.content()).not.toContain(TRUTH.e)
+  await expect(page.getByRole('heading', { name: 'Your response (message 3)' })).toBeVisible()
+})

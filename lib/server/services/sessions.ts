@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
-import { type Ask, ProtocolError } from '@/lib/protocols/types'
+import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db, sql } from '@/lib/server/db'
@@ -66,8 +66,8 @@ type QueueRow = {
 }
 
 /**
- * The signed-in person's queue across protocols: sessions whose turn is theirs first (oldest
- * first), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
+ * The signed-in person's queue across protocols: sessions whose turn is theirs first (the run whose
+ * session waited longest first, its sessions by position), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
  */
 export const myQueue = defineOperation({
   name: 'sessions.queue',
@@ -99,11 +99,18 @@ export const myQueue = defineOperation({
       `SELECT grp, count(*)::int AS n FROM (${base}) q GROUP BY grp`,
       [actor.userId, canClaim],
     )
-    const { rows } = await sql().query<QueueRow & { grp: string }>(
-      `SELECT * FROM (${base}) q
+    // Progress through a run: of this person's sessions in the row's run, how many are done.
+    const { rows } = await sql().query<QueueRow & { grp: string; runMine: number | null; runDone: number | null }>(
+      `SELECT q.*,
+              (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId") AS "runMine",
+              (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone"
+       FROM (${base}) q
        WHERE $3::text IS NULL OR grp = $3
        ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'stalled' THEN 3 ELSE 4 END,
-                CASE WHEN grp = 'yours' THEN "updatedAt" END ASC NULLS LAST,
+                -- A run's sessions awaiting the person go together, by position, where its oldest waits.
+                min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
                 "runId", repetition, position, id
        LIMIT $4 OFFSET $5`,
       [actor.userId, canClaim, filter ?? null, pageSize, (page - 1) * pageSize],
@@ -136,12 +143,16 @@ export const myQueue = defineOperation({
   },
 })
 
-/** The oldest session awaiting this person (for "Next session"). */
+/**
+ * The next session awaiting this person (for "Next session"): the run whose session has waited
+ * longest, and in it the first by position (as the work queue lists them).
+ */
 export async function nextSessionFor(userId: string, after?: string): Promise<string | null> {
   const { rows } = await sql().query<{ id: string }>(
     `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
      WHERE p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
-     ORDER BY s."updatedAt" ASC LIMIT 1`,
+     ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."experimentId", s.id)), s.repetition, s.position, s.id
+     LIMIT 1`,
     [userId, after ?? null],
   )
   return rows[0]?.id ?? null
@@ -185,7 +196,15 @@ export const getSession = defineOperation({
       orderBy: { seq: 'asc' },
       select: { seq: true, body: true, authorUserId: true, llmCallId: true, createdAt: true, payload: true },
     })
-    const view = await plugin.views.session({ ...ctx, mySeats, ask })
+    const viewCtx = { ...ctx, mySeats, ask }
+    const view = await plugin.views.session(viewCtx)
+    const yourTurn = !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled'
+    const draft = yourTurn
+      ? await db.turnDraft.findUnique({
+          where: { sessionId_seq_userId: { sessionId, seq: ask.j, userId: actor.userId } },
+          select: { data: true, updatedAt: true },
+        })
+      : null
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
     // Researchers of the study (read access), not a researcher account seated as an expert in it.
     const researcher =
@@ -221,7 +240,10 @@ export const getSession = defineOperation({
       }),
       messages: rows.map((m) => ({
         seq: m.seq,
-        body: m.body,
+        body:
+          !researcher && plugin.views.participantMessage
+            ? plugin.views.participantMessage(m.body as unknown as BaseMessage, viewCtx)
+            : m.body,
         byPerson: !!m.authorUserId,
         createdAt: m.createdAt,
         // What agents noted beside their messages (raw replies) is for researchers only.
@@ -230,7 +252,9 @@ export const getSession = defineOperation({
       ask: ask ? { seat: ask.seat, j: ask.j, kind: ask.kind ?? null, allowedTags: [...(ask.allowedTags ?? [])] } : null,
       done: next.done ? next.reason : null,
       mySeats,
-      yourTurn: !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled',
+      yourTurn,
+      /** The person's unsent turn for this message, kept on the server (any browser). */
+      draft: draft ? { data: draft.data as Record<string, unknown>, updatedAt: draft.updatedAt } : null,
       claimableSeats: meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat),
       view,
     }
@@ -286,6 +310,7 @@ export const submitTurn = defineOperation({
           { userId: actor.userId },
           exec,
         )
+        await tx.turnDraft.deleteMany({ where: { sessionId, userId: actor.userId, seq: { lte: next.j } } })
         await writeAudit(tx, {
           actor: actorRef(actor),
           action: 'session.turn',
@@ -311,6 +336,39 @@ export const submitTurn = defineOperation({
     else if (!session.experimentId || session.runStatus === 'running')
       await enqueueSteps([session.id], session.experimentId)
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
+  },
+})
+
+/**
+ * Keep a person's unsent turn on the server, per (session, message number, person), so it survives a
+ * reload and a new browser; `sessions.get` hands it back with the turn, `sessions.submit` deletes it.
+ * Only someone who fills a seat of the session (404 otherwise), only for a message not yet written
+ * (409). The form saves as the person types, so no audit row is written: a draft is not study data
+ * until it is sent, and the sent turn is audited.
+ */
+export const saveDraft = defineOperation({
+  name: 'sessions.save-draft',
+  scope: 'work:submit',
+  input: z.object({
+    sessionId: id,
+    seq: z.coerce.number().int().min(1).max(100_000),
+    data: z.record(z.string().max(60), z.unknown()).refine((d) => Object.keys(d).length <= 50, 'Too many fields.'),
+  }),
+  async run(actor, { sessionId, seq, data }) {
+    const { rows } = await sql().query<{ seated: boolean; last: number | null }>(
+      `SELECT EXISTS (SELECT 1 FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2) AS seated,
+              (SELECT max(seq) FROM "ProtocolMessage" WHERE "sessionId" = $1) AS last`,
+      [sessionId, actor.userId],
+    )
+    if (!rows[0]?.seated) throw notFound('Session')
+    if (seq <= (rows[0].last ?? 0)) throw conflict('This message was already sent; the draft is not kept.')
+    const saved = await db.turnDraft.upsert({
+      where: { sessionId_seq_userId: { sessionId, seq, userId: actor.userId } },
+      create: { sessionId, seq, userId: actor.userId, data: data as Prisma.InputJsonValue },
+      update: { data: data as Prisma.InputJsonValue },
+      select: { updatedAt: true },
+    })
+    return { sessionId, seq, updatedAt: saved.updatedAt }
   },
 })
 

@@ -24,7 +24,8 @@
  *
  *   npx tsx scripts/bench-load.ts [--duration 20] [--study-duration 30] [--clients 50,100]
  *                                 [--people 100] [--profile capacity,study] [--port 3401]
- *                                 [--app-dir .] [--build] [--warmup 5]
+ *                                 [--app-dir .] [--build] [--warmup 5] [--think-ms 5000]
+ *                                 [--paths page,submit] [--server-node-args="--cpu-prof"]
  *
  * `--app-dir` serves another checkout's build (its own `.next` and node_modules) with this bench:
  * how before/after figures are taken. Its database is migrated by this checkout's migrations.
@@ -52,6 +53,12 @@ const { values } = parseArgs({
     'app-dir': { type: 'string', default: root },
     build: { type: 'boolean', default: false },
     'think-ms': { type: 'string', default: '5000' },
+    /** Also count database transactions per page and per submit (adds ~30 s of waiting for PostgreSQL's statistics). */
+    'count-queries': { type: 'boolean', default: false },
+    /** Which capacity paths to load: page, submit or both. */
+    paths: { type: 'string', default: 'page,submit' },
+    /** Node flags for the server only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it). */
+    'server-node-args': { type: 'string', default: '' },
   },
 })
 const DURATION = Number(values.duration) * 1000
@@ -142,24 +149,29 @@ class RssMeter {
 async function startServer(databaseUrl: string): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
   const log = path.join(os.tmpdir(), `parley-bench-load-${process.pid}.log`)
   const out = createWriteStream(log)
-  const child = spawn(process.execPath, [nextBin(APP_DIR), 'start', '-p', String(PORT), '-H', '127.0.0.1'], {
-    cwd: APP_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      BETTER_AUTH_URL: ORIGIN,
-      PORT: String(PORT),
-      NODE_ENV: 'production',
-      NEXT_TELEMETRY_DISABLED: '1',
-      PARLEY_DEMO: '0',
-      // 200 accounts sign in from one address within a second.
-      PARLEY_SIGNIN_PER_MINUTE: '100000',
-      PARLEY_AUTH_RATE_LIMIT: 'off',
-      // The fake model server listens on loopback.
-      PARLEY_ALLOWED_LLM_HOSTS: '127.0.0.1',
+  const nodeArgs = values['server-node-args'].split(' ').filter(Boolean)
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, nextBin(APP_DIR), 'start', '-p', String(PORT), '-H', '127.0.0.1'],
+    {
+      cwd: APP_DIR,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        BETTER_AUTH_URL: ORIGIN,
+        PORT: String(PORT),
+        NODE_ENV: 'production',
+        NEXT_TELEMETRY_DISABLED: '1',
+        PARLEY_DEMO: '0',
+        // 200 accounts sign in from one address within a second.
+        PARLEY_SIGNIN_PER_MINUTE: '100000',
+        PARLEY_AUTH_RATE_LIMIT: 'off',
+        // The fake model server listens on loopback.
+        PARLEY_ALLOWED_LLM_HOSTS: '127.0.0.1',
+      },
     },
-  })
+  )
   child.stdout?.pipe(out)
   child.stderr?.pipe(out)
   const deadline = Date.now() + 90_000
@@ -518,9 +530,32 @@ try {
   // Warm-up (not measured): first renders, RDKit's WebAssembly, JIT.
   await closedLoop(10, WARMUP, page)
   await closedLoop(10, Math.min(WARMUP, 2000), submit)
+  if (values['count-queries']) {
+    // PostgreSQL counts a backend's transactions when it has been idle a while: wait for the flush.
+    const admin = new pg.Client({ connectionString: databaseUrl })
+    await admin.connect()
+    const xacts = async () => {
+      await sleep(12_000)
+      const { rows } = await admin.query(
+        `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+      )
+      return Number(rows[0].n) - 1
+    }
+    const n = 50
+    const before = await xacts()
+    for (let i = 0; i < n; i++) await page(i % world.cap.length, new Stats())
+    const afterPages = await xacts()
+    for (let i = 0; i < n; i++) await submit(i % world.cap.length, new Stats())
+    const afterSubmits = await xacts()
+    await admin.end()
+    result.transactions = {
+      perPage: round((afterPages - before - 1) / n, 1),
+      perSubmit: round((afterSubmits - afterPages - 1) / n, 1),
+    }
+  }
   if (PROFILES.has('capacity')) {
     const capacity: Record<string, unknown> = {}
-    for (const kind of ['page', 'submit'] as const) {
+    for (const kind of (['page', 'submit'] as const).filter((k) => values.paths.split(',').includes(k))) {
       const byClients: Record<string, unknown> = {}
       for (const clients of CLIENTS) {
         meter.peak = 0

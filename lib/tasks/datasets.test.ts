@@ -4,15 +4,21 @@ import { describe, expect, it } from 'vitest'
 import { DatasetScanner, parseDataset, RAD_LABELS, streamRecords } from './datasets'
 
 // The released PXP data, read in place from ../shared (never copied into the project).
-import { describeShared, PXP_DATA as DATA } from '../../tests/support/shared'
+import { describeShared, PXP_DATA as DATA, sharedMissing } from '../../tests/support/shared'
 const read = (f: string) => readFileSync(path.join(DATA, f), 'utf8')
-const images = new Set(readdirSync(path.join(DATA, 'xrays')))
+// Read when a test that needs it runs: at load time it would fail the whole file on a clone without
+// ../shared, where the blocks that use it skip.
+let xrays: Set<string> | undefined
+const images = () => {
+  xrays ??= new Set(readdirSync(path.join(DATA, 'xrays')))
+  return xrays
+}
 
 describeShared(
   'the released PXP files import as they are',
   () => {
     it('RAD train: 20 rows, five labels with the published counts, every image present', () => {
-      const r = parseDataset('rad', 'train_xray_data.csv', read('train_xray_data.csv'), { availableAssets: images })
+      const r = parseDataset('rad', 'train_xray_data.csv', read('train_xray_data.csv'), { availableAssets: images() })
       expect(r.errors).toEqual([])
       expect(r.rows).toHaveLength(20)
       const counts: Record<string, number> = {}
@@ -28,7 +34,7 @@ describeShared(
     })
 
     it('RAD val: 27 rows with the published label counts', () => {
-      const r = parseDataset('rad', 'val_xray_data.csv', read('val_xray_data.csv'), { availableAssets: images })
+      const r = parseDataset('rad', 'val_xray_data.csv', read('val_xray_data.csv'), { availableAssets: images() })
       expect(r.errors).toEqual([])
       const counts: Record<string, number> = {}
       for (const row of r.rows) counts[row.prediction] = (counts[row.prediction] ?? 0) + 1
@@ -161,10 +167,12 @@ describe('streaming: the same rows and problems from any split of the file', () 
   }
   const expected = (kind: 'rad' | 'drug', name: string, text: string, opts = {}) => parseDataset(kind, name, text, opts)
 
+  // The released files are the inputs of these three; on a clone without ../shared they skip.
+  const released = sharedMissing('datasets/pxp-interact')
   for (const size of [7, 1000, 1 << 20])
-    it(`RAD and DRUG in pieces of ${size} bytes`, async () => {
+    it.skipIf(!!released)(`RAD and DRUG in pieces of ${size} bytes`, async () => {
       for (const [kind, name, opts] of [
-        ['rad', 'train_xray_data.csv', { availableAssets: images }],
+        ['rad', 'train_xray_data.csv', { availableAssets: images() }],
         ['drug', 'retro.csv', {}],
       ] as const) {
         const items = await scan(kind, name, read(name), size, opts)

@@ -44,7 +44,8 @@ test('DRUG rows are drawn as structures, with the full pathway in the row detail
   const first = page.locator('tr[data-row="1"]')
   await expect(first.getByRole('img', { name: 'Product: CCOC(C)=O' }).locator('svg')).toBeVisible()
   await expect(first.getByRole('img', { name: 'Reactants: CC(=O)O.CCO' }).locator('svg')).toBeVisible()
-  await expect(first.getByTestId('source-id')).toHaveText('—')
+  // The demo file names its rows in a `case` column, kept as the source id.
+  await expect(first.getByTestId('source-id')).toHaveText('demo-1')
   await first.getByText('Full row').click()
   await expect(first.getByTestId('full-explanation')).toHaveText(
     'Fischer esterification: acetic acid and ethanol with an acid catalyst, water removed.',

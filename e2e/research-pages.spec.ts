@@ -44,7 +44,9 @@ test('compare two runs: the Fig. 4 tables of A and B side by side with the diffe
   await expect.poll(delta).toEqual(before.map((d) => (d === 0 ? 0 : -d)))
   // A debate cannot be compared with a PXP run: a clear message.
   await page.goto(`/runs/compare?a=${a}&b=${await runId(DEBATES)}`)
-  await expect(page.getByRole('alert')).toContainText('Only runs of the same protocol can be compared.')
+  await expect(
+    page.getByRole('alert').filter({ hasText: 'Only runs of the same protocol can be compared.' }),
+  ).toBeVisible()
   // The run page links here with A chosen.
   await page.goto(`/runs/${a}`)
   await page.getByRole('link', { name: 'Compare with another run' }).click()
@@ -60,12 +62,12 @@ test('the PXP dashboard at 1280 px: Fig. 5 in steps at whole bounds, whole tag s
   expect(await curveCommands(page, '[data-testid="fig5"]')).toEqual([])
   // A tick per whole message bound, and whole-number counts.
   const xTicks = await fig5
-    .locator('.recharts-xAxis .recharts-cartesian-axis-tick-value')
+    .locator('.recharts-xAxis-tick-labels text')
     .evaluateAll((ts) => ts.map((t) => t.textContent ?? ''))
   expect(xTicks.length).toBeGreaterThan(1)
   for (const t of xTicks) expect(t).toMatch(/^\d+$/)
   const yTicks = await fig5
-    .locator('.recharts-yAxis .recharts-cartesian-axis-tick-value')
+    .locator('.recharts-yAxis-tick-labels text')
     .evaluateAll((ts) => ts.map((t) => t.textContent ?? ''))
   for (const t of yTicks) expect(t).toMatch(/^\d+$/)
   // The legend is HTML above the plot: it cannot overlap a tick.
@@ -100,20 +102,24 @@ test('debate charts: straight segments, evenly spaced ticks, the stop label abov
   await expect(charts.locator('figure')).toHaveCount(6)
   await expect(charts.locator('path.recharts-curve').first()).toBeVisible()
   expect(await curveCommands(page, '[data-testid="metric-charts"]')).toEqual([])
+  let stops = 0
   for (const figure of await charts.locator('figure').all()) {
     const ticks = await figure
-      .locator('.recharts-yAxis .recharts-cartesian-axis-tick-value')
+      .locator('.recharts-yAxis-tick-labels text')
       .evaluateAll((ts) => ts.map((t) => Number(t.textContent)))
     expect(ticks.length).toBeGreaterThan(1)
     const gaps = ticks.slice(1).map((v, i) => Number((v - (ticks[i] as number)).toFixed(9)))
     expect(new Set(gaps).size, `ticks ${ticks.join(', ')}`).toBe(1)
-    const stop = figure.locator('.recharts-reference-line text')
+    const stop = figure.locator('svg text').filter({ hasText: /^stop$/ })
     if (await stop.count()) {
+      stops++
       const label = await stop.boundingBox()
       const grid = await figure.locator('.recharts-cartesian-grid').boundingBox()
       expect((label?.y ?? 0) + (label?.height ?? 0)).toBeLessThanOrEqual((grid?.y ?? 0) + 1)
     }
   }
+
+  expect(stops).toBe(6) // the finished debate marks its stopping round on every chart
 
   await page.goto(`/runs/${id}`)
   const confusion = page.getByTestId('confusion')

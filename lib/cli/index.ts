@@ -340,26 +340,37 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
     )
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
+      process.env.PARLEY_PROCESS = 'worker'
+      // A bad setting refuses to start, naming the variable (the message is the error's).
+      const { config } = await import('@/lib/server/config')
+      config()
       await ensureSecret()
       await ensureDatabaseUrl(async () => {
         const { startWorkers } = await import('@/lib/server/engine/jobs')
-        const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
+        const { jobSettings } = await import('@/lib/server/jobs/queue')
+        const { log } = await import('@/lib/server/log')
+        const { installShutdown, onShutdown, startHeartbeat, shutdown } = await import('@/lib/server/processes')
         const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
+        const { installMetrics } = await import('@/lib/server/metrics')
+        const { startWorkerHealth } = await import('@/lib/server/worker-health')
+        installMetrics()
         const sealed = await sealLegacyHeaders()
-        if (sealed) process.stderr.write(`parley worker: encrypted the extra headers of ${sealed} connection(s)\n`)
+        if (sealed) log().info({ connections: sealed }, 'encrypted the stored extra headers')
         const count = opts.concurrency ?? jobSettings().workers
         const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
+        const stopped = new Promise<void>((resolve) => onShutdown('signal', resolve))
+        installShutdown({ graceMs: 0, exitCode: 0 })
         const workers = await startWorkers(count)
         const bulk = await startBulkWorkers()
-        process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve)
-          process.once('SIGTERM', resolve)
+        onShutdown('job workers', async () => {
+          await Promise.all([workers.stop(), bulk.stop()])
         })
-        process.stderr.write('parley worker: finishing the steps in flight…\n')
-        await workers.stop()
-        await bulk.stop()
-        await stopBoss()
+        await startHeartbeat('worker')
+        const health = await startWorkerHealth(config().PARLEY_WORKER_HEALTH_PORT)
+        if (health) onShutdown('health server', () => health.close())
+        log().info({ workers: count, healthPort: health?.port }, 'parley worker started; stop with Ctrl+C or SIGTERM')
+        await stopped
+        await shutdown()
       })
     })
   return program

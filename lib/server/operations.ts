@@ -26,7 +26,7 @@ import {
   viewRun,
 } from '@/lib/server/services/runs'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
-import { claimSeat, getSession, inspectSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { claimSeat, getSession, inspectSession, myQueue, saveDraft, submitTurn } from '@/lib/server/services/sessions'
 import {
   createConnection,
   deleteConnection,
@@ -140,6 +140,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   myQueue,
   getSession,
   submitTurn,
+  saveDraft,
   claimSeat,
   inspectSession,
   // Each protocol's own operations (EVINCE's label merges, the scorekeeping import …).

@@ -298,6 +298,14 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       }
     },
   },
+  'sessions.save-draft': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await humanSession(c)).id, seq: 1, data: { y: 'CCO' } }),
+  },
+  'pxp.check-answer': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await humanSession(c)).id, prediction: 'CCO.CC(=O)O' }),
+  },
   'sessions.claim': {
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
@@ -652,6 +660,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'sessions.queue': ANY,
   'sessions.get': ANY, // their own session
   'sessions.submit': ANY, // their own session
+  'pxp.check-answer': ANY, // their own session
+  'sessions.save-draft': ANY, // their own session
   'sessions.claim': ANY, // a claimable seat: any member of the study who may do work
   'sessions.inspect': READ,
   'scorekeeping.import': WRITE,

@@ -100,6 +100,14 @@ export const Health = z
   .object({ status: z.enum(['ok', 'error']), database: z.enum(['ok', 'unreachable']), version: z.string() })
   .meta({ id: 'Health' })
 
+export const Readiness = z
+  .object({
+    status: z.enum(['ready', 'draining', 'error']),
+    database: z.enum(['ok', 'unreachable']).optional(),
+    version: z.string(),
+  })
+  .meta({ id: 'Readiness' })
+
 // ---------------------------------------------------------------------------------------------
 // Runs and sessions of every protocol (the protocol's own parts travel as `view` / `data`)
 // ---------------------------------------------------------------------------------------------

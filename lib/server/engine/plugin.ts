@@ -195,6 +195,11 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   views: {
     /** What the session page shows beside the log (participants never see the ground truth). */
     session(ctx: ViewContext): unknown | Promise<unknown>
+    /**
+     * What a person in a seat sees of a message of the log (default: all of it); researchers always
+     * see the stored message. E.g. PXP hides the proxy's answer from experts when the run says so.
+     */
+    participantMessage?(message: BaseMessage, ctx: ViewContext): BaseMessage
     /** The run page's protocol part (results, accuracy …). */
     run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
     /** The protocol's dashboard (intelligibility, clemscore …). */

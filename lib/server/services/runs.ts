@@ -434,10 +434,15 @@ async function startRunNow(actor: Actor, runId: string) {
         ? 'The run is still creating its sessions; it can start once they are all there.'
         : `The run is already ${s}.`,
   )
+  return { runId, enqueued: await enqueueRunnable(runId) }
+}
+
+/** Queues a step for every session of the run that can act now; closes the run if none is left. */
+async function enqueueRunnable(runId: string) {
   const queued = await runnableSessions(runId)
   await enqueueSteps(queued, runId)
   await closeIfFinished(runId)
-  return { runId, enqueued: queued.length }
+  return queued.length
 }
 
 export const startRun = defineOperation({
@@ -477,10 +482,7 @@ export const resumeRun = defineOperation({
       'run.resume',
       (s) => `Only a paused run can be resumed; this one is ${s}.`,
     )
-    const queued = await runnableSessions(runId)
-    await enqueueSteps(queued, runId)
-    await closeIfFinished(runId)
-    return { runId, enqueued: queued.length }
+    return { runId, enqueued: await enqueueRunnable(runId) }
   },
 })
 

@@ -26,6 +26,7 @@ test('a researcher imports the released RAD data with its X-rays and browses it'
     timeout: 30_000,
   })
   await page.getByRole('link', { name }).click()
+  await expect(page).toHaveURL(/\/datasets\/[^/]+$/)
   await expect(page.getByText('RAD · 20 instances')).toBeVisible()
   const img = page.getByRole('img', { name: 'X-ray Case 1 Image - Lateral.png' })
   await expect(img).toBeVisible()

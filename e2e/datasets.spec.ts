@@ -26,10 +26,31 @@ test('a researcher imports the released RAD data with its X-rays and browses it'
     timeout: 30_000,
   })
   await page.getByRole('link', { name }).click()
+  await expect(page).toHaveURL(/\/datasets\/[^/]+$/)
   await expect(page.getByText('RAD · 20 instances')).toBeVisible()
   const img = page.getByRole('img', { name: 'X-ray Case 1 Image - Lateral.png' })
   await expect(img).toBeVisible()
   await expect.poll(() => img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBeGreaterThan(0)
+  // The file's own case id is kept beside the row number, and the full report opens in the row.
+  const first = page.locator('tr[data-row="1"]')
+  await expect(first.getByTestId('source-id')).toHaveText('case_1')
+  await first.getByText('Full row').click()
+  await expect(first.getByTestId('full-explanation')).toContainText('This patient, a 60-year-old female')
+  await expect(first.getByRole('definition').filter({ hasText: 'ATCS' })).toBeVisible()
+})
+
+test('DRUG rows are drawn as structures, with the full pathway in the row detail', async ({ page }) => {
+  await signIn(page, 'researcher@parley.local')
+  await page.goto('/datasets/demo-drug')
+  const first = page.locator('tr[data-row="1"]')
+  await expect(first.getByRole('img', { name: 'Product: CCOC(C)=O' }).locator('svg')).toBeVisible()
+  await expect(first.getByRole('img', { name: 'Reactants: CC(=O)O.CCO' }).locator('svg')).toBeVisible()
+  // The demo file names its rows in a `case` column, kept as the source id.
+  await expect(first.getByTestId('source-id')).toHaveText('demo-1')
+  await first.getByText('Full row').click()
+  await expect(first.getByTestId('full-explanation')).toHaveText(
+    'Fischer esterification: acetic acid and ethanol with an acid catalyst, water removed.',
+  )
 })
 
 test('an expert cannot read a study image by URL', async ({ page }) => {

@@ -4,7 +4,7 @@ import { revalidatePath } from 'next/cache'
 import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
-import { createConnection, deleteConnection, updateConnection } from '@/lib/server/services/connections'
+import { createConnection, deleteConnection, moveConnection, updateConnection } from '@/lib/server/services/connections'
 import { deletePrice, listConnectionModels, testConnection, upsertPrice } from '@/lib/server/services/llm'
 import { createPreset, updatePreset } from '@/lib/server/services/presets'
 
@@ -17,6 +17,14 @@ export async function createConnectionAction(_prev: ActionState, fd: FormData): 
 
 export async function updateConnectionAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const { state } = await runFormAction(updateConnection, fd, 'Connection saved.')
+  if (state?.ok) revalidatePath(`/connections/${fd.get('connectionId')}`)
+  return state
+}
+
+export async function moveConnectionAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state } = await runFormAction(moveConnection, fd, (c) =>
+    c.studyId ? 'Moved: the connection now belongs to the chosen study.' : 'Moved: the connection is now global.',
+  )
   if (state?.ok) revalidatePath(`/connections/${fd.get('connectionId')}`)
   return state
 }

@@ -3,6 +3,7 @@
 import {
   createConnectionAction,
   deleteConnectionAction,
+  moveConnectionAction,
   testConnectionAction,
   updateConnectionAction,
 } from '@/app/actions/llm'
@@ -16,10 +17,13 @@ const INTERNAL_HOSTS_HINT =
 export function CreateConnectionForm({
   providers,
   owners,
+  defaultOwner,
   internalHosts,
 }: {
   providers: Opt
   owners: Opt
+  /** The study the person is working in (or the one the page was opened for). */
+  defaultOwner?: string
   /** Whether this person may point connections at internal addresses (connections:internal-hosts). */
   internalHosts: boolean
 }) {
@@ -42,7 +46,13 @@ export function CreateConnectionForm({
           hint="Encrypted at rest; never shown again."
         />
         <Field name="defaultModel" label="Default model" placeholder="gpt-4o-mini, llama3.1, …" required />
-        <SelectField name="studyId" label="Available to" options={owners} />
+        <SelectField
+          name="studyId"
+          label="Available to"
+          options={owners}
+          defaultValue={defaultOwner}
+          hint="Starts with the study you are working in; you can move the connection later."
+        />
         <Field name="timeoutMs" label="Request timeout (ms)" type="number" defaultValue="60000" />
         <Field name="maxConcurrency" label="Max concurrent requests" type="number" defaultValue="4" />
         <Field name="requestsPerMinute" label="Requests per minute" type="number" hint="Empty: no limit." />
@@ -167,6 +177,27 @@ export function DeleteConnectionForm({ connectionId }: { connectionId: string })
     <ActionForm action={deleteConnectionAction}>
       <input type="hidden" name="connectionId" value={connectionId} />
       <SubmitButton variant="danger">Delete connection</SubmitButton>
+    </ActionForm>
+  )
+}
+
+/** Move a connection to another of the person's studies (or make it global, for admins). */
+export function MoveConnectionForm({
+  connectionId,
+  owners,
+  current,
+}: {
+  connectionId: string
+  owners: Opt
+  current: string
+}) {
+  return (
+    <ActionForm action={moveConnectionAction} className="flex flex-wrap items-end gap-2 space-y-0">
+      <input type="hidden" name="connectionId" value={connectionId} />
+      <SelectField name="studyId" label="Move to" options={owners} defaultValue={current} />
+      <SubmitButton variant="secondary" pendingText="Moving…">
+        Move
+      </SubmitButton>
     </ActionForm>
   )
 }

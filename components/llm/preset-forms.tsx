@@ -1,6 +1,6 @@
 'use client'
 
-import { useEffect, useId, useState } from 'react'
+import { useEffect, useId, useRef, useState } from 'react'
 import { connectionModelsAction, createPresetAction, updatePresetAction } from '@/app/actions/llm'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
 
@@ -40,6 +40,8 @@ function ConnectionAndModel({
   const id = useId()
   const [connection, setConnection] = useState(connectionId ?? connections[0]?.value ?? '')
   const [value, setValue] = useState(model ?? '')
+  // Until the person types a model, the field follows the chosen connection's default model.
+  const typed = useRef(!!model)
   const [listed, setListed] = useState<{ for: string; models: string[]; error: string | null } | null>(null)
   useEffect(() => {
     if (!connection) return
@@ -48,8 +50,8 @@ function ConnectionAndModel({
       (r) => {
         if (!live) return
         setListed({ for: connection, models: r.models, error: r.error })
-        // A new preset starts from the connection's default model.
-        setValue((v) => v || r.defaultModel || '')
+        // A new preset starts from the connection's default model (and follows it until one is typed).
+        if (!typed.current) setValue(r.defaultModel ?? '')
       },
       () => live && setListed({ for: connection, models: [], error: 'Could not list the models.' }),
     )
@@ -91,7 +93,10 @@ function ConnectionAndModel({
           name="model"
           list={`${id}-models`}
           value={value}
-          onChange={(e) => setValue(e.target.value)}
+          onChange={(e) => {
+            setValue(e.target.value)
+            typed.current = true
+          }}
           required
           autoComplete="off"
           className="mt-1 block w-full rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm shadow-sm"

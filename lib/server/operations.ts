@@ -32,6 +32,7 @@ import {
   deleteConnection,
   getConnection,
   listConnections,
+  moveConnection,
   updateConnection,
 } from '@/lib/server/services/connections'
 import {
@@ -98,6 +99,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   getConnection,
   createConnection,
   updateConnection,
+  moveConnection,
   deleteConnection,
   testConnection,
   listConnectionModels,

@@ -197,3 +197,15 @@ describe('streaming: the same rows and problems from any split of the file', () 
     expect(await scan('drug', 'x.csv', '', 5)).toEqual([{ line: 1, problem: 'The file has no rows.', fatal: true }])
   })
 })
+
+describe('sourceIdOf: the source file’s own id of a row', () => {
+  it('prefers RAD’s case, then case_id or id; null when the file has none', async () => {
+    const { sourceIdOf } = await import('./datasets')
+    expect(sourceIdOf({ case: 'case_1', label_short: 'ATCS', id: 'x' })).toBe('case_1')
+    expect(sourceIdOf({ case_id: 7 })).toBe('7')
+    expect(sourceIdOf({ id: ' p-12 ' })).toBe('p-12')
+    expect(sourceIdOf({ matchOK: 'True' })).toBeNull()
+    expect(sourceIdOf({ case: '' })).toBeNull()
+    expect(sourceIdOf(null)).toBeNull()
+  })
+})

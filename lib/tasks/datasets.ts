@@ -328,3 +328,21 @@ export function mimeOf(name: string): string | null {
     )[ext ?? ''] ?? null
   )
 }
+
+/** The columns a source file names its own rows by, in order of preference (RAD's `case` first). */
+const SOURCE_ID_COLUMNS = ['case', 'case_id', 'caseId', 'id', 'ID', 'Id']
+
+/**
+ * The source file's own id of a row, kept among the columns an import stores beside x, y and e
+ * (`meta`): RAD's `case`, or a `case_id`/`id` column; null when the file has none (DRUG's retro.csv),
+ * where the 1-based data row (`index + 1`) joins back to the file instead.
+ */
+export function sourceIdOf(meta: unknown): string | null {
+  if (!meta || typeof meta !== 'object') return null
+  const m = meta as Record<string, unknown>
+  for (const c of SOURCE_ID_COLUMNS) {
+    const v = m[c]
+    if ((typeof v === 'string' && v.trim() !== '') || typeof v === 'number') return String(v).trim()
+  }
+  return null
+}

@@ -114,6 +114,37 @@ describe('EVINCE exports', () => {
     expect(dengue.final[0]).toMatchObject({ label: byTruth['Dengue Fever']?.final_1_label })
   })
 
+  it('D joins back to the source file: its data row and its own id column', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const conn = await fakeConnection(study.id, fake())
+    const imp = await importAndWait(researcher, {
+      studyId: study.id,
+      name: 'with ids',
+      kind: 'cases',
+      file: new File(
+        ['case_id,symptoms,label\nP-17,"fever, rash",Dengue\nP-03,"jaundice, itching",Hepatitis\n'],
+        'c.csv',
+      ),
+    })
+    if (!imp.ok) throw new Error(imp.error)
+    const r = await execute(createRun, researcher, {
+      protocol: 'evince',
+      studyId: study.id,
+      name: 'joins',
+      A: { kind: 'llm', connectionId: conn.id, model: 'gen-a' },
+      B: { kind: 'llm', connectionId: conn.id, model: 'gen-b' },
+      datasetId: imp.data.id,
+      start: false,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const d = csv(await lines(researcher, r.data.id, 'd', 'csv'))
+    expect(d.map((row) => [row.position, row.sourceRow, row.sourceId]).sort()).toEqual([
+      ['0', '1', 'P-17'],
+      ['1', '2', 'P-03'],
+    ])
+  })
+
   it('a typed-in case is kept apart from the case sets: never offered as one, nor made the default', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)

@@ -109,6 +109,11 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: (c) => ({ connectionId: c.connectionId, name: 'Renamed connection' }),
   },
+  'connections.move': {
+    allowed: STAFF,
+    // Within its own study (a no-op move): the permission, not the destination, is what is tested here.
+    input: async (c) => ({ connectionId: (await makeConnection(c.studyId)).id, studyId: c.studyId }),
+  },
   'connections.delete': {
     allowed: STAFF,
     input: async (c) => ({ connectionId: (await makeConnection(c.studyId)).id }),
@@ -614,6 +619,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'connections.get': READ,
   'connections.create': WRITE,
   'connections.update': WRITE,
+  'connections.move': WRITE,
   'connections.delete': WRITE,
   'connections.test': WRITE,
   'connections.models': WRITE,

@@ -5,15 +5,21 @@ import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
 import { Table, Td } from '@/components/ui/table'
 import { hasScope } from '@/lib/server/auth/roles'
 import { requirePage } from '@/lib/server/auth/session'
-import { loadForPage } from '@/lib/server/page-data'
-import { listConnections, ownerOptions, PROVIDER_LABELS } from '@/lib/server/services/connections'
+import { flatParams, loadForPage } from '@/lib/server/page-data'
+import { defaultOwner, listConnections, ownerOptions, PROVIDER_LABELS } from '@/lib/server/services/connections'
 
 export const metadata: Metadata = { title: 'Models' }
 
-export default async function ConnectionsPage() {
+export default async function ConnectionsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>
+}) {
   const { actor } = await requirePage('connections:manage')
+  const sp = await flatParams(searchParams)
   const connections = await loadForPage(listConnections, {})
   const owners = await ownerOptions(actor)
+  const startOwner = await defaultOwner(actor, owners, sp.studyId)
   const real = connections.filter((c) => c.provider !== 'demo')
   return (
     <>
@@ -65,6 +71,7 @@ export default async function ConnectionsPage() {
                 .filter(([v]) => v !== 'demo')
                 .map(([value, label]) => ({ value, label }))}
               owners={owners}
+              defaultOwner={startOwner}
               internalHosts={hasScope(actor.role, 'connections:internal-hosts')}
             />
           ) : (

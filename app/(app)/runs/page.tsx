@@ -1,5 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { formatCount } from '@/lib/format'
 import { runnableProtocols } from '@/components/protocols/registry'
 import { StatusBadge } from '@/components/runs/status'
 import { ButtonLink } from '@/components/ui/button'
@@ -107,7 +108,7 @@ export default async function RunsPage({
                   </Link>
                 </Td>
                 <Td>
-                  {e.done} / {e.sessions} done
+                  {formatCount(e.done)} / {formatCount(e.sessions)} done
                   {e.awaiting ? (
                     <span className="block text-xs text-stone-500">{e.awaiting} awaiting a person</span>
                   ) : null}

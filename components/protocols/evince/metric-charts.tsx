@@ -1,17 +1,8 @@
 'use client'
 
+import { integerTicks, niceTicks, tickText } from '@/lib/chart-ticks'
 import type { RoundPoint } from '@/lib/protocols/evince'
-import {
-  CartesianGrid,
-  Legend,
-  Line,
-  LineChart,
-  ReferenceLine,
-  ResponsiveContainer,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from 'recharts'
+import { CartesianGrid, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts'
 
 const SERIES: Array<{
   title: string
@@ -67,52 +58,88 @@ const SERIES: Array<{
   },
 ]
 
-/** The moderator's metrics per round, one small chart per family, with the stopping round marked. */
+/**
+ * The moderator's metrics per round, one small chart per family, with the stopping round marked.
+ * Honest axes: rounds are integers, the values are joined by straight segments (nothing happens
+ * between rounds, so no curve is drawn there), the y ticks are evenly spaced round values written
+ * with the decimals their step needs, the legend sits above the plot in HTML and the stop label in
+ * the margin above the plot, clear of the lines.
+ */
 export function MetricCharts({ points, stopRound }: { points: RoundPoint[]; stopRound: number | null }) {
+  const rounds = points.map((p) => p.round)
+  const xTicks = integerTicks(Math.min(1, ...rounds), Math.max(1, ...rounds))
   return (
     <div className="grid gap-4 md:grid-cols-2 xl:grid-cols-3" data-testid="metric-charts">
-      {SERIES.map((s) => (
-        <figure key={s.title} aria-label={s.title} className="rounded-md border border-stone-200 bg-white p-2">
-          <figcaption className="px-1 text-xs font-medium text-stone-700">
-            {s.title} <span className="text-stone-400">({s.unit})</span>
-          </figcaption>
-          <div className="h-48">
-            <ResponsiveContainer width="100%" height="100%">
-              <LineChart data={points} margin={{ top: 8, right: 12, bottom: 4, left: 4 }}>
-                <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
-                <XAxis dataKey="round" allowDecimals={false} tickFormatter={(r) => `R${r}`} />
-                <YAxis tickFormatter={(v: number) => (Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(2))} width={40} />
-                <Tooltip
-                  formatter={(v) => (typeof v === 'number' ? v.toFixed(4) : String(v))}
-                  labelFormatter={(r) => `Round ${r}`}
-                />
-                <Legend verticalAlign="top" height={24} iconSize={10} wrapperStyle={{ fontSize: 11 }} />
-                {stopRound ? (
-                  <ReferenceLine
-                    x={stopRound}
-                    stroke="#a8a29e"
-                    strokeDasharray="4 4"
-                    label={{ value: 'stop', fontSize: 10, fill: '#78716c' }}
+      {SERIES.map((s) => {
+        const values = points.flatMap((p) =>
+          s.lines.map((l) => p[l.key]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)),
+        )
+        const ticks = niceTicks(Math.min(0, ...values), Math.max(0, ...values))
+        return (
+          <figure key={s.title} aria-label={s.title} className="rounded-md border border-stone-200 bg-white p-2">
+            <figcaption className="px-1 text-xs font-medium text-stone-700">
+              {s.title} <span className="text-stone-400">({s.unit})</span>
+            </figcaption>
+            <ul className="flex flex-wrap gap-x-3 px-1 pt-1 text-[11px] text-stone-600" aria-label="Legend">
+              {s.lines.map((l) => (
+                <li key={l.key} className="flex items-center gap-1">
+                  <svg width="16" height="6" aria-hidden="true">
+                    <line x1="0" y1="3" x2="16" y2="3" stroke={l.color} strokeWidth="2" strokeDasharray={l.dash} />
+                  </svg>
+                  {l.name}
+                </li>
+              ))}
+            </ul>
+            <div className="h-48">
+              <ResponsiveContainer width="100%" height="100%">
+                <LineChart data={points} margin={{ top: 18, right: 12, bottom: 4, left: 4 }}>
+                  <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
+                  <XAxis
+                    dataKey="round"
+                    type="number"
+                    domain={[xTicks[0] ?? 1, xTicks.at(-1) ?? 1]}
+                    ticks={xTicks}
+                    allowDecimals={false}
+                    tickFormatter={(r) => `R${r}`}
                   />
-                ) : null}
-                {s.lines.map((l) => (
-                  <Line
-                    key={l.key}
-                    type="monotone"
-                    dataKey={l.key}
-                    name={l.name}
-                    stroke={l.color}
-                    strokeDasharray={l.dash}
-                    dot={{ r: 3 }}
-                    connectNulls
-                    isAnimationActive={false}
+                  <YAxis
+                    domain={[ticks[0] ?? 0, ticks.at(-1) ?? 1]}
+                    ticks={ticks}
+                    interval={0}
+                    tickFormatter={(v: number) => tickText(v, ticks)}
+                    width={44}
                   />
-                ))}
-              </LineChart>
-            </ResponsiveContainer>
-          </div>
-        </figure>
-      ))}
+                  <Tooltip
+                    formatter={(v) => (typeof v === 'number' ? v.toFixed(4) : String(v))}
+                    labelFormatter={(r) => `Round ${r}`}
+                  />
+                  {stopRound ? (
+                    <ReferenceLine
+                      x={stopRound}
+                      stroke="#a8a29e"
+                      strokeDasharray="4 4"
+                      label={{ value: 'stop', position: 'top', fontSize: 10, fill: '#78716c' }}
+                    />
+                  ) : null}
+                  {s.lines.map((l) => (
+                    <Line
+                      key={l.key}
+                      type="linear"
+                      dataKey={l.key}
+                      name={l.name}
+                      stroke={l.color}
+                      strokeDasharray={l.dash}
+                      dot={{ r: 3 }}
+                      connectNulls
+                      isAnimationActive={false}
+                    />
+                  ))}
+                </LineChart>
+              </ResponsiveContainer>
+            </div>
+          </figure>
+        )
+      })}
     </div>
   )
 }

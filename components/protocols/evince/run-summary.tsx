@@ -96,21 +96,33 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
               <thead>
                 <tr>
                   <th className="p-1 text-left font-medium text-stone-500">truth ↓ / predicted →</th>
-                  {d.confusion.predicted.map((p) => (
-                    <th key={p} className="p-1 font-medium text-stone-600">
-                      {p}
+                  {d.confusion.names.map((name, j) => (
+                    <th
+                      key={d.confusion.labels[j]}
+                      scope="col"
+                      className="w-16 p-1 align-bottom font-medium text-stone-600"
+                      data-col={name}
+                    >
+                      {name}
                     </th>
                   ))}
                 </tr>
               </thead>
               <tbody>
-                {d.confusion.truths.map((t, i) => (
+                {d.confusion.labels.map((t, i) => (
                   <tr key={t}>
-                    <th className="p-1 text-left font-medium text-stone-700">{t}</th>
-                    {d.confusion.counts[i]?.map((n, j) => (
+                    <th
+                      scope="row"
+                      className="p-1 text-left font-medium text-stone-700"
+                      data-row={d.confusion.names[i]}
+                    >
+                      {d.confusion.names[i]}
+                    </th>
+                    {d.confusion.matrix[i]?.map((n, j) => (
                       <td
-                        key={d.confusion.predicted[j]}
-                        className={`p-1 text-center ${n ? (d.confusion.predicted[j] === t ? 'bg-green-100' : 'bg-red-50') : 'text-stone-300'}`}
+                        key={d.confusion.labels[j]}
+                        data-diagonal={i === j ? 'true' : undefined}
+                        className={`h-10 w-16 p-1 text-center ${i === j ? 'border border-green-300' : ''} ${n ? (i === j ? 'bg-green-100' : 'bg-red-50') : 'text-stone-300'}`}
                       >
                         {n}
                       </td>
@@ -119,6 +131,9 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
                 ))}
               </tbody>
             </table>
+            <p className="mt-1 text-xs text-stone-500">
+              The same labels in the same order on both axes: the diagonal (outlined) holds the correct cases.
+            </p>
           </div>
         </Card>
       ) : null}

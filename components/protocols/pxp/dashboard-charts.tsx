@@ -1,24 +1,20 @@
 'use client'
 
-import {
-  Bar,
-  BarChart,
-  CartesianGrid,
-  ErrorBar,
-  Legend,
-  Line,
-  LineChart,
-  ResponsiveContainer,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from 'recharts'
+import { CartesianGrid, ErrorBar, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts'
+import { integerTicks, niceTicks } from '@/lib/chart-ticks'
 
 type Spread = { median: number; min: number; max: number }
 
+const SERIES = [
+  { key: 'human', err: 'humanErr', name: 'one-way for h (human)', color: '#0f766e', dash: undefined },
+  { key: 'machine', err: 'machineErr', name: 'one-way for m (machine)', color: '#b45309', dash: '5 3' },
+] as const
+
 /**
- * Fig. 5: one-way intelligible sessions against the message bound j, per agent; the line is the
- * median over repetitions and the error bars span min–max.
+ * Fig. 5: one-way intelligible sessions against the message bound j, per agent; the median over
+ * repetitions with min–max bars. The count only changes at whole message bounds, so it is drawn as
+ * steps at the integer bounds (no smoothing between them), with a tick per bound, whole-number
+ * counts, and the legend above the plot in HTML, where no tick can collide with it.
  */
 export function BoundChart({ byBound }: { byBound: Array<{ j: number; oneWayHuman: Spread; oneWayMachine: Spread }> }) {
   const data = byBound.map((b) => ({
@@ -28,47 +24,95 @@ export function BoundChart({ byBound }: { byBound: Array<{ j: number; oneWayHuma
     machine: b.oneWayMachine.median,
     machineErr: [b.oneWayMachine.median - b.oneWayMachine.min, b.oneWayMachine.max - b.oneWayMachine.median],
   }))
+  const last = Math.max(1, ...byBound.map((b) => b.j))
+  const top = Math.max(1, ...byBound.flatMap((b) => [b.oneWayHuman.max, b.oneWayMachine.max]))
+  const yTicks = niceTicks(0, top).filter((v) => Number.isInteger(v))
   return (
-    <figure aria-label="One-way intelligible sessions by message bound j" className="h-72 w-full">
-      <ResponsiveContainer width="100%" height="100%">
-        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
-          <XAxis dataKey="j" label={{ value: 'message bound j', position: 'insideBottom', offset: -8 }} />
-          <YAxis allowDecimals={false} />
-          <Tooltip />
-          <Legend verticalAlign="top" />
-          <Line type="monotone" dataKey="human" name="one-way for h (human)" stroke="#0f766e" isAnimationActive={false}>
-            <ErrorBar dataKey="humanErr" width={4} stroke="#0f766e" />
-          </Line>
-          <Line
-            type="monotone"
-            dataKey="machine"
-            name="one-way for m (machine)"
-            stroke="#b45309"
-            strokeDasharray="5 3"
-            isAnimationActive={false}
-          >
-            <ErrorBar dataKey="machineErr" width={4} stroke="#b45309" />
-          </Line>
-        </LineChart>
-      </ResponsiveContainer>
+    <figure aria-label="One-way intelligible sessions by message bound j" className="w-full" data-testid="fig5">
+      <ul className="flex flex-wrap gap-x-4 px-1 pb-1 text-xs text-stone-600" aria-label="Legend">
+        {SERIES.map((s) => (
+          <li key={s.key} className="flex items-center gap-1">
+            <svg width="18" height="6" aria-hidden="true">
+              <line x1="0" y1="3" x2="18" y2="3" stroke={s.color} strokeWidth="2" strokeDasharray={s.dash} />
+            </svg>
+            {s.name}
+          </li>
+        ))}
+      </ul>
+      <div className="h-72">
+        <ResponsiveContainer width="100%" height="100%">
+          <LineChart data={data} margin={{ top: 8, right: 16, bottom: 20, left: 0 }}>
+            <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
+            <XAxis
+              dataKey="j"
+              type="number"
+              domain={[1, last]}
+              ticks={integerTicks(1, last)}
+              allowDecimals={false}
+              label={{ value: 'message bound j', position: 'insideBottom', offset: -12 }}
+            />
+            <YAxis
+              allowDecimals={false}
+              domain={[0, yTicks.at(-1) ?? top]}
+              ticks={yTicks.length > 1 ? yTicks : undefined}
+              width={40}
+            />
+            <Tooltip labelFormatter={(j) => `messages 1–${j}`} />
+            {SERIES.map((s) => (
+              <Line
+                key={s.key}
+                type="stepAfter"
+                dataKey={s.key}
+                name={s.name}
+                stroke={s.color}
+                strokeDasharray={s.dash}
+                dot={{ r: 2 }}
+                isAnimationActive={false}
+              >
+                <ErrorBar dataKey={s.err} width={4} stroke={s.color} />
+              </Line>
+            ))}
+          </LineChart>
+        </ResponsiveContainer>
+      </div>
     </figure>
   )
 }
 
-/** The most frequent tag sequences, as horizontal bars. */
+/**
+ * The most frequent tag sequences as a table with bars: the whole sequence wraps in its cell (no
+ * truncation at any width), the bar and the count beside it.
+ */
 export function SequenceChart({ sequences }: { sequences: Array<{ sequence: string; sessions: number }> }) {
+  const most = Math.max(1, ...sequences.map((s) => s.sessions))
   return (
-    <figure aria-label="Most frequent tag sequences" style={{ height: Math.max(120, sequences.length * 28 + 40) }}>
-      <ResponsiveContainer width="100%" height="100%">
-        <BarChart data={sequences} layout="vertical" margin={{ top: 4, right: 16, bottom: 4, left: 8 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
-          <XAxis type="number" allowDecimals={false} />
-          <YAxis type="category" dataKey="sequence" width={320} tick={{ fontSize: 11 }} />
-          <Tooltip />
-          <Bar dataKey="sessions" fill="#0f766e" isAnimationActive={false} />
-        </BarChart>
-      </ResponsiveContainer>
-    </figure>
+    <table className="w-full table-fixed text-xs" data-testid="tag-sequences">
+      <caption className="sr-only">Most frequent tag sequences</caption>
+      <thead>
+        <tr className="text-left text-stone-500">
+          <th scope="col" className="w-3/5 pb-1 font-medium">
+            Tag sequence
+          </th>
+          <th scope="col" className="pb-1 font-medium">
+            Sessions
+          </th>
+        </tr>
+      </thead>
+      <tbody className="divide-y divide-stone-100">
+        {sequences.map((s) => (
+          <tr key={s.sequence} data-sessions={s.sessions}>
+            <td className="break-words py-1 pr-3 font-mono text-[11px] leading-snug text-stone-800">{s.sequence}</td>
+            <td className="py-1">
+              <div className="flex items-center gap-2">
+                <div className="h-3 flex-1 rounded bg-stone-100" aria-hidden="true">
+                  <div className="h-3 rounded bg-teal-700" style={{ width: `${(s.sessions / most) * 100}%` }} />
+                </div>
+                <span className="w-8 text-right tabular-nums">{s.sessions}</span>
+              </div>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   )
 }

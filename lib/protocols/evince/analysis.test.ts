@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { align } from '../../metrics/evince'
-import { distributionColumns, mergedPredictions, textList, top1Correct } from './analysis'
+import { type CaseResult, distributionColumns, mergedPredictions, textList, top1Correct } from './analysis'
 
 describe('mergedPredictions: the debater bars show labels as the metrics merge them', () => {
   const list = [
@@ -59,5 +59,45 @@ describe('CSV helpers of the exports', () => {
     expect(top1Correct('Cirrhosis', final, {})).toBe(false)
     expect(top1Correct('', final, {})).toBeNull()
     expect(top1Correct('Flu', null, {})).toBeNull()
+  })
+})
+
+describe('confusion: a square table', () => {
+  const result = (truth: string, top: string): CaseResult => ({
+    sessionId: truth + top,
+    position: 0,
+    status: 'done',
+    stopReason: null,
+    symptoms: '',
+    truth,
+    rounds: 1,
+    aloneA: null,
+    firstB: null,
+    final: [{ label: top, probability: 1 }],
+    entopps: null,
+    finalEntropy: 1,
+  })
+  it('one label order on both axes, the diagonal the correct cases, labels as written in the cases', async () => {
+    const { confusion } = await import('./analysis')
+    const c = confusion(
+      [
+        result('Dengue Fever', 'Dengue fever (DF)'),
+        result('Jaundice', 'Obstructive Jaundice'),
+        result('Jaundice', 'Jaundice'),
+        result('Malaria', 'Dengue Fever'),
+      ],
+      {},
+    )
+    expect(c.labels).toEqual(['dengue fever', 'jaundice', 'malaria', 'obstructive jaundice'])
+    expect(c.names).toEqual(['Dengue Fever', 'Jaundice', 'Malaria', 'Obstructive Jaundice'])
+    expect(c.matrix).toEqual([
+      [1, 0, 0, 0],
+      [0, 1, 0, 1],
+      [1, 0, 0, 0],
+      [0, 0, 0, 0],
+    ])
+    const correct = c.labels.reduce((s, _, i) => s + (c.matrix[i]?.[i] ?? 0), 0)
+    expect(correct).toBe(2)
+    for (const row of c.matrix) expect(row).toHaveLength(c.labels.length)
   })
 })

@@ -105,17 +105,35 @@ export function batchAccuracy(cases: CaseResult[], k: number, aliases: Record<st
 /** Final top-1 against the ground truth, labels canonicalised: {truth → {predicted → count}}. */
 export function confusion(cases: CaseResult[], aliases: Record<string, string>) {
   const m = new Map<string, Map<string, number>>()
+  // How each label is written in the cases: the truth as the case set writes it, a prediction as the
+  // debate listed it (parentheticals removed, as the metrics name labels); the first spelling wins.
+  const names = new Map<string, string>()
+  const name = (c: string, written: string) => {
+    if (!names.has(c)) names.set(c, displayName(written))
+  }
   for (const c of cases) {
     if (!c.truth || !c.final?.length) continue
     const t = canonicalLabel(c.truth, aliases)
     const p = canonicalLabel(c.final[0]?.label ?? '', aliases)
+    name(t, c.truth)
     const row = m.get(t) ?? new Map<string, number>()
     row.set(p, (row.get(p) ?? 0) + 1)
     m.set(t, row)
   }
+  for (const c of cases) if (c.truth && c.final?.[0]) name(canonicalLabel(c.final[0].label, aliases), c.final[0].label)
   const truths = [...m.keys()].sort()
   const predicted = [...new Set([...m.values()].flatMap((r) => [...r.keys()]))].sort()
-  return { truths, predicted, counts: truths.map((t) => predicted.map((p) => m.get(t)?.get(p) ?? 0)) }
+  // The square table: one label order on both axes (the truths, then labels only ever predicted),
+  // so the diagonal is exactly the correct cases.
+  const labels = [...truths, ...predicted.filter((p) => !m.has(p))]
+  return {
+    truths,
+    predicted,
+    counts: truths.map((t) => predicted.map((p) => m.get(t)?.get(p) ?? 0)),
+    labels,
+    names: labels.map((l) => names.get(l) ?? l),
+    matrix: labels.map((t) => labels.map((p) => m.get(t)?.get(p) ?? 0)),
+  }
 }
 
 /**

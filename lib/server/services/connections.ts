@@ -7,6 +7,7 @@ import { maskSecret, seal } from '@/lib/server/crypto'
 import { type Db, db, type Tx } from '@/lib/server/db'
 import { type HeaderMap, headerColumns, headersOfRow, publicHeaders } from '@/lib/server/llm/header-secrets'
 import { refusalForRestrictedUrl } from '@/lib/server/llm/hosts'
+import { DEMO_CONNECTION_ID } from '@/lib/server/llm/runtime'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -143,6 +144,71 @@ export async function ownerOptions(actor: Actor): Promise<Array<{ value: string;
     ...studies.map((s) => ({ value: s.id, label: `Study: ${s.name}` })),
   ]
 }
+
+/**
+ * The owner a new connection starts with: the study asked for (`?studyId=`, e.g. from a study page)
+ * when the actor may own connections there, else the study they are working in (the study of their
+ * latest change, per the audit log), else the first option. '' is global (admins).
+ */
+export async function defaultOwner(
+  actor: Actor,
+  owners: ReadonlyArray<{ value: string }>,
+  requested?: string,
+): Promise<string | undefined> {
+  const allowed = new Set(owners.map((o) => o.value))
+  if (requested !== undefined && allowed.has(requested)) return requested
+  const recent = await db.auditLog.findMany({
+    where: { actorUserId: actor.userId || '-', studyId: { not: null } },
+    orderBy: { createdAt: 'desc' },
+    select: { studyId: true },
+    take: 20,
+  })
+  const working = recent.find((r) => r.studyId && allowed.has(r.studyId))?.studyId
+  return working ?? owners[0]?.value
+}
+
+/**
+ * Move a connection to another study, or make it global (admins): the actor must be able to change
+ * it where it is and to own connections where it goes. Its key and settings move with it; runs and
+ * preset versions that named it keep naming it.
+ */
+export const moveConnection = defineOperation({
+  name: 'connections.move',
+  scope: 'connections:manage',
+  input: z.object({
+    connectionId: id,
+    /** The study it moves to; '' or absent makes it global (admins only). */
+    studyId: z.preprocess((v) => (v === '' ? undefined : v), id.optional()),
+  }),
+  async run(actor, { connectionId, studyId }) {
+    return db.$transaction(async (tx) => {
+      const before = await editableConnection(tx, actor, connectionId)
+      if (before.id === DEMO_CONNECTION_ID)
+        throw badRequest('The built-in demo model is available to everyone; it does not move.')
+      await assertCanOwn(tx, actor, studyId)
+      const to = studyId ?? null
+      if (before.studyId === to)
+        return withMask(
+          await tx.llmConnection.findUniqueOrThrow({ where: { id: connectionId }, select: connectionPublic }),
+        )
+      const row = await tx.llmConnection.update({
+        where: { id: connectionId },
+        data: { studyId: to },
+        select: connectionPublic,
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'connection.move',
+        resourceType: 'connection',
+        resourceId: row.id,
+        studyId: to ?? before.studyId,
+        before: { studyId: before.studyId },
+        after: { studyId: to },
+      })
+      return withMask(row)
+    })
+  },
+})
 
 /**
  * A connection the actor may use (send requests on its key): a global one, or one of a study where

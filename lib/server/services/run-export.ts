@@ -5,6 +5,7 @@ import { pluginFor } from '@/lib/server/engine/plugins'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { csvLine } from '@/lib/server/services/csv'
+import { sourceIdOf } from '@/lib/tasks/datasets'
 import { findRun } from '@/lib/server/services/runs'
 import { id } from '@/lib/server/services/studies'
 
@@ -22,6 +23,8 @@ const GENERIC: Record<'d' | 'm' | 'c', string[]> = {
     'repetition',
     'position',
     'instance',
+    'sourceRow',
+    'sourceId',
     'status',
     'stopReason',
     'stallError',
@@ -87,6 +90,13 @@ async function* sessionPages(runId: string) {
 async function* genericRows(runId: string, table: 'd' | 'm' | 'c'): AsyncGenerator<Row> {
   for await (const page of sessionPages(runId)) {
     if (table === 'd') {
+      // Where each instance came from in its source file, so the export joins back to it.
+      const ids = page.flatMap((s) => (s.instanceId ? [s.instanceId] : []))
+      const source = new Map(
+        (await db.instance.findMany({ where: { id: { in: ids } }, select: { id: true, index: true, meta: true } })).map(
+          (i) => [i.id, { row: i.index + 1, id: sourceIdOf(i.meta) }],
+        ),
+      )
       for (const s of page) {
         const inst = (s.instance ?? {}) as { input?: unknown; prediction?: unknown; explanation?: unknown }
         yield {
@@ -94,6 +104,8 @@ async function* genericRows(runId: string, table: 'd' | 'm' | 'c'): AsyncGenerat
           repetition: s.repetition,
           position: s.position,
           instance: s.instanceId,
+          sourceRow: s.instanceId ? (source.get(s.instanceId)?.row ?? null) : null,
+          sourceId: s.instanceId ? (source.get(s.instanceId)?.id ?? null) : null,
           status: s.status,
           stopReason: s.stopReason,
           stallError: s.stallError,

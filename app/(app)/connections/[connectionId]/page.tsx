@@ -1,12 +1,17 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
-import { DeleteConnectionForm, EditConnectionForm, TestConnectionForm } from '@/components/llm/connection-forms'
+import {
+  DeleteConnectionForm,
+  EditConnectionForm,
+  MoveConnectionForm,
+  TestConnectionForm,
+} from '@/components/llm/connection-forms'
 import { Playground } from '@/components/llm/playground'
 import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
 import { requirePage } from '@/lib/server/auth/session'
 import { hasScope } from '@/lib/server/auth/roles'
 import { loadForPage } from '@/lib/server/page-data'
-import { getConnection, PROVIDER_LABELS } from '@/lib/server/services/connections'
+import { getConnection, ownerOptions, PROVIDER_LABELS } from '@/lib/server/services/connections'
 
 export const metadata: Metadata = { title: 'Connection' }
 
@@ -16,6 +21,7 @@ export default async function ConnectionPage({ params }: { params: Promise<{ con
   const c = await loadForPage(getConnection, { connectionId })
   const editable = c.studyId !== null || hasScope(actor.role, 'connections:manage-global')
   const demo = c.provider === 'demo'
+  const owners = editable && !demo ? await ownerOptions(actor) : []
   return (
     <div className="max-w-4xl space-y-6">
       <PageHeader
@@ -55,6 +61,15 @@ export default async function ConnectionPage({ params }: { params: Promise<{ con
       {editable && (
         <Card title="Settings">
           <EditConnectionForm c={c} />
+          {!demo && owners.length > 0 && (
+            <div className="mt-4 border-t border-stone-100 pt-4">
+              <p className="mb-2 text-sm text-stone-600">
+                Available to {c.study ? `study ${c.study.name}` : 'everyone'}. Moving it changes who may use its key;
+                runs and presets that used it keep their record.
+              </p>
+              <MoveConnectionForm connectionId={c.id} owners={owners} current={c.studyId ?? ''} />
+            </div>
+          )}
           {!demo && (
             <div className="mt-4 border-t border-stone-100 pt-4">
               <DeleteConnectionForm connectionId={c.id} />

@@ -1,12 +1,20 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { Structure } from '@/components/datasets/structure'
 import { PageHeader } from '@/components/ui/card'
 import { Pagination, Table, Td } from '@/components/ui/table'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
 import { getDataset } from '@/lib/server/services/datasets'
+import { sourceIdOf } from '@/lib/tasks/datasets'
 
 export const metadata: Metadata = { title: 'Dataset' }
 
+/**
+ * A dataset's instances: where each came from in the source file (its data row and the file's own
+ * id, e.g. RAD's `case`), the input (the X-ray, the molecule drawn by RDKit, or the fields), the
+ * ground truth (DRUG reactants drawn too) and the explanation, opened in full with the row's other
+ * columns.
+ */
 export default async function DatasetPage({
   params,
   searchParams,
@@ -17,6 +25,7 @@ export default async function DatasetPage({
   const { datasetId } = await params
   const sp = await flatParams(searchParams)
   const { dataset, instances } = await loadForPage(getDataset, { datasetId, page: sp.page, pageSize: 20 })
+  const drug = dataset.kind === 'drug'
   return (
     <>
       <PageHeader
@@ -28,12 +37,22 @@ export default async function DatasetPage({
           </Link>
         }
       />
-      <Table caption="Instances" head={['#', 'Input (x)', 'Prediction (y)', 'Explanation (e)']}>
+      <p className="mb-3 text-sm text-stone-600">
+        <em>Row</em> is the data row of {dataset.source} (the header not counted) and <em>Source id</em> the file's own
+        id column where it has one; the runs' D export carries both (<code>sourceRow</code>, <code>sourceId</code>) to
+        join results back to the file.
+      </p>
+      <Table caption="Instances" head={['Row', 'Source id', 'Input (x)', 'Prediction (y)', 'Explanation (e)']}>
         {instances.items.map((i) => {
           const input = i.input as Record<string, unknown>
+          const meta = (i.meta ?? {}) as Record<string, unknown>
+          const sourceId = sourceIdOf(meta)
           return (
-            <tr key={i.id}>
+            <tr key={i.id} data-row={i.index + 1}>
               <Td className="text-stone-500">{i.index + 1}</Td>
+              <Td className="font-mono text-xs">
+                <span data-testid="source-id">{sourceId ?? '—'}</span>
+              </Td>
               <Td>
                 {typeof input.image === 'string' ? (
                   <img
@@ -43,14 +62,36 @@ export default async function DatasetPage({
                     className="h-24 w-24 rounded object-cover"
                   />
                 ) : typeof input.smiles === 'string' ? (
-                  <code className="break-all text-xs">{input.smiles}</code>
+                  <Structure smiles={input.smiles} label="Product" />
                 ) : (
                   <code className="break-all text-xs">{JSON.stringify(input)}</code>
                 )}
               </Td>
-              <Td className="max-w-xs break-all">{i.prediction}</Td>
+              <Td className="max-w-xs break-all">
+                {drug && i.prediction ? <Structure smiles={i.prediction} label="Reactants" /> : i.prediction}
+              </Td>
               <Td className="max-w-md">
-                <p className="line-clamp-4 text-xs text-stone-700">{i.explanation}</p>
+                <details data-testid="row-detail">
+                  <summary className="cursor-pointer list-none">
+                    <p className="line-clamp-4 text-xs text-stone-700">{i.explanation || '—'}</p>
+                    <span className="text-xs text-brand-700 underline">Full row</span>
+                  </summary>
+                  <div className="mt-2 space-y-2 text-xs">
+                    <p className="whitespace-pre-wrap text-stone-800" data-testid="full-explanation">
+                      {i.explanation}
+                    </p>
+                    {Object.keys(meta).length ? (
+                      <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-stone-600">
+                        {Object.entries(meta).map(([k, v]) => (
+                          <div key={k} className="contents">
+                            <dt className="font-medium">{k}</dt>
+                            <dd className="break-all">{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+                          </div>
+                        ))}
+                      </dl>
+                    ) : null}
+                  </div>
+                </details>
               </Td>
             </tr>
           )

@@ -194,7 +194,7 @@ export default async function RunPage({
           </div>
           <p className="mt-3 text-sm">
             <span className="text-lg font-semibold" data-testid="count-done">
-              {counts.done} / {counts.total}
+              {formatCount(counts.done)} / {formatCount(counts.total)}
             </span>{' '}
             sessions done
           </p>
@@ -206,7 +206,7 @@ export default async function RunPage({
                   className={`text-lg font-semibold ${key === 'stalled' && counts.stalled ? 'text-red-700' : ''}`}
                   data-testid={`status-count-${key}`}
                 >
-                  {counts[key]}
+                  {formatCount(counts[key])}
                 </dd>
               </div>
             ))}
@@ -214,7 +214,7 @@ export default async function RunPage({
               <dt className="text-stone-500">LLM calls</dt>
               <dd>
                 {formatCount(counts.calls)}
-                {counts.failedCalls ? ` (${counts.failedCalls} failed attempts)` : ''}
+                {counts.failedCalls ? ` (${formatCount(counts.failedCalls)} failed attempts)` : ''}
               </dd>
             </div>
             <div>

@@ -53,12 +53,22 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
         }
         description={study.description || 'No description yet.'}
         actions={
-          <Link
-            href={`/runs?studyId=${study.id}`}
-            className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
-          >
-            Runs
-          </Link>
+          <div className="flex items-center gap-2">
+            {canWrite && hasScope(actor.role, 'connections:manage') && (
+              <Link
+                href={`/connections?studyId=${study.id}`}
+                className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
+              >
+                Add a model for this study
+              </Link>
+            )}
+            <Link
+              href={`/runs?studyId=${study.id}`}
+              className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
+            >
+              Runs
+            </Link>
+          </div>
         }
       />
       <div className="grid gap-6 xl:grid-cols-2">

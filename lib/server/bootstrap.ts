@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { db } from '@/lib/server/db'
 import { writeAudit } from '@/lib/server/services/audit'
 import { email, insertUser, password, personName } from '@/lib/server/services/users'
+import { log } from '@/lib/server/log'
 
 export const FirstAdminInput = z.object({ email, name: personName.default('Admin'), password })
 
@@ -35,11 +36,11 @@ export async function ensureAdminFromEnv(): Promise<void> {
     name: PARLEY_ADMIN_NAME || undefined,
   })
   if (!parsed.success) {
-    console.error(`[parley] PARLEY_ADMIN_* is invalid: ${parsed.error.issues.map((i) => i.message).join('; ')}`)
+    log().error({ problems: parsed.error.issues.map((i) => i.message) }, 'PARLEY_ADMIN_* is invalid')
     return
   }
   const created = await createFirstAdmin(parsed.data, 'system:env')
-  if (created) console.log(`[parley] created the first admin ${created.email} from PARLEY_ADMIN_EMAIL`)
+  if (created) log().info({ email: created.email }, 'created the first admin from PARLEY_ADMIN_EMAIL')
 }
 
 export async function needsSetup(): Promise<boolean> {

@@ -1,6 +1,8 @@
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaClient } from '@/lib/generated/prisma/client'
+import { config } from '@/lib/server/config'
+import { log } from '@/lib/server/log'
 
 /**
  * Refuses `updateMany` / `deleteMany` with a missing or empty `where`: a bulk write over a whole
@@ -17,9 +19,9 @@ function isEmptyWhere(where: unknown): boolean {
   return where == null || (typeof where === 'object' && Object.keys(where as object).length === 0)
 }
 
-export function createPrisma(connectionString: string) {
+export function createPrisma(connectionString: string, pool?: pg.Pool) {
   const base = new PrismaClient({
-    adapter: new PrismaPg({ connectionString, max: Number(process.env.PARLEY_DB_POOL_MAX ?? 20) }),
+    adapter: new PrismaPg(pool ?? { connectionString, max: config().dbPoolMax, application_name: 'parley-prisma' }),
   })
   return base.$extends({
     name: 'bulk-write-guard',
@@ -42,7 +44,7 @@ export type Db = ReturnType<typeof createPrisma>
 /** The client inside `db.$transaction(async (tx) => …)`. */
 export type Tx = Parameters<Parameters<Db['$transaction']>[0]>[0]
 
-const globalForDb = globalThis as unknown as { parleyDb?: Db; parleyPool?: pg.Pool }
+const globalForDb = globalThis as unknown as { parleyDb?: Db; parleyPool?: pg.Pool; parleyPrismaPool?: pg.Pool }
 
 function databaseUrl(): string {
   const url = process.env.DATABASE_URL
@@ -62,8 +64,12 @@ function databaseUrl(): string {
  */
 export function sql(): pg.Pool {
   if (!globalForDb.parleyPool) {
-    const pool = new pg.Pool({ connectionString: databaseUrl(), max: Number(process.env.PARLEY_DB_HOT_POOL_MAX ?? 10) })
-    pool.on('error', (err) => console.error('[parley] database pool:', err.message))
+    const pool = new pg.Pool({
+      connectionString: databaseUrl(),
+      max: config().dbHotPoolMax,
+      application_name: 'parley-hot',
+    })
+    pool.on('error', (err) => log().error({ err }, 'database pool error'))
     globalForDb.parleyPool = pool
   }
   return globalForDb.parleyPool
@@ -75,11 +81,39 @@ export const db: Db = new Proxy({} as Db, {
     if (prop === '$disconnect')
       return async () => {
         const pool = globalForDb.parleyPool
+        const prismaPool = globalForDb.parleyPrismaPool
+        const client = globalForDb.parleyDb
         globalForDb.parleyPool = undefined
-        await Promise.all([globalForDb.parleyDb?.$disconnect(), pool?.end()])
+        globalForDb.parleyPrismaPool = undefined
+        globalForDb.parleyDb = undefined
+        await Promise.all([client?.$disconnect(), pool?.end()])
+        await prismaPool?.end().catch(() => {})
       }
-    globalForDb.parleyDb ??= createPrisma(databaseUrl())
+    if (!globalForDb.parleyDb) {
+      const pool = new pg.Pool({
+        connectionString: databaseUrl(),
+        max: config().dbPoolMax,
+        application_name: 'parley-prisma',
+      })
+      pool.on('error', (err) => log().error({ err }, 'database pool error'))
+      globalForDb.parleyPrismaPool = pool
+      globalForDb.parleyDb = createPrisma(databaseUrl(), pool)
+    }
     const value = Reflect.get(globalForDb.parleyDb as object, prop)
     return typeof value === 'function' ? value.bind(globalForDb.parleyDb) : value
   },
 })
+
+export interface PoolUse {
+  max: number
+  total: number
+  idle: number
+  waiting: number
+}
+
+/** How this process's pools are used right now (for the metrics): Prisma's and the plain one. */
+export function poolUse(): Record<'prisma' | 'hot', PoolUse | undefined> {
+  const of = (p: pg.Pool | undefined): PoolUse | undefined =>
+    p && { max: p.options.max ?? 10, total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount }
+  return { prisma: of(globalForDb.parleyPrismaPool), hot: of(globalForDb.parleyPool) }
+}

@@ -4,6 +4,7 @@ import { hasScope, type Scope } from '@/lib/server/auth/roles'
 import { UnguardedBulkWriteError } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors'
 import { inputProblem } from '@/lib/server/input'
+import { log } from '@/lib/server/log'
 
 // Plain words for the most common validation failure: a field that was not sent at all.
 z.config({
@@ -75,10 +76,10 @@ export function failureFrom(err: unknown, opName: string): Failure {
   }
   if (err instanceof z.ZodError) return validationFailure(err)
   if (err instanceof UnguardedBulkWriteError) {
-    console.error(`[parley] ${opName}:`, err.message)
+    log().error({ op: opName, err }, 'refused an unguarded bulk write')
     return { ok: false, status: 500, error: 'Refused an unsafe bulk write. Nothing was changed.' }
   }
-  console.error(`[parley] ${opName} failed:`, err)
+  log().error({ op: opName, err }, 'operation failed')
   return { ok: false, status: 500, error: 'Something went wrong on our side. Nothing was saved; please try again.' }
 }
 

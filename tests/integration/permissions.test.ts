@@ -68,6 +68,11 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   },
   'users.update-role': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, role: 'annotator' }) },
   'users.set-disabled': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, disabled: true }) },
+  'users.set-password': {
+    allowed: ['admin'],
+    input: (c) => ({ userId: c.other.userId, password: 'long enough and odd' }),
+  },
+  'users.issue-reset-link': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId }) },
   'profile.update': { allowed: ALL, input: () => ({ name: 'Renamed Person' }) },
   'profile.change-password': {
     allowed: ALL,
@@ -109,6 +114,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     input: async (c) => ({ connectionId: (await makeConnection(c.studyId)).id }),
   },
   'connections.test': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
+  'connections.models': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
   'llm.run-prompt': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId, prompt: 'Say hello.' }) },
   'presets.list': { allowed: STAFF, input: () => ({}) },
   'presets.get': { allowed: STAFF, input: (c) => ({ presetId: c.presetId }) },
@@ -199,6 +205,13 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'runs.dashboard': {
     allowed: ['admin', 'researcher', 'viewer'],
     input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+  },
+  'runs.compare': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({
+      a: (await experimentWithSession(c)).experimentId,
+      b: (await experimentWithSession(c)).experimentId,
+    }),
   },
   'runs.export': {
     allowed: STAFF,
@@ -589,6 +602,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'users.create': ADMIN_ONLY,
   'users.update-role': ADMIN_ONLY,
   'users.set-disabled': ADMIN_ONLY,
+  'users.set-password': ADMIN_ONLY,
+  'users.issue-reset-link': ADMIN_ONLY,
   'profile.update': ANY,
   'profile.change-password': ANY,
   'apikeys.list': ANY,
@@ -601,6 +616,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'connections.update': WRITE,
   'connections.delete': WRITE,
   'connections.test': WRITE,
+  'connections.models': WRITE,
   'llm.run-prompt': WRITE,
   'presets.list': LISTED,
   'presets.get': READ,
@@ -625,6 +641,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'runs.get': READ,
   'runs.view': READ,
   'runs.dashboard': READ,
+  'runs.compare': READ,
   'runs.export': WRITE, // exporting is researcher work: viewers read results, they do not export
   'runs.export-file': WRITE,
   'runs.start': WRITE,

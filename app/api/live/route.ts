@@ -9,8 +9,10 @@ const Topic = z.string().regex(/^(session|experiment|dataset):[\w-]{1,100}$/)
 
 /**
  * GET /api/live?topic=session:<id>|experiment:<id>|dataset:<id> — server-sent events: `update` with the event
- * (message, status, delta, progress) whenever the topic changes in any process, and a comment every
- * 15 s to keep proxies from closing the stream. The page re-reads its data on `update`.
+ * (message, status, delta, progress) whenever the topic changes in any process, `down` / `resync`
+ * while the process's LISTEN connection is lost and once it is back (lib/server/live.ts), and a
+ * comment every 15 s to keep proxies from closing the stream. The page re-reads its data on
+ * `update` and polls while the listener is down. Closed when the process shuts down.
  */
 export async function GET(req: Request) {
   const actor = await sessionActor(req.headers)
@@ -30,20 +32,24 @@ export async function GET(req: Request) {
           cleanup()
         }
       }
-      const unsubscribe = await subscribe(topic.data, (e: LiveEvent) =>
-        send(`event: update\ndata: ${JSON.stringify(e)}\n\n`),
+      const close = () => {
+        cleanup()
+        try {
+          controller.close()
+        } catch {}
+      }
+      const unsubscribe = await subscribe(
+        topic.data,
+        (e: LiveEvent) => send(`event: update\ndata: ${JSON.stringify(e)}\n\n`),
+        // This process shuts down: end the stream, so the browser reconnects to another instance.
+        { onClose: close },
       )
       const beat = setInterval(() => send(': keep-alive\n\n'), 15_000)
       cleanup = () => {
         clearInterval(beat)
         unsubscribe()
       }
-      req.signal.addEventListener('abort', () => {
-        cleanup()
-        try {
-          controller.close()
-        } catch {}
-      })
+      req.signal.addEventListener('abort', close)
       send(`event: ready\ndata: {}\n\n`)
     },
     cancel() {
@@ -55,6 +61,8 @@ export async function GET(req: Request) {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store, no-transform',
       connection: 'keep-alive',
+      // nginx would buffer the stream (and deliver events in bursts, or never) without this.
+      'x-accel-buffering': 'no',
     },
   })
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { type Endpoint, endpoints, pluginEndpoints } from '@/lib/server/api/endpoints'
-import { ErrorBody, Health } from '@/lib/server/api/schemas'
+import { ErrorBody, Health, Readiness } from '@/lib/server/api/schemas'
 
 // ErrorBody is referenced as #/components/schemas/Error.
 void ErrorBody
@@ -99,6 +99,35 @@ export function openApiDocument() {
             description: 'Database unreachable',
             content: { 'application/json': { schema: responseSchema(Health) } },
           },
+        },
+      },
+    },
+    '/ready': {
+      get: {
+        operationId: 'ready',
+        summary: 'Readiness for a load balancer (no authentication): 503 while the instance shuts down',
+        tags: ['System'],
+        responses: {
+          '200': {
+            description: 'Taking traffic',
+            content: { 'application/json': { schema: responseSchema(Readiness) } },
+          },
+          '503': {
+            description: 'Draining (SIGTERM) or database unreachable',
+            content: { 'application/json': { schema: responseSchema(Readiness) } },
+          },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (Authorization: Bearer $PARLEY_METRICS_TOKEN; 404 when it is not set)',
+        tags: ['System'],
+        responses: {
+          '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '401': { description: 'Missing or wrong token' },
+          '404': { description: 'No PARLEY_METRICS_TOKEN configured' },
         },
       },
     },

@@ -90,12 +90,23 @@ export const AuditEntry = z
     studyId: z.string().nullable(),
     before: z.unknown(),
     after: z.unknown(),
+    actorName: z.string().nullable().meta({ description: "The actor's current name" }),
+    studyName: z.string().nullable(),
+    resourceName: z.string().nullable().meta({ description: "The resource's current name, where it has one" }),
   })
   .meta({ id: 'AuditEntry' })
 
 export const Health = z
   .object({ status: z.enum(['ok', 'error']), database: z.enum(['ok', 'unreachable']), version: z.string() })
   .meta({ id: 'Health' })
+
+export const Readiness = z
+  .object({
+    status: z.enum(['ready', 'draining', 'error']),
+    database: z.enum(['ok', 'unreachable']).optional(),
+    version: z.string(),
+  })
+  .meta({ id: 'Readiness' })
 
 // ---------------------------------------------------------------------------------------------
 // Runs and sessions of every protocol (the protocol's own parts travel as `view` / `data`)

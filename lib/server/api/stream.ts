@@ -1,5 +1,6 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
 import { execute, type Operation } from '@/lib/server/operation'
+import { log } from '@/lib/server/log'
 
 /**
  * A streamed download: lines from an async generator, joined with newlines and sent in chunks of
@@ -27,7 +28,7 @@ export function streamedDownload(
         }
         controller.enqueue(encoder.encode(chunk))
       } catch (err) {
-        console.error('[parley] export failed mid-stream:', err)
+        log().error({ err }, 'export failed mid-stream')
         controller.error(err)
       }
     },

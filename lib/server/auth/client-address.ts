@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import proxyaddr from 'proxy-addr'
+import { log } from '@/lib/server/log'
 
 /**
  * Where a request came from, for the sign-in limits.
@@ -51,7 +52,7 @@ function trustFn(list: string[]): (addr: string, i: number) => boolean {
     try {
       fn = list.length ? proxyaddr.compile(list) : () => false
     } catch (err) {
-      console.error(`[parley] PARLEY_TRUSTED_PROXIES is invalid (${(err as Error).message}); trusting no proxy.`)
+      log().error({ err }, 'PARLEY_TRUSTED_PROXIES is invalid; trusting no proxy')
       fn = () => false
     }
     compiled.set(key, fn)

@@ -1,5 +1,6 @@
 import { getAuth } from '@/lib/server/auth/auth'
 import { withClientAddress } from '@/lib/server/auth/client-address'
+import { log } from '@/lib/server/log'
 
 export type SignInResult = { ok: true } | { ok: false; error: string }
 
@@ -26,7 +27,7 @@ export async function signInWithPassword(
       return { ok: false, error: 'Wrong email or password. Check both and try again.' }
     if (status === 429)
       return { ok: false, error: message ?? 'Too many sign-in attempts. Wait a minute and try again.' }
-    console.error('[parley] sign-in failed:', err)
+    log().error({ err }, 'sign-in failed')
     return { ok: false, error: 'Sign-in failed on our side. Please try again.' }
   }
 }

@@ -3,6 +3,8 @@ import { sql } from '@/lib/server/db'
 import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/server/engine/runner'
 import { enqueueSteps, LEGACY_QUEUES, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
 import { addLocalWorker, jobSettings, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
+import { log } from '@/lib/server/log'
+import { isDraining, jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
 
 /**
  * Sessions on the job queue, for every protocol: queue `session-step`, one job per session. A job
@@ -70,7 +72,7 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
       r = await stepSession(job.sessionId, loaded ? { onlyIfRunning: true, loaded } : { onlyIfRunning: true })
     } catch (err) {
       // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
-      console.error(`[parley] step of session ${job.sessionId} failed:`, err)
+      log().error({ err, sessionId: job.sessionId }, 'step failed')
       await markStalled(
         { id: job.sessionId, experimentId: job.experimentId, status: 'running' },
         `internal: ${(err as Error).message}`,
@@ -80,7 +82,8 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
     hooks.onStep?.(r)
     if (r.kind !== 'appended' || r.done) return
     loaded = r.next
-    if (Date.now() - started > budgetMs) {
+    // Past the quantum, or this process is shutting down: hand the session back after this step.
+    if (Date.now() - started > budgetMs || isDraining()) {
       // Back of the queue, unless the run stopped meanwhile (as of this job's last append).
       if (!job.experimentId || r.next.session.runStatus === 'running')
         await enqueueSteps([job.sessionId], job.experimentId)
@@ -90,23 +93,39 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
 }
 
 export interface Workers {
+  /** Take no new jobs; resolves when the jobs in flight have handed their sessions back. */
   stop(): Promise<void>
+}
+
+/** Wait until none of `running` is left (the handlers hand back after their current step). */
+export async function drained(running: Set<string>): Promise<void> {
+  while (running.size) await new Promise((r) => setTimeout(r, 25))
 }
 
 /** Work the step queue (and what is left in the legacy queue) in this process with `count` concurrent steps. */
 export async function startWorkers(count = jobSettings().workers): Promise<Workers> {
   const b: PgBoss = await queue(STEP_QUEUE)
   const ids: string[] = []
+  const running = new Set<string>()
   const work = async (name: string, i: number) => {
     await queue(name)
+    worksQueue(name)
     const id = await b.work<StepJob>(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
       try {
-        for (const job of jobs)
-          await handleStep({ sessionId: job.data.sessionId, experimentId: job.data.experimentId ?? null })
+        for (const job of jobs) {
+          running.add(job.id)
+          jobStarted(name, job.id)
+          try {
+            await handleStep({ sessionId: job.data.sessionId, experimentId: job.data.experimentId ?? null })
+          } finally {
+            running.delete(job.id)
+            jobFinished(job.id)
+          }
+        }
       } finally {
         // pg-boss 10 sleeps a polling interval after every fetch unless told there is more work.
         const me = ids[i]
-        if (me) b.notifyWorker(me)
+        if (me && !isDraining()) b.notifyWorker(me)
       }
     })
     ids[i] = id
@@ -120,6 +139,7 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
         removeLocalWorker(STEP_QUEUE, id)
         await b.offWork({ id })
       }
+      await drained(running)
     },
   }
 }

@@ -10,6 +10,7 @@ import { humanSeats, type Seats } from '@/lib/server/engine/seats'
 import { badRequest } from '@/lib/server/errors'
 import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
 import { publish } from '@/lib/server/live'
+import { log } from '@/lib/server/log'
 
 /**
  * Creating a run's sessions, the same for every protocol. The plugin's plan says which instances
@@ -110,7 +111,7 @@ export async function createSessions(job: PrepareSessionsJob, planned: number): 
       return true
     } catch (err) {
       // Leave it to the queue, which retries (what was written stays; the rest follows).
-      console.error(`[parley] creating the sessions of ${job.runId} failed; queued a retry:`, err)
+      log().error({ err, runId: job.runId }, 'creating the sessions failed; queued a retry')
     }
   }
   const b = await queue(SESSIONS_QUEUE)

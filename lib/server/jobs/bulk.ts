@@ -1,8 +1,10 @@
 import type PgBoss from 'pg-boss'
 import { addLocalWorker, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
 import { DATASET_IMPORT_QUEUE, type DatasetImportJob, runDatasetImport } from '@/lib/server/services/dataset-import'
-import type { Workers } from '@/lib/server/engine/jobs'
+import { drained, type Workers } from '@/lib/server/engine/jobs'
+import { jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
 import { type PrepareSessionsJob, prepareSessions, SESSIONS_QUEUE } from '@/lib/server/engine/prepare'
+import { log } from '@/lib/server/log'
 
 /**
  * Bulk work a researcher's input can make large, kept off the request path: dataset imports and
@@ -17,17 +19,27 @@ export async function startBulkWorkers(): Promise<Workers> {
       SESSIONS_QUEUE,
       async (data: PrepareSessionsJob) => {
         // A job queued by a version before the engine has no runId and a plan this one cannot read.
-        if (typeof data?.runId !== 'string')
-          console.error('[parley] dropped a session-creation job of an older version')
+        if (typeof data?.runId !== 'string') log().error('dropped a session-creation job of an older version')
         else await prepareSessions(data)
       },
     ],
   ]
   const started: Array<{ b: PgBoss; name: string; id: string }> = []
+  const running = new Set<string>()
   for (const [name, handle] of handlers) {
     const b = await queue(name)
+    worksQueue(name)
     const id = await b.work<never>(name, { pollingIntervalSeconds: 1, batchSize: 1 }, async (jobs) => {
-      for (const job of jobs) await handle(job.data)
+      for (const job of jobs) {
+        running.add(job.id)
+        jobStarted(name, job.id)
+        try {
+          await handle(job.data)
+        } finally {
+          running.delete(job.id)
+          jobFinished(job.id)
+        }
+      }
     })
     addLocalWorker(name, id)
     started.push({ b, name, id })
@@ -38,6 +50,8 @@ export async function startBulkWorkers(): Promise<Workers> {
         removeLocalWorker(name, id)
         await b.offWork({ id })
       }
+      // An import or a session batch runs on (both resume safely if the deadline hands it back).
+      await drained(running)
     },
   }
 }

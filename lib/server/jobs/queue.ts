@@ -1,4 +1,6 @@
 import PgBoss from 'pg-boss'
+import { config } from '@/lib/server/config'
+import { log } from '@/lib/server/log'
 
 /**
  * The PostgreSQL job queue (pg-boss 10, schema `pgboss` in Parley's database). One instance per
@@ -11,19 +13,22 @@ import PgBoss from 'pg-boss'
  */
 const g = globalThis as unknown as { parleyBoss?: Promise<PgBoss> }
 
-export const jobSettings = () => ({
-  /** A step (one message, with its LLM calls and their retries) must finish within this. */
-  expireInSeconds: Number(process.env.PARLEY_JOB_EXPIRE_SECONDS ?? 600),
-  maintenanceIntervalSeconds: Number(process.env.PARLEY_JOB_MAINTENANCE_SECONDS ?? 5),
-  /**
-   * How long one job may keep advancing its session before it re-enqueues it at the back of the
-   * queue, so sessions share the workers round robin (a quantum: a few ms of queue work buys fair
-   * turns and no idle workers at the end of a run; 0 = one message per job).
-   */
-  sliceMs: Number(process.env.PARLEY_JOB_SLICE_MS ?? 400),
-  /** Concurrent steps per worker process. */
-  workers: Number(process.env.PARLEY_WORKERS ?? 4),
-})
+export const jobSettings = () => {
+  const c = config()
+  return {
+    /** A step (one message, with its LLM calls and their retries) must finish within this. */
+    expireInSeconds: c.jobExpireSeconds,
+    maintenanceIntervalSeconds: c.jobMaintenanceSeconds,
+    /**
+     * How long one job may keep advancing its session before it re-enqueues it at the back of the
+     * queue, so sessions share the workers round robin (a quantum: a few ms of queue work buys fair
+     * turns and no idle workers at the end of a run; 0 = one message per job).
+     */
+    sliceMs: c.jobSliceMs,
+    /** Concurrent steps per worker process. */
+    workers: c.workers,
+  }
+}
 
 export function boss(): Promise<PgBoss> {
   g.parleyBoss ??= (async () => {
@@ -31,13 +36,13 @@ export function boss(): Promise<PgBoss> {
     if (!url) throw new Error('DATABASE_URL is not set.')
     const b = new PgBoss({
       connectionString: url,
-      max: 4,
+      max: config().jobPoolMax,
       schedule: false,
       supervise: true,
       maintenanceIntervalSeconds: jobSettings().maintenanceIntervalSeconds,
       application_name: 'parley-jobs',
     })
-    b.on('error', (err) => console.error('[parley] job queue:', err.message))
+    b.on('error', (err) => log().error({ err }, 'job queue error'))
     await b.start()
     return b
   })().catch((err) => {

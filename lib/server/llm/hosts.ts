@@ -5,7 +5,7 @@ import {
   refusalForUrl,
   restrictedGuard,
 } from '@/lib/llm/address-policy'
-import { createNodeFetch, type FetchLike } from '@/lib/llm/transport'
+import { createNodeFetch, createProxiedFetch, type FetchLike, proxyConfigured } from '@/lib/llm/transport'
 
 /**
  * Connections whose address a non-admin chose (`restrictedHosts`) reach public addresses only,
@@ -33,8 +33,14 @@ export function refusalForRestrictedUrl(url: string): Promise<string | undefined
 
 const g = globalThis as unknown as { parleyRestrictedFetch?: FetchLike }
 
-/** The process-wide transport of restricted connections: checks every address it connects to. */
+/**
+ * The process-wide transport of restricted connections: checks every address it connects to.
+ * Behind an outbound proxy (HTTPS_PROXY / HTTP_PROXY) the proxy connects, so the host is resolved
+ * and checked before each request instead.
+ */
 export function restrictedTransport(): FetchLike {
-  g.parleyRestrictedFetch ??= createNodeFetch({ guard: restrictedAddressGuard })
+  g.parleyRestrictedFetch ??= proxyConfigured()
+    ? createProxiedFetch({ before: (url) => refusalForRestrictedUrl(url.href) })
+    : createNodeFetch({ guard: restrictedAddressGuard })
   return g.parleyRestrictedFetch
 }

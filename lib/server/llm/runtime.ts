@@ -117,6 +117,8 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
     secrets: secretHeaderValues(extra),
     // The demo model is Parley's own server on loopback, never an address someone typed.
     ...(row.restrictedHosts && row.provider !== 'demo' ? { transport: restrictedTransport() } : {}),
+    // Never through an outbound proxy: the demo model is this process's own loopback server.
+    ...(row.provider === 'demo' ? { transport: 'direct' as const } : {}),
   })
   for (const k of g.parleyLlmClients.keys()) if (k.startsWith(`${row.id}:`)) g.parleyLlmClients.delete(k)
   g.parleyLlmClients.set(cacheKey, client)

@@ -16,6 +16,7 @@ import { db, sql } from '@/lib/server/db'
 import { publish } from '@/lib/server/live'
 import { writeAudit } from '@/lib/server/services/audit'
 import { readUpload } from '@/lib/server/uploads'
+import { log } from '@/lib/server/log'
 
 /**
  * A dataset import, run as a job (queue `dataset-import`) off the request path. The request stored
@@ -256,7 +257,7 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
       err instanceof ImportRefused
         ? err.message
         : 'Nothing was imported: the import stopped on an error on our side. Please try again.'
-    if (!(err instanceof ImportRefused)) console.error(`[parley] import of dataset ${datasetId} failed:`, err)
+    if (!(err instanceof ImportRefused)) log().error({ err, datasetId }, 'dataset import failed')
     await failImport(datasetId, dataset.studyId, job.actor, message)
   }
 }

@@ -3,9 +3,11 @@ import type { Prisma } from '@/lib/generated/prisma/client'
 import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
+import { studyPermissions } from '@/lib/server/auth/study-roles'
 import { db, sql } from '@/lib/server/db'
 import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
+import type { StepSession } from '@/lib/server/engine/plugin'
 import { enqueueSteps } from '@/lib/server/engine/step-queue'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import {
@@ -21,7 +23,7 @@ import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { id, requireStudyAccess, studiesWhere, studyAccess } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
  * Sessions of every protocol as people meet them: the one work queue (everything awaiting the
@@ -162,22 +164,50 @@ export async function nextSessionFor(userId: string, after?: string): Promise<st
 // One session
 // ---------------------------------------------------------------------------------------------
 
-async function visibleSession(actor: Actor, sessionId: string) {
-  const s = await db.protocolSession.findFirst({
-    where: { id: sessionId, ...visibleSessions(actor) },
-    select: {
-      id: true,
-      people: { select: { seat: true, userId: true, claimable: true, user: { select: { name: true, email: true } } } },
-      study: { select: { id: true, name: true, guidelines: true } },
-      experiment: { select: { id: true, name: true, status: true } },
-      updatedAt: true,
-      stallError: true,
-      stopReason: true,
-      retryCount: true,
-    },
-  })
-  if (!s) throw notFound('Session')
-  return s
+type PageRow = StepSession & {
+  updatedAt: Date
+  stallError: string | null
+  stopReason: string | null
+  retryCount: number
+  study: { id: string; name: string; guidelines: string | null }
+  experiment: { id: string; name: string; status: string } | null
+  memberRole: string | null
+  people: Array<{ seat: string; userId: string | null; claimable: boolean; name: string | null; email: string | null }>
+  rows: Array<{ seq: number; body: unknown; authorUserId: string | null; createdAt: string; payload: unknown }>
+  /** The viewer's kept drafts of turns not yet sent (one per message number). */
+  drafts: Array<{ seq: number; data: unknown; updatedAt: string }>
+}
+
+/**
+ * Everything the session page needs in one statement (it was eight round trips: the session with
+ * its seats, people, study and run through Prisma, the log twice, the study role): the session as a
+ * step loads it, the people in its seats, its study and run, the viewer's study role, every message.
+ */
+async function loadSessionForViewer(sessionId: string, userId: string): Promise<PageRow | null> {
+  const { rows } = await sql().query<PageRow>(
+    `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
+            s."awaitingSeat", s.config, s.seats, s.instance, s."updatedAt", s."stallError", s."stopReason",
+            s."retryCount", e.status AS "runStatus", COALESCE(e."carryOver", false) AS chained,
+            json_build_object('id', st.id, 'name', st.name, 'guidelines', st.guidelines) AS study,
+            CASE WHEN e.id IS NULL THEN NULL
+                 ELSE json_build_object('id', e.id, 'name', e.name, 'status', e.status) END AS experiment,
+            (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
+            COALESCE((SELECT json_agg(json_build_object('seat', p.seat, 'userId', p."userId", 'claimable', p.claimable,
+                                                        'name', u.name, 'email', u.email) ORDER BY p.seat)
+                      FROM "SessionSeat" p LEFT JOIN "user" u ON u.id = p."userId"
+                      WHERE p."sessionId" = s.id), '[]') AS people,
+            COALESCE((SELECT json_agg(json_build_object('seq', m.seq, 'body', m.body, 'authorUserId', m."authorUserId",
+                                                        'createdAt', m."createdAt", 'payload', m.payload) ORDER BY m.seq)
+                      FROM "ProtocolMessage" m WHERE m."sessionId" = s.id), '[]') AS rows,
+            COALESCE((SELECT json_agg(json_build_object('seq', d.seq, 'data', d.data, 'updatedAt', d."updatedAt"))
+                      FROM "TurnDraft" d WHERE d."sessionId" = s.id AND d."userId" = $2), '[]') AS drafts
+     FROM "ProtocolSession" s
+     JOIN "Study" st ON st.id = s."studyId"
+     LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     WHERE s.id = $1`,
+    [sessionId, userId],
+  )
+  return rows[0] ?? null
 }
 
 export const getSession = defineOperation({
@@ -185,30 +215,48 @@ export const getSession = defineOperation({
   scope: 'work:read-own',
   input: z.object({ sessionId: id }),
   async run(actor, { sessionId }) {
-    const meta = await visibleSession(actor, sessionId)
-    const loaded = await prepare(await loadSession(sessionId))
+    const row = await loadSessionForViewer(sessionId, actor.userId)
+    // Those in its seats see a session; with work:read-study also the readers of its study (the
+    // same rule as visibleSessions, decided here from the one statement).
+    const seated = !!row?.people.some((p) => p.userId === actor.userId)
+    // Researchers of the study (read access), not a researcher account seated as an expert in it.
+    const researcher =
+      !!row &&
+      hasScope(actor.role, 'work:read-study') &&
+      (hasScope(actor.role, 'studies:read-all') || studyPermissions(actor.role, row.memberRole).includes('read'))
+    if (!row || !(seated || researcher)) throw notFound('Session')
+    const {
+      updatedAt,
+      stallError,
+      stopReason,
+      retryCount,
+      study,
+      experiment,
+      memberRole: _r,
+      people,
+      rows,
+      drafts,
+      ...step
+    } = row
+    const meta = {
+      people: people.map((p) => ({ ...p, user: p.userId ? { name: p.name ?? '', email: p.email ?? '' } : null })),
+      study,
+      experiment,
+      updatedAt,
+      stallError,
+      stopReason,
+      retryCount,
+    }
+    const loaded = await prepare({ ...step, messages: rows.map((m) => m.body) as StepSession['messages'] })
     const { plugin, ctx, session } = loaded
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
     const mySeats = meta.people.filter((p) => p.userId === actor.userId).map((p) => p.seat)
     const ask = next.done ? null : next
-    const rows = await db.protocolMessage.findMany({
-      where: { sessionId },
-      orderBy: { seq: 'asc' },
-      select: { seq: true, body: true, authorUserId: true, llmCallId: true, createdAt: true, payload: true },
-    })
     const viewCtx = { ...ctx, mySeats, ask }
     const view = await plugin.views.session(viewCtx)
     const yourTurn = !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled'
-    const draft = yourTurn
-      ? await db.turnDraft.findUnique({
-          where: { sessionId_seq_userId: { sessionId, seq: ask.j, userId: actor.userId } },
-          select: { data: true, updatedAt: true },
-        })
-      : null
+    const draft = yourTurn ? (drafts.find((d) => d.seq === ask.j) ?? null) : null
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
-    // Researchers of the study (read access), not a researcher account seated as an expert in it.
-    const researcher =
-      hasScope(actor.role, 'work:read-study') && (await studyAccess(actor, meta.study.id)).includes('read')
     return {
       id: session.id,
       protocol: session.protocol,
@@ -245,7 +293,7 @@ export const getSession = defineOperation({
             ? plugin.views.participantMessage(m.body as unknown as BaseMessage, viewCtx)
             : m.body,
         byPerson: !!m.authorUserId,
-        createdAt: m.createdAt,
+        createdAt: new Date(m.createdAt),
         // What agents noted beside their messages (raw replies) is for researchers only.
         ...(researcher ? { meta: m.payload } : {}),
       })),
@@ -254,7 +302,7 @@ export const getSession = defineOperation({
       mySeats,
       yourTurn,
       /** The person's unsent turn for this message, kept on the server (any browser). */
-      draft: draft ? { data: draft.data as Record<string, unknown>, updatedAt: draft.updatedAt } : null,
+      draft: draft ? { data: draft.data as Record<string, unknown>, updatedAt: new Date(draft.updatedAt) } : null,
       claimableSeats: meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat),
       view,
     }
@@ -278,9 +326,16 @@ export const submitTurn = defineOperation({
   input: SubmitTurnInput,
   async run(actor, raw) {
     const { sessionId, seq, ...rest } = raw
-    const mine = await db.sessionSeat.findMany({ where: { sessionId, userId: actor.userId }, select: { seat: true } })
+    // The seat check and the session load go to the database together (one wait instead of two);
+    // nothing of the session is used before the check has passed.
+    const load = loadSession(sessionId)
+    load.catch(() => {}) // awaited below, unless the check refuses first
+    const { rows: mine } = await sql().query<{ seat: string }>(
+      `SELECT seat FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2`,
+      [sessionId, actor.userId],
+    )
     if (!mine.length) throw notFound('Session')
-    const loaded = await prepare(await loadSession(sessionId))
+    const loaded = await prepare(await load)
     const { plugin, ctx, session } = loaded
     if (session.status === 'cancelled') throw conflict('This session was cancelled; nothing more can be added.')
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }

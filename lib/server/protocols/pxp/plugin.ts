@@ -1,7 +1,7 @@
 import { type PxpInstance, type PxpMessage, pxp } from '@/lib/protocols/pxp'
 import type { ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
 import { pxpAgents, type PxpExtras, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
-import { pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
+import { pxpCompare, pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
 import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
 import { pxpExports } from '@/lib/server/protocols/pxp/exports'
 import { type AnswerRules, answerRules, hiddenSeats } from '@/lib/server/protocols/pxp/answer'
@@ -79,6 +79,7 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
     session: sessionView,
     participantMessage: participantMessage as (m: unknown, ctx: ViewContext) => PxpMessage,
     dashboard: pxpDashboard,
+    compare: pxpCompare,
   },
   operations: [checkPxpAnswer],
   seedDemo: seedPxpDemo,

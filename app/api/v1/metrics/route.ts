@@ -1,0 +1,9 @@
+import { scrape } from '@/lib/server/metrics'
+
+export const dynamic = 'force-dynamic'
+
+/** GET /api/v1/metrics — Prometheus text format; needs `Authorization: Bearer $PARLEY_METRICS_TOKEN` (404 without the setting). */
+export async function GET(req: Request) {
+  const { status, body, contentType } = await scrape(req.headers.get('authorization'))
+  return new Response(body, { status, headers: { 'content-type': contentType, 'cache-control': 'no-store' } })
+}

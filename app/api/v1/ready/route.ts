@@ -1,0 +1,21 @@
+import { json } from '@/lib/server/api/handler'
+import { VERSION } from '@/lib/server/api/openapi'
+import { db } from '@/lib/server/db'
+import { isReady } from '@/lib/server/processes'
+
+export const dynamic = 'force-dynamic'
+
+/**
+ * GET /api/v1/ready — readiness for a load balancer: 200 while this instance takes traffic; 503 once
+ * it is shutting down (SIGTERM) or cannot reach the database. `/api/v1/health` is liveness (the
+ * process answers and reaches the database) and stays 200 while a shutdown drains.
+ */
+export async function GET() {
+  if (!isReady()) return json({ status: 'draining', version: VERSION }, 503)
+  try {
+    await db.$queryRaw`SELECT 1`
+    return json({ status: 'ready', database: 'ok', version: VERSION })
+  } catch {
+    return json({ status: 'error', database: 'unreachable', version: VERSION }, 503)
+  }
+}

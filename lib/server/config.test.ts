@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, config, parseConfig } from './config'
+
+describe('configuration', () => {
+  it('refuses PARLEY_WORKERS=four, naming the variable and the value', () => {
+    expect(() => parseConfig({ PARLEY_WORKERS: 'four' })).toThrow(ConfigError)
+    expect(() => parseConfig({ PARLEY_WORKERS: 'four' })).toThrow(/PARLEY_WORKERS: expected a whole number.*"four"/)
+  })
+
+  it('lists every bad variable at once and never echoes a secret', () => {
+    let err: ConfigError | undefined
+    try {
+      parseConfig({
+        PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        PARLEY_LOG_FORMAT: 'xml',
+        BETTER_AUTH_SECRET: 'short-secret',
+        PARLEY_DB_POOL_MAX: '0',
+        HTTPS_PROXY: 'not a url',
+      })
+    } catch (e) {
+      err = e as ConfigError
+    }
+    expect(err?.problems.map((p) => p.split(':')[0]).sort()).toEqual(
+      ['BETTER_AUTH_SECRET', 'DATABASE_URL', 'HTTPS_PROXY', 'PARLEY_DB_POOL_MAX', 'PARLEY_LOG_FORMAT', 'PORT'].sort(),
+    )
+    expect(err?.message).not.toContain('short-secret')
+    expect(err?.message).toContain('PORT: must be at most 65535 (got "70000")')
+  })
+
+  it('takes blank values as unset and fills the documented defaults', () => {
+    const c = config({ PARLEY_WORKERS: '', PARLEY_JOB_SLICE_MS: '0' })
+    expect(c.workers).toBe(4)
+    expect(c.jobSliceMs).toBe(0)
+    expect(c.jobExpireSeconds).toBe(600)
+    // The connection budget (docs/OPERATIONS.md): Prisma + hot pool + pg-boss per process.
+    expect([c.dbPoolMax, c.dbHotPoolMax, c.jobPoolMax]).toEqual([8, 6, 3])
+  })
+
+  it('accepts a server-actions key of 32 bytes and refuses a wrong one', () => {
+    const key = Buffer.alloc(32, 7).toString('base64')
+    expect(parseConfig({ NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: key }).NEXT_SERVER_ACTIONS_ENCRYPTION_KEY).toBe(key)
+    expect(() => parseConfig({ NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: 'abc' })).toThrow(
+      /NEXT_SERVER_ACTIONS_ENCRYPTION_KEY/,
+    )
+  })
+})

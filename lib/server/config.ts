@@ -1,0 +1,189 @@
+import { z } from 'zod'
+
+/**
+ * Parley's configuration: every environment variable it reads, validated with zod when a process
+ * starts (the web server in instrumentation.ts, `parley worker`), so a bad value refuses to start
+ * with a message naming the variable instead of running with a silent default
+ * (`PARLEY_WORKERS=four` used to run no workers). README "Configuration" and `.env.example` list
+ * the same variables. Modules read their values through {@link config}, which parses the current
+ * environment (cheap; tests change variables between calls).
+ */
+
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v)
+
+/** A whole number in [min, max], written in decimal. */
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^\s*\d+\s*$/, `expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`)
+      .transform(Number)
+      .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+      .optional(),
+  )
+
+/** A positive decimal number. */
+const positive = () =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^\s*\d+(\.\d+)?\s*$/, 'expected a positive number')
+      .transform(Number)
+      .pipe(z.number().positive('expected a positive number'))
+      .optional(),
+  )
+
+const url = (protocols: string[]) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine(
+        (v) => {
+          try {
+            return protocols.includes(new URL(v).protocol)
+          } catch {
+            return false
+          }
+        },
+        `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+      )
+      .optional(),
+  )
+
+const flag = () => z.preprocess(blankToUndefined, z.enum(['0', '1'], 'expected 0 or 1').optional())
+
+const text = () => z.preprocess(blankToUndefined, z.string().optional())
+
+/** 32 bytes as 64 hex characters or base64. */
+const key32 = () =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine(
+        (v) => (/^[0-9a-f]{64}$/i.test(v) ? true : Buffer.from(v, 'base64').length === 32),
+        'expected 32 bytes (64 hex characters or base64)',
+      )
+      .optional(),
+  )
+
+export const ConfigSchema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  BETTER_AUTH_SECRET: z.preprocess(
+    blankToUndefined,
+    z.string().min(32, 'expected 32 or more random characters').optional(),
+  ),
+  BETTER_AUTH_URL: url(['http:', 'https:']),
+  PARLEY_TRUSTED_ORIGINS: text(),
+  PARLEY_ADMIN_EMAIL: text(),
+  PARLEY_ADMIN_PASSWORD: text(),
+  PARLEY_ADMIN_NAME: text(),
+  PARLEY_DEMO: flag(),
+  PORT: int(1, 65535),
+  HOST: text(),
+  PARLEY_SESSION_HOURS: positive(),
+  PARLEY_SIGNIN_PER_MINUTE: int(1),
+  PARLEY_TRUSTED_PROXIES: text(),
+  PARLEY_PG_PORT: int(1, 65535),
+  PARLEY_DATA_DIR: text(),
+  PARLEY_ENCRYPTION_KEY: key32(),
+  PARLEY_ALLOWED_LLM_HOSTS: text(),
+  PARLEY_WORKERS: int(0, 1000),
+  PARLEY_JOB_EXPIRE_SECONDS: int(10),
+  PARLEY_JOB_MAINTENANCE_SECONDS: int(1),
+  PARLEY_JOB_SLICE_MS: int(0),
+  PARLEY_HEARTBEAT_SECONDS: int(1, 60),
+  PARLEY_SHUTDOWN_SECONDS: int(1, 600),
+  PARLEY_DB_POOL_MAX: int(1, 1000),
+  PARLEY_DB_HOT_POOL_MAX: int(1, 1000),
+  PARLEY_JOB_POOL_MAX: int(2, 1000),
+  PARLEY_MAX_UPLOAD_MB: positive(),
+  PARLEY_MAX_IMPORT_ROWS: int(1),
+  PARLEY_MAX_IMAGES_MB: positive(),
+  PARLEY_MAX_SESSIONS: int(1),
+  PARLEY_LOG_LEVEL: z.preprocess(
+    blankToUndefined,
+    z
+      .enum(
+        ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+        'expected fatal, error, warn, info, debug, trace or silent',
+      )
+      .optional(),
+  ),
+  PARLEY_LOG_FORMAT: z.preprocess(blankToUndefined, z.enum(['json', 'pretty'], 'expected json or pretty').optional()),
+  PARLEY_METRICS_TOKEN: z.preprocess(
+    blankToUndefined,
+    z.string().min(16, 'expected 16 or more characters (it guards /api/v1/metrics)').optional(),
+  ),
+  PARLEY_WORKER_HEALTH_PORT: int(1, 65535),
+  PARLEY_DEPLOYMENT_ID: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[\w.-]{1,64}$/, 'expected 1 to 64 letters, digits, dots, dashes or underscores')
+      .optional(),
+  ),
+  NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine(
+        (v) => [16, 24, 32].includes(Buffer.from(v, 'base64').length),
+        'expected an AES key in base64 (32 bytes: `openssl rand -base64 32`)',
+      )
+      .optional(),
+  ),
+  HTTPS_PROXY: url(['http:', 'https:']),
+  HTTP_PROXY: url(['http:', 'https:']),
+  https_proxy: url(['http:', 'https:']),
+  http_proxy: url(['http:', 'https:']),
+  NO_PROXY: text(),
+  no_proxy: text(),
+})
+
+export type RawConfig = z.infer<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Parley's configuration is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Parse an environment; throws a {@link ConfigError} naming every bad variable and its value. */
+export function parseConfig(env: Record<string, string | undefined> = process.env): RawConfig {
+  const r = ConfigSchema.safeParse(env)
+  if (r.success) return r.data
+  throw new ConfigError(
+    r.error.issues.map((i) => {
+      const name = String(i.path[0] ?? '?')
+      const value = env[name]
+      const secret = /SECRET|PASSWORD|KEY|TOKEN/.test(name)
+      return `${name}: ${i.message}${value !== undefined && !secret ? ` (got "${value}")` : ''}`
+    }),
+  )
+}
+
+/** The values with their defaults (README "Configuration"). */
+export function config(env: Record<string, string | undefined> = process.env) {
+  const c = parseConfig(env)
+  return {
+    ...c,
+    workers: c.PARLEY_WORKERS ?? 4,
+    jobExpireSeconds: c.PARLEY_JOB_EXPIRE_SECONDS ?? 600,
+    jobMaintenanceSeconds: c.PARLEY_JOB_MAINTENANCE_SECONDS ?? 5,
+    jobSliceMs: c.PARLEY_JOB_SLICE_MS ?? 400,
+    heartbeatSeconds: c.PARLEY_HEARTBEAT_SECONDS ?? 2,
+    shutdownSeconds: c.PARLEY_SHUTDOWN_SECONDS ?? 20,
+    dbPoolMax: c.PARLEY_DB_POOL_MAX ?? 8,
+    dbHotPoolMax: c.PARLEY_DB_HOT_POOL_MAX ?? 6,
+    jobPoolMax: c.PARLEY_JOB_POOL_MAX ?? 3,
+    logLevel: c.PARLEY_LOG_LEVEL ?? 'info',
+    logFormat: c.PARLEY_LOG_FORMAT ?? (process.env.NODE_ENV === 'development' ? 'pretty' : 'json'),
+  }
+}
+
+export type Config = ReturnType<typeof config>

@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+
+/** Real Parley processes for the tests of several processes on one database (shutdown, limits, instances). */
+export const ROOT = path.resolve(import.meta.dirname, '../..')
+
+export interface Proc {
+  child: ChildProcess
+  /** Everything it wrote so far (stdout and stderr). */
+  output(): string
+  /** Resolves with the exit code once it exited. */
+  exited: Promise<number | null>
+  /** Send a signal and wait for the exit; returns the exit code and how long it took. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>
+}
+
+function track(child: ChildProcess): Proc {
+  let out = ''
+  child.stdout?.on('data', (b) => (out += b))
+  child.stderr?.on('data', (b) => (out += b))
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  return {
+    child,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      const t0 = Date.now()
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      const code = await exited
+      return { code, ms: Date.now() - t0 }
+    },
+  }
+}
+
+/** `parley worker` with these settings (on the test database). */
+export function startWorker(env: Record<string, string> = {}, args: string[] = []): Proc {
+  return track(
+    spawn(process.execPath, [path.join(ROOT, 'bin/parley.mjs'), 'worker', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, PARLEY_LOG_FORMAT: 'json', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  )
+}
+
+/** Whether `next build` has been run (the web-process tests need it). */
+export const hasBuild = () => existsSync(path.join(ROOT, '.next', 'BUILD_ID'))
+
+/** `next start` on a port (the build in .next), with these settings; resolves once it answers. */
+export async function startWeb(port: number, env: Record<string, string> = {}): Promise<Proc> {
+  const p = track(
+    spawn(path.join(ROOT, 'node_modules/.bin/next'), ['start', '-p', String(port), '-H', '127.0.0.1'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        NEXT_TELEMETRY_DISABLED: '1',
+        PARLEY_LOG_FORMAT: 'json',
+        BETTER_AUTH_URL: `http://127.0.0.1:${port}`,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  )
+  const until = Date.now() + 60_000
+  for (;;) {
+    if (p.child.exitCode !== null) throw new Error(`next start exited: ${p.output()}`)
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/health`)
+      if (r.ok) return p
+    } catch {}
+    if (Date.now() > until) throw new Error(`next start did not answer: ${p.output()}`)
+    await new Promise((r) => setTimeout(r, 250))
+  }
+}
+
+/** Sign in over HTTP; returns the Cookie header value. */
+export async function signInCookie(base: string, email: string, password = 'correct horse battery'): Promise<string> {
+  const r = await fetch(`${base}/api/auth/sign-in/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ email, password }),
+  })
+  if (!r.ok) throw new Error(`sign-in failed: ${r.status} ${await r.text()}`)
+  return r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ')
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
+  const until = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (ok(v)) return v
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}

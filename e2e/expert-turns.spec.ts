@@ -325,6 +325,11 @@ test('My work shows progress through a run; an ended session offers the next one
   const over = page.getByTestId('session-over')
   await expect(over).toBeVisible()
   await expect(over.getByRole('link', { name: 'Next session →' })).toHaveAttribute('href', /\/sessions\//)
+  // Optionally it goes on by itself, after a countdown.
+  const href = await over.getByRole('link', { name: 'Next session →' }).getAttribute('href')
+  await over.getByLabel('Open the next session by itself when a session ends').check()
+  await expect(over.getByRole('status')).toContainText('Opening the next session')
+  await expect(page).toHaveURL(new RegExp(`${href}$`), { timeout: 8000 })
 })
 
 test('sessions awaiting the expert in one run are listed by position, the run where its oldest waits', async ({
@@ -422,4 +427,43 @@ test('an expert in the machine seat of a tag-only run sees the proxy tester’s 
   expect(await response?.text()).not.toContain(TRUTH.e)
   expect(await page.content()).not.toContain(TRUTH.e)
   await expect(page.getByRole('heading', { name: 'Your response (message 3)' })).toBeVisible()
+})
+
+test('a debate turn’s draft lives on the server too: a second browser gets it back', async ({ page, browser }) => {
+  const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
+  const sessionId = `e2e-debate-draft-${randomUUID()}`
+  made.push(sessionId)
+  await sql(
+    `INSERT INTO "ProtocolSession" (id, "studyId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+     VALUES ($1, 'demo-study', 'evince', '1', '{"k":3,"crit":false,"report":false}', 'diagnosis', $2, $3, 'awaiting', 'A', now())`,
+    [
+      sessionId,
+      JSON.stringify({ input: { symptoms: 'draft case: fever, rash, joint pain' }, prediction: '', explanation: '' }),
+      JSON.stringify({
+        A: { kind: 'human', userId: expert?.id, claimable: false },
+        B: { kind: 'llm', model: { connectionId: 'none' }, helpers: {} },
+        moderator: { kind: 'program', program: 'no-judge', helpers: {}, params: {} },
+      }),
+    ],
+  )
+  await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'A', $2)`, [sessionId, expert?.id])
+  await signIn(page, 'expert@parley.local')
+  await page.goto(`/sessions/${sessionId}`)
+  await page.getByLabel('Diagnosis 1').fill('Dengue')
+  await page.getByLabel('Justification 1').fill('Fever with a rash after travel.')
+  // The server copy is written shortly after typing stops.
+  await expect
+    .poll(async () => (await sql(`SELECT 1 FROM "TurnDraft" WHERE "sessionId" = $1`, [sessionId])).length)
+    .toBe(1)
+
+  const other = await browser.newContext()
+  try {
+    const second = await other.newPage()
+    await signIn(second, 'expert@parley.local')
+    await second.goto(`/sessions/${sessionId}`)
+    await expect(second.getByLabel('Diagnosis 1')).toHaveValue('Dengue')
+    await expect(second.getByLabel('Justification 1')).toHaveValue('Fever with a rash after travel.')
+  } finally {
+    await other.close()
+  }
 })

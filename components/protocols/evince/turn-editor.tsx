@@ -1,7 +1,7 @@
 'use client'
 
-import { type KeyboardEvent, useEffect, useMemo, useState } from 'react'
-import { submitTurnAction } from '@/app/actions/sessions'
+import { type KeyboardEvent, useEffect, useMemo, useRef, useState } from 'react'
+import { saveDraftAction, submitTurnAction } from '@/app/actions/sessions'
 import { ActionForm, SubmitButton } from '@/components/forms/action-form'
 import { TurnHiddenFields } from '@/components/sessions/turn-fields'
 
@@ -28,7 +28,8 @@ const round1 = (x: number) => Math.round(x * 10) / 10
 /**
  * The human debater's top-k editor: labels, probabilities that always sum to 100% (changing one
  * rescales the others), a justification per label, arguments and counter-arguments. The draft is
- * kept in the browser until it is sent, so a reload or a refused submission loses nothing.
+ * kept on the server and in the browser until it is sent, so a reload, another browser or a refused
+ * submission loses nothing.
  */
 export function TurnEditor({
   sessionId,
@@ -38,6 +39,7 @@ export function TurnEditor({
   round,
   initial,
   labels,
+  serverDraft = null,
 }: {
   sessionId: string
   protocol: string
@@ -46,6 +48,8 @@ export function TurnEditor({
   round: number
   initial: Array<{ label: string; probability: number; justification?: string }>
   labels: string[]
+  /** This turn's draft as the server keeps it (`sessions.save-draft`), when there is one. */
+  serverDraft?: Record<string, unknown> | null
 }) {
   const key = `parley:debate:${sessionId}:${seq}`
   const [rows, setRows] = useState<Row[]>(() =>
@@ -57,22 +61,35 @@ export function TurnEditor({
   )
   const [args, setArgs] = useState('')
   const [counter, setCounter] = useState('')
+  // The draft kept on the server (any browser) wins over this browser's copy; restored once, so a
+  // refresh of the live page never overwrites what is being typed.
+  const restored = useRef(false)
+  const [touched, setTouched] = useState(false)
   useEffect(() => {
+    if (restored.current) return
+    restored.current = true
     try {
-      const saved = localStorage.getItem(key)
-      if (saved) {
-        const d = JSON.parse(saved) as { rows: Row[]; args: string; counter: string }
-        setRows(d.rows)
-        setArgs(d.args)
-        setCounter(d.counter)
-      }
+      const local = localStorage.getItem(key)
+      const d = (serverDraft ?? (local ? JSON.parse(local) : null)) as Partial<{
+        rows: Row[]
+        args: string
+        counter: string
+      }> | null
+      if (d && Array.isArray(d.rows) && d.rows.length) setRows(d.rows)
+      if (typeof d?.args === 'string') setArgs(d.args)
+      if (typeof d?.counter === 'string') setCounter(d.counter)
     } catch {}
-  }, [key])
+  }, [key, serverDraft])
   useEffect(() => {
     try {
       localStorage.setItem(key, JSON.stringify({ rows, args, counter }))
     } catch {}
-  }, [key, rows, args, counter])
+    if (!touched) return
+    const t = setTimeout(() => {
+      saveDraftAction(sessionId, seq, { rows, args, counter }).catch(() => {})
+    }, 600)
+    return () => clearTimeout(t)
+  }, [key, sessionId, seq, rows, args, counter, touched])
   const total = rows.reduce((s, r) => s + r.pct, 0)
   const payload = useMemo(() => {
     // Rounded to 0.1% and the rounding remainder given to the largest row, so the sum is exact.
@@ -110,7 +127,7 @@ export function TurnEditor({
     <ActionForm action={submitTurnAction} className="space-y-3">
       <TurnHiddenFields session={{ id: sessionId, protocol }} seq={seq} />
       <input type="hidden" name="turn" value={payload} />
-      <fieldset onKeyDown={onKeyDown} className="space-y-3">
+      <fieldset onKeyDown={onKeyDown} onInput={() => setTouched(true)} className="space-y-3">
         <legend className="sr-only">Your distribution and arguments</legend>
         <p className="text-sm text-stone-700">
           Your turn, round {round}: up to {k} diagnoses with probabilities. Changing one probability rescales the

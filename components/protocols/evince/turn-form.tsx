@@ -21,6 +21,7 @@ export function EvinceTurnForm({ session: s }: TurnFormProps) {
         round={view.next.round}
         initial={last?.predictions ?? []}
         labels={view.config.labels}
+        serverDraft={s.draft?.data ?? null}
       />
     </Card>
   )

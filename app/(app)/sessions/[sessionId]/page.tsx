@@ -6,6 +6,7 @@ import { StatusBadge } from '@/components/runs/status'
 import { ClaimSeat } from '@/components/sessions/claim-seat'
 import { GuidelinesButton } from '@/components/sessions/guidelines'
 import { LivePreview } from '@/components/sessions/live-preview'
+import { SessionOver } from '@/components/sessions/session-over'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
 import { hasScope } from '@/lib/server/auth/roles'
 import { getCurrentSession, requirePage } from '@/lib/server/auth/session'
@@ -138,18 +139,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
       />
       {s.done && s.mySeats.length > 0 && (
         <Card title="This session is over">
-          <div className="flex flex-wrap items-center gap-3 text-sm" data-testid="session-over">
-            {next ? (
-              <Link href={`/sessions/${next}`} className="rounded-md bg-brand-600 px-3 py-1.5 font-medium text-white">
-                Next session →
-              </Link>
-            ) : (
-              <span>Nothing else is waiting for you.</span>
-            )}
-            <Link href="/work" className="text-brand-700 underline">
-              Back to My work
-            </Link>
-          </div>
+          <SessionOver next={next} />
         </Card>
       )}
       {s.yourTurn && s.ask && s.mySeats.length > 1 && (

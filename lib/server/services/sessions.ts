@@ -326,16 +326,9 @@ export const submitTurn = defineOperation({
   input: SubmitTurnInput,
   async run(actor, raw) {
     const { sessionId, seq, ...rest } = raw
-    // The seat check and the session load go to the database together (one wait instead of two);
-    // nothing of the session is used before the check has passed.
-    const load = loadSession(sessionId)
-    load.catch(() => {}) // awaited below, unless the check refuses first
-    const { rows: mine } = await sql().query<{ seat: string }>(
-      `SELECT seat FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2`,
-      [sessionId, actor.userId],
-    )
+    const mine = await db.sessionSeat.findMany({ where: { sessionId, userId: actor.userId }, select: { seat: true } })
     if (!mine.length) throw notFound('Session')
-    const loaded = await prepare(await load)
+    const loaded = await prepare(await loadSession(sessionId))
     const { plugin, ctx, session } = loaded
     if (session.status === 'cancelled') throw conflict('This session was cancelled; nothing more can be added.')
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }

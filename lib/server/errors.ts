@@ -31,3 +31,19 @@ export function isUniqueViolation(err: unknown): boolean {
   const cause = e.meta?.driverAdapterError?.cause
   return e.code === 'P2010' && (cause?.originalCode === '23505' || cause?.code === '23505')
 }
+
+/**
+ * The database had no room for this request in time: Prisma could not start an interactive
+ * transaction (P2028) or get a pooled connection (P2024), or the plain pg pool timed out waiting for
+ * one. Nothing was written; the caller should try again, so the boundary answers 503, not 500.
+ */
+export function isDatabaseBusy(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const code = 'code' in err ? (err as { code: unknown }).code : undefined
+  if (code === 'P2028' || code === 'P2024') return true
+  const message = err instanceof Error ? err.message : ''
+  return (
+    /^timeout exceeded when trying to connect$/i.test(message) ||
+    /Unable to start a transaction in the given time/i.test(message)
+  )
+}

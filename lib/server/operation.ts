@@ -2,7 +2,7 @@ import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope, type Scope } from '@/lib/server/auth/roles'
 import { UnguardedBulkWriteError } from '@/lib/server/db'
-import { AppError } from '@/lib/server/errors'
+import { AppError, isDatabaseBusy } from '@/lib/server/errors'
 import { inputProblem } from '@/lib/server/input'
 import { log } from '@/lib/server/log'
 
@@ -78,6 +78,14 @@ export function failureFrom(err: unknown, opName: string): Failure {
   if (err instanceof UnguardedBulkWriteError) {
     log().error({ op: opName, err }, 'refused an unguarded bulk write')
     return { ok: false, status: 500, error: 'Refused an unsafe bulk write. Nothing was changed.' }
+  }
+  if (isDatabaseBusy(err)) {
+    log().warn({ op: opName, err }, 'database busy')
+    return {
+      ok: false,
+      status: 503,
+      error: 'The server is busy right now. Nothing was saved; please try again in a moment.',
+    }
   }
   log().error({ op: opName, err }, 'operation failed')
   return { ok: false, status: 500, error: 'Something went wrong on our side. Nothing was saved; please try again.' }

@@ -11,8 +11,12 @@ export function json(body: unknown, status = 200): Response {
   return Response.json(body, { status, headers: { 'cache-control': 'no-store' } })
 }
 
-const error = (status: number, message: string, fieldErrors?: Record<string, string[]>) =>
-  json({ error: message, ...(fieldErrors ? { fieldErrors } : {}) }, status)
+const error = (status: number, message: string, fieldErrors?: Record<string, string[]>) => {
+  const res = json({ error: message, ...(fieldErrors ? { fieldErrors } : {}) }, status)
+  // Busy (the database had no room in time): worth retrying shortly.
+  if (status === 503) res.headers.set('retry-after', '1')
+  return res
+}
 
 async function readBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
   const declared = Number(req.headers.get('content-length') ?? 0)

@@ -72,6 +72,13 @@ export function demoEndpoint(): Promise<FakeLlmServer> {
   return g.parleyDemoServer
 }
 
+/** Stop this process's demo model server, if it started one (a CLI command ends; tests). */
+export async function stopDemoEndpoint(): Promise<void> {
+  const p = g.parleyDemoServer
+  g.parleyDemoServer = undefined
+  if (p) await (await p).close()
+}
+
 /** Create the built-in demo connection (global) if it does not exist. Idempotent. */
 export async function ensureDemoConnection(): Promise<void> {
   await db.llmConnection.upsert({

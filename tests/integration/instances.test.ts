@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -77,4 +78,19 @@ describe.runIf(hasBuild())('two instances sharing one build', () => {
     expect(me.status).toBe(200)
     expect(await me.json()).toMatchObject({ email: admin.email })
   }, 120_000)
+
+  it('next start refuses a bad setting, naming the variable, instead of starting', async () => {
+    const child = spawn(path.join(ROOT, 'node_modules/.bin/next'), ['start', '-p', '3408', '-H', '127.0.0.1'], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'production', PARLEY_WORKERS: 'four' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (b) => (out += b))
+    child.stderr.on('data', (b) => (out += b))
+    const code = await new Promise((r) => child.once('exit', r))
+    expect(code).toBe(1)
+    expect(out).toContain('PARLEY_WORKERS: expected a whole number from 0 to 1000 (got "four")')
+    expect(out).toContain('Parley did not start.')
+  }, 60_000)
 })

@@ -2,7 +2,15 @@ import { getSessionCookie } from 'better-auth/cookies'
 import { type NextRequest, NextResponse } from 'next/server'
 import { isCleanText, TEXT_PROBLEM } from '@/lib/server/input'
 
-const PUBLIC = [/^\/sign-in/, /^\/setup/, /^\/api\//, /^\/_next\//, /^\/favicon/, /^\/robots\.txt$/]
+const PUBLIC = [
+  /^\/sign-in/,
+  /^\/setup/,
+  /^\/reset-password\//,
+  /^\/api\//,
+  /^\/_next\//,
+  /^\/favicon/,
+  /^\/robots\.txt$/,
+]
 
 /**
  * Why the request's path or query cannot be read, or null: percent-encoding that is not UTF-8

@@ -101,7 +101,10 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   await page.getByRole('button', { name: 'Start debate' }).click()
   await expect(page.getByRole('button', { name: 'Starting…' })).toBeDisabled()
   release()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   // Rounds arrive while the page is open (no reload), then the moderator's report.
   await expect(page.getByTestId('round-1')).toBeVisible({ timeout: 30_000 })
   await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'max-rounds', { timeout: 60_000 })
@@ -109,7 +112,9 @@ test('a researcher runs a debate against the fake LLM and watches it finish live
   // The recorded distributions are the paper's (Appendix C), e.g. round 1 of GPT-4 and round 3 of Claude.
   const bars = (round: number, seat: 'A' | 'B') => page.getByTestId(`turn-${round}-${seat}`).locator('li[data-label]')
   await expect(bars(1, 'A')).toHaveCount(5)
-  await expect(bars(1, 'A').first()).toHaveAttribute('data-label', 'Hepatitis C (HCV)')
+  // Bars name labels as the metrics merge them (parentheticals stripped), with the debater's spelling beside.
+  await expect(bars(1, 'A').first()).toHaveAttribute('data-label', 'Hepatitis C')
+  await expect(bars(1, 'A').first().locator('[data-listed-as]')).toHaveAttribute('data-listed-as', 'Hepatitis C (HCV)')
   await expect(bars(1, 'A').first()).toHaveAttribute('data-probability', '0.4')
   await expect(bars(3, 'B').nth(1)).toHaveAttribute('data-probability', '0.3')
   // The metric charts render, one per family, and the table carries the hand-checked WD of round 1.
@@ -156,7 +161,10 @@ test("the Dengue debate: Gemini's 95 % list is renormalised with a visible warni
   await page.getByLabel('Judge model override').fill('judge')
   await page.getByLabel('Top-k').fill('3')
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   await expect(page.getByTestId('stop-reason')).toHaveAttribute('data-reason', 'agreement', { timeout: 60_000 })
   await expect(page.getByTestId('warnings-1')).toContainText("B's probabilities sum to 0.95")
   await expect(page.getByTestId('warnings-2')).toHaveCount(0)
@@ -187,7 +195,10 @@ test('an expert debates an LLM in the browser, and the metrics include the exper
   await page.getByLabel('Top-k').fill('3')
   await page.getByLabel('Max rounds').fill('2')
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   const url = page.url()
 
   const ctx = await browser.newContext()

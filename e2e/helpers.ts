@@ -33,8 +33,19 @@ export function mainNav(page: Page) {
 
 /** What each demo role sees in the main navigation, written out by hand. */
 export const NAV: Record<string, string[]> = {
-  'admin@parley.local': ['My work', 'Studies', 'Runs', 'Models', 'Calls', 'Users', 'Prices', 'Audit log', 'Settings'],
-  'researcher@parley.local': ['My work', 'Studies', 'Runs', 'Models', 'Calls', 'Settings'],
+  'admin@parley.local': [
+    'My work',
+    'Studies',
+    'Runs',
+    'Models',
+    'Model presets',
+    'Calls',
+    'Users',
+    'Prices',
+    'Audit log',
+    'Settings',
+  ],
+  'researcher@parley.local': ['My work', 'Studies', 'Runs', 'Models', 'Model presets', 'Calls', 'Settings'],
   'expert@parley.local': ['My work', 'Settings'],
   'annotator@parley.local': ['My work', 'Settings'],
   'viewer@parley.local': ['Studies', 'Runs', 'Settings'],

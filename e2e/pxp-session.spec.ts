@@ -87,6 +87,8 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   await expect(thread.getByRole('listitem').nth(1)).toContainText('REFUTE')
   await expect(thread.getByRole('listitem').nth(2)).toContainText('REVISE')
 
+  // Each turn starts clean; the expert keeps their answer with one explicit click.
+  await page.getByRole('button', { name: 'Start from my last answer' }).click()
   await page.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('Yes').check()
   await page.getByRole('group', { name: 'Does the explanation agree with yours?' }).getByLabel('Yes').check()
   await expect(page.getByTestId('derived-tag')).toContainText('Tag: RATIFY')

@@ -41,7 +41,10 @@ test('a run whose model cannot be reached stalls, says why, and offers Retry all
     .getByLabel('Judge model (CRIT and the final report, temperature 0)')
     .selectOption({ label: 'None: no CRIT scores, equal weights, no report' })
   await page.getByRole('button', { name: 'Start debate' }).click()
-  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/, { timeout: 20_000 })
+  // Creating a run always lands on its run page; a one-session run links to its session there.
+  await expect(page).toHaveURL(/:\d+\/runs\/[^/]+$/, { timeout: 20_000 })
+  await page.getByTestId('open-single-session').click()
+  await expect(page).toHaveURL(/:\d+\/sessions\/[^/]+$/)
   // The session page says it stalled, and why (it updates by itself).
   await expect(page.getByRole('alert').filter({ hasText: 'Stalled:' })).toBeVisible({ timeout: 60_000 })
 

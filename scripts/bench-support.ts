@@ -60,10 +60,10 @@ export async function fakeLlmChild(opts: {
 }
 
 /**
- * A fresh database, migrated, in DATABASE_URL for the rest of the process; `drop()` removes it
- * (and stops the embedded PostgreSQL if one was started).
+ * A fresh database (named `<prefix>_<time>`, `parley_bench_…` by default), migrated, in DATABASE_URL
+ * for the rest of the process; `drop()` removes it (and stops the embedded PostgreSQL if one was started).
  */
-export async function throwawayDatabase(): Promise<{ drop(): Promise<void> }> {
+export async function throwawayDatabase(opts: { prefix?: string } = {}): Promise<{ drop(): Promise<void> }> {
   let embedded: { url: string; stop: () => Promise<void> } | undefined
   let adminUrl = process.env.DATABASE_URL
   if (!adminUrl) {
@@ -74,7 +74,7 @@ export async function throwawayDatabase(): Promise<{ drop(): Promise<void> }> {
     })
     adminUrl = embedded.url
   }
-  const dbName = `parley_bench_${Date.now().toString(36)}`
+  const dbName = `${opts.prefix ?? 'parley_bench'}_${Date.now().toString(36)}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   await admin.query(`CREATE DATABASE "${dbName}"`)

@@ -5,7 +5,7 @@ import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
 import { createConnection, deleteConnection, updateConnection } from '@/lib/server/services/connections'
-import { deletePrice, testConnection, upsertPrice } from '@/lib/server/services/llm'
+import { deletePrice, listConnectionModels, testConnection, upsertPrice } from '@/lib/server/services/llm'
 import { createPreset, updatePreset } from '@/lib/server/services/presets'
 
 export async function createConnectionAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
@@ -71,4 +71,13 @@ export async function deletePriceAction(_prev: ActionState, fd: FormData): Promi
   const { state } = await runFormAction(deletePrice, fd, 'Price removed.')
   if (state?.ok) revalidatePath('/admin/prices')
   return state
+}
+
+/** The models a connection lists, for the preset form's model field (no call is logged). */
+export async function connectionModelsAction(
+  connectionId: string,
+): Promise<{ models: string[]; defaultModel?: string; error: string | null }> {
+  const { state, data } = await runFormAction(listConnectionModels, { connectionId }, '')
+  if (!data) return { models: [], error: state?.error ?? 'Could not list the models.' }
+  return data
 }

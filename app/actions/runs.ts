@@ -43,8 +43,8 @@ export async function createRunAction(_prev: ActionState, fd: FormData): Promise
   )
   if (!data) return state
   revalidatePath('/runs')
-  // One session (a typed-in debate case): its page, where it plays. Several: the run page with its progress.
-  redirect(data.sessions === 1 && data.firstSessionId ? `/sessions/${data.firstSessionId}` : `/runs/${data.id}`)
+  // Always the run page, whatever the protocol or the number of sessions (one session links to its page there).
+  redirect(`/runs/${data.id}`)
 }
 
 const CONTROLS: Record<string, { op: Operation<{ runId: string }, unknown>; message: string }> = {

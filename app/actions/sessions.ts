@@ -7,7 +7,7 @@ import { AppError } from '@/lib/server/errors'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { runFormAction } from '@/lib/server/form-action'
 import { formDataToObject } from '@/lib/server/form-data'
-import { claimSeat, submitTurn } from '@/lib/server/services/sessions'
+import { claimSeat, saveDraft, submitTurn } from '@/lib/server/services/sessions'
 
 /**
  * A person's turn, for every protocol. The turn form posts `sessionId`, `seq` (the message it
@@ -51,4 +51,13 @@ export async function claimSeatAction(_prev: ActionState, fd: FormData): Promise
   revalidatePath('/work')
   if (data && fd.get('open') === 'on') redirect(`/sessions/${data.sessionId}`)
   return state
+}
+
+/**
+ * Keep a person's unsent turn on the server (`sessions.save-draft`), for every protocol's turn form:
+ * true when it is stored.
+ */
+export async function saveDraftAction(sessionId: string, seq: number, data: Record<string, unknown>): Promise<boolean> {
+  const { state } = await runFormAction(saveDraft, { sessionId, seq, data }, '')
+  return !!state?.ok
 }

@@ -1,6 +1,12 @@
 'use client'
 
-import { createUserAction, setUserDisabledAction, updateUserRoleAction } from '@/app/actions/users'
+import {
+  createUserAction,
+  issueResetLinkAction,
+  setUserDisabledAction,
+  setUserPasswordAction,
+  updateUserRoleAction,
+} from '@/app/actions/users'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
 
 type Opt = Array<{ value: string; label: string }>
@@ -57,5 +63,48 @@ export function DisableForm({ userId, disabled }: { userId: string; disabled: bo
       <input type="hidden" name="disabled" value={disabled ? 'false' : 'true'} />
       <SubmitButton variant={disabled ? 'secondary' : 'danger'}>{disabled ? 'Enable' : 'Disable'}</SubmitButton>
     </ActionForm>
+  )
+}
+
+/**
+ * Password reset for someone else: set a new password now, or issue a one-time link (shown once)
+ * that lets them choose one. Either way they are signed out everywhere and their API keys revoked.
+ */
+export function ResetPasswordForms({ userId, email }: { userId: string; email: string }) {
+  return (
+    <details className="text-sm">
+      <summary className="cursor-pointer text-stone-700 underline">Reset password</summary>
+      <div className="mt-2 w-72 space-y-4 rounded-md border border-stone-200 bg-stone-50 p-3">
+        <ActionForm action={setUserPasswordAction} resetOnSuccess>
+          <input type="hidden" name="userId" value={userId} />
+          <Field
+            name="password"
+            label={`New password for ${email}`}
+            type="password"
+            autoComplete="new-password"
+            hint="Signs them out everywhere and revokes their API keys."
+            required
+          />
+          <SubmitButton variant="secondary" pendingText="Setting…">
+            Set password
+          </SubmitButton>
+        </ActionForm>
+        <ActionForm
+          action={issueResetLinkAction}
+          render={(state) =>
+            typeof state.data?.link === 'string' ? (
+              <code data-testid="reset-link" className="block break-all rounded bg-white p-2 font-mono text-xs">
+                {state.data.link}
+              </code>
+            ) : null
+          }
+        >
+          <input type="hidden" name="userId" value={userId} />
+          <SubmitButton variant="secondary" pendingText="Issuing…">
+            Issue one-time reset link
+          </SubmitButton>
+        </ActionForm>
+      </div>
+    </details>
   )
 }

@@ -8,6 +8,7 @@ import {
   useActionState,
   useContext,
   useId,
+  useState,
 } from 'react'
 import type { ActionState } from '@/lib/action-state'
 import { Alert } from '@/components/ui/card'
@@ -25,6 +26,7 @@ export function ActionForm({
   className,
   resetOnSuccess = false,
   render,
+  validate,
 }: {
   action: FormAction
   children: ReactNode
@@ -32,14 +34,20 @@ export function ActionForm({
   resetOnSuccess?: boolean
   /** Extra output after a successful submit (e.g. the one-time API key). */
   render?: (state: NonNullable<ActionState>) => ReactNode
+  /** Checked before sending: a message refuses the submission (nothing is sent, nothing is lost). */
+  validate?: () => string | null
 }) {
   const [state, formAction, pending] = useActionState(action, null)
+  const [refused, setRefused] = useState<string | null>(null)
   // Submitting through a transition (not the form's `action` prop) keeps what the person typed when
   // the server says no: React resets a form after an action-prop submission, losing their input.
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     // One submission at a time: a second Enter or click while the first is in flight does nothing.
     if (pending) return
+    const problem = validate?.() ?? null
+    setRefused(problem)
+    if (problem) return
     const data = new FormData(e.currentTarget)
     startTransition(() => formAction(data))
   }
@@ -51,7 +59,7 @@ export function ActionForm({
       key={resetOnSuccess && state?.ok ? JSON.stringify(state) : undefined}
       noValidate
     >
-      {state?.error && <Alert>{state.error}</Alert>}
+      {refused ? <Alert>{refused}</Alert> : state?.error && <Alert>{state.error}</Alert>}
       {state?.ok && state.message && <Alert tone="success">{state.message}</Alert>}
       <FieldErrorsContext.Provider value={state?.ok ? undefined : state?.fieldErrors}>
         <PendingContext.Provider value={pending}>{children}</PendingContext.Provider>

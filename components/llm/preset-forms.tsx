@@ -1,6 +1,7 @@
 'use client'
 
-import { createPresetAction, updatePresetAction } from '@/app/actions/llm'
+import { useEffect, useId, useState } from 'react'
+import { connectionModelsAction, createPresetAction, updatePresetAction } from '@/app/actions/llm'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
 
 type Opt = Array<{ value: string; label: string }>
@@ -23,13 +24,101 @@ const FORMATS = [
   { value: 'json_schema', label: 'JSON schema (structured output)' },
 ]
 
+/**
+ * The connection and the model: the model field offers what the chosen connection lists (its
+ * GET /models, asked when the connection changes), and any other name can still be typed.
+ */
+function ConnectionAndModel({
+  connections,
+  connectionId,
+  model,
+}: {
+  connections: Opt
+  connectionId?: string
+  model?: string
+}) {
+  const id = useId()
+  const [connection, setConnection] = useState(connectionId ?? connections[0]?.value ?? '')
+  const [value, setValue] = useState(model ?? '')
+  const [listed, setListed] = useState<{ for: string; models: string[]; error: string | null } | null>(null)
+  useEffect(() => {
+    if (!connection) return
+    let live = true
+    connectionModelsAction(connection).then(
+      (r) => {
+        if (!live) return
+        setListed({ for: connection, models: r.models, error: r.error })
+        // A new preset starts from the connection's default model.
+        setValue((v) => v || r.defaultModel || '')
+      },
+      () => live && setListed({ for: connection, models: [], error: 'Could not list the models.' }),
+    )
+    return () => {
+      live = false
+    }
+  }, [connection])
+  const models = listed?.for === connection ? listed.models : []
+  return (
+    <>
+      <div>
+        <label htmlFor={`${id}-c`} className="block text-sm font-medium text-stone-800">
+          Connection
+        </label>
+        <select
+          id={`${id}-c`}
+          name="connectionId"
+          value={connection}
+          onChange={(e) => setConnection(e.target.value)}
+          className="mt-1 block w-full rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm shadow-sm"
+        >
+          {connections.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div>
+        <label htmlFor={`${id}-m`} className="block text-sm font-medium text-stone-800">
+          Model
+          <span aria-hidden="true" className="text-red-600">
+            {' '}
+            *
+          </span>
+        </label>
+        <input
+          id={`${id}-m`}
+          name="model"
+          list={`${id}-models`}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          required
+          autoComplete="off"
+          className="mt-1 block w-full rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm shadow-sm"
+        />
+        <datalist id={`${id}-models`} data-testid="preset-models">
+          {models.map((m) => (
+            <option key={m} value={m} />
+          ))}
+        </datalist>
+        <p className="mt-1 text-xs text-stone-500" aria-live="polite">
+          {listed?.for !== connection
+            ? 'Asking the connection for its models…'
+            : listed.error
+              ? `The connection did not list its models (${listed.error}); type the name.`
+              : `${models.length} model${models.length === 1 ? '' : 's'} offered by this connection; any other name can be typed.`}
+        </p>
+      </div>
+    </>
+  )
+}
+
 function SettingsFields({ connections, s }: { connections: Opt; s?: Settings }) {
   const str = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v))
   return (
     <>
       <div className="grid gap-3 sm:grid-cols-2">
-        <SelectField name="connectionId" label="Connection" options={connections} defaultValue={s?.connectionId} />
-        <Field name="model" label="Model" defaultValue={s?.model} required />
+        <ConnectionAndModel connections={connections} connectionId={s?.connectionId} model={s?.model} />
         <Field
           name="temperature"
           label="Temperature"

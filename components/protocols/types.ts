@@ -74,6 +74,14 @@ export interface DashboardProps {
   canInspect: boolean
 }
 
+/** Two runs of one protocol side by side (`runs.compare`). */
+export interface CompareProps {
+  a: { id: string; name: string; status: string }
+  b: { id: string; name: string; status: string }
+  /** The plugin's `views.compare(a, b)`. */
+  data: unknown
+}
+
 export interface MessageBodyProps {
   body: unknown
   /** What the agent noted beside the message (raw reply, judgements behind a tag …). */
@@ -95,6 +103,8 @@ export interface ProtocolUi {
   /** The protocol's dashboard page; the run page links to it under this title. */
   Dashboard?: ComponentType<DashboardProps>
   dashboardTitle?: string
+  /** Two runs side by side on the generic compare page (/runs/compare); absent: not comparable. */
+  Compare?: ComponentType<CompareProps>
   /** One message body, compactly, for the inspector's M table (JSON otherwise). */
   MessageBody?: ComponentType<MessageBodyProps>
   /** An import of the protocol's own instances on the study page (beside the dataset import). */

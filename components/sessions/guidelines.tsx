@@ -1,8 +1,9 @@
 'use client'
 
 import { useEffect, useRef } from 'react'
+import { Markdown } from '@/components/ui/markdown'
 
-/** The study's guidelines in a dialog, one click (or the `g` key) away. Plain text, never HTML. */
+/** The study's guidelines in a centred dialog, one click (or the `g` key) away, as sanitised Markdown. */
 export function GuidelinesButton({ guidelines }: { guidelines: string | null }) {
   const ref = useRef<HTMLDialogElement>(null)
   const opener = useRef<HTMLButtonElement>(null)
@@ -25,13 +26,13 @@ export function GuidelinesButton({ guidelines }: { guidelines: string | null }) 
         ref={ref}
         aria-labelledby="guidelines-title"
         onClose={() => opener.current?.focus()}
-        className="max-w-2xl rounded-lg p-0 shadow-xl backdrop:bg-black/30"
+        className="m-auto max-h-[85vh] w-[min(42rem,calc(100vw-2rem))] rounded-lg p-0 shadow-xl backdrop:bg-black/30"
       >
         <div className="p-6">
           <h2 id="guidelines-title" className="mb-3 text-lg font-semibold">
             Study guidelines
           </h2>
-          <p className="whitespace-pre-wrap text-sm">{guidelines || 'No guidelines yet.'}</p>
+          {guidelines ? <Markdown>{guidelines}</Markdown> : <p className="text-sm">No guidelines yet.</p>}
           <div className="mt-5 text-right">
             <button
               type="button"

@@ -1,5 +1,6 @@
 'use client'
 
+import { formatCount } from '@/lib/format'
 import { useState } from 'react'
 import { type ChatTurn, restOf, turnsOf } from '@/components/sessions/prompt-turns'
 
@@ -210,8 +211,8 @@ export function CallView({ call, datasetId }: { call: CallRow; datasetId: string
       >
         {open ? '▾' : '▸'} {call.purpose} · {call.modelRequested} ·{' '}
         <span className={outcome.failed ? 'font-medium text-red-700' : 'text-green-800'}>{outcome.label}</span>
-        {call.attempt > 1 ? ` (attempt ${call.attempt})` : ''} · {call.tokensIn}+{call.tokensOut} tokens ·{' '}
-        {call.latencyMs} ms{call.cached ? ' · replayed' : ''}
+        {call.attempt > 1 ? ` (attempt ${call.attempt})` : ''} · {formatCount(call.tokensIn)}+
+        {formatCount(call.tokensOut)} tokens · {call.latencyMs} ms{call.cached ? ' · replayed' : ''}
       </button>
       {open && (
         <div className="mt-2 space-y-2 pl-4">

@@ -10,6 +10,7 @@ const NAV: Array<{ href: string; label: string; scope: Scope }> = [
   { href: '/studies', label: 'Studies', scope: 'studies:read' },
   { href: '/runs', label: 'Runs', scope: 'studies:read' },
   { href: '/connections', label: 'Models', scope: 'connections:manage' },
+  { href: '/presets', label: 'Model presets', scope: 'connections:manage' },
   { href: '/calls', label: 'Calls', scope: 'calls:read' },
   { href: '/admin/users', label: 'Users', scope: 'users:manage' },
   { href: '/admin/prices', label: 'Prices', scope: 'prices:manage' },

@@ -183,6 +183,43 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         out(`${r.data.email} is now ${r.data.role}.`)
       })
     })
+  user
+    .command('reset-password')
+    .description(
+      "Reset someone's password: set a new one (--password-stdin) or print a one-time reset link (valid 24 hours). Either way they are signed out everywhere and their API keys revoked.",
+    )
+    .argument('<email>')
+    .option('--password <password>', 'the new password (or use --password-stdin)')
+    .option('--password-stdin', 'read the new password from standard input')
+    .option('--link', 'print a one-time reset link instead (BETTER_AUTH_URL, else http://127.0.0.1:PORT)')
+    .action(async (emailArg: string, opts: { password?: string; passwordStdin?: boolean; link?: boolean }) => {
+      const password = opts.passwordStdin ? await readStdin() : opts.password
+      if (!password && !opts.link) throw new CliError('Give --password, --password-stdin or --link.')
+      if (password && opts.link) throw new CliError('Give either a password or --link, not both.')
+      await ensureDatabaseUrl(async () => {
+        const { db } = await import('@/lib/server/db')
+        const { execute } = await import('@/lib/server/operation')
+        const { issueResetLink, setUserPassword } = await import('@/lib/server/services/users')
+        const email = z.string().trim().toLowerCase().parse(emailArg)
+        const target = await db.user.findUnique({ where: { email } })
+        if (!target) throw new CliError(`No account has the email ${email}.`)
+        if (password) {
+          const r = await execute(setUserPassword, CLI_ACTOR, { userId: target.id, password })
+          if (!r.ok) throw new CliError(r.error)
+          out(
+            `New password set for ${r.data.email}; signed out of ${r.data.signedOutSessions} session(s), ${r.data.revokedApiKeys} API key(s) revoked.`,
+          )
+        } else {
+          const r = await execute(issueResetLink, CLI_ACTOR, { userId: target.id })
+          if (!r.ok) throw new CliError(r.error)
+          const origin = (process.env.BETTER_AUTH_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(
+            /\/+$/,
+            '',
+          )
+          out(`${origin}${r.data.path}`)
+        }
+      })
+    })
   const pxpCmd = program
     .command('pxp')
     .description('PXP (INTERACT): statistics from files (no database), and running and exporting experiments')

@@ -63,7 +63,7 @@ export function canonicalLabel(label: string, aliases: Aliases = {}): string {
 }
 
 /** A label as shown: the original spelling with parentheticals removed and whitespace collapsed. */
-function displayName(label: string): string {
+export function displayName(label: string): string {
   return (
     label
       .replace(/\([^()]*\)|\[[^[\]]*\]/g, ' ')

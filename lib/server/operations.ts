@@ -21,11 +21,12 @@ import {
   retrySession,
   retryStalled,
   runDashboard,
+  compareRuns,
   startRun,
   viewRun,
 } from '@/lib/server/services/runs'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
-import { claimSeat, getSession, inspectSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { claimSeat, getSession, inspectSession, myQueue, saveDraft, submitTurn } from '@/lib/server/services/sessions'
 import {
   createConnection,
   deleteConnection,
@@ -37,6 +38,7 @@ import {
   deletePrice,
   getCall,
   listCalls,
+  listConnectionModels,
   listPrices,
   runPrompt,
   testConnection,
@@ -56,8 +58,10 @@ import {
 import {
   changePassword,
   createUser,
+  issueResetLink,
   listUsers,
   setUserDisabled,
+  setUserPassword,
   updateProfile,
   updateUserRole,
 } from '@/lib/server/services/users'
@@ -82,6 +86,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   createUser,
   updateUserRole,
   setUserDisabled,
+  setUserPassword,
+  issueResetLink,
   updateProfile,
   changePassword,
   listMyApiKeys,
@@ -94,6 +100,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   updateConnection,
   deleteConnection,
   testConnection,
+  listConnectionModels,
   runPrompt,
   listPresets,
   getPreset,
@@ -118,6 +125,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   getRun,
   viewRun,
   runDashboard,
+  compareRuns,
   startRun,
   pauseRun,
   resumeRun,
@@ -130,6 +138,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   myQueue,
   getSession,
   submitTurn,
+  saveDraft,
   claimSeat,
   inspectSession,
   // Each protocol's own operations (EVINCE's label merges, the scorekeeping import …).

@@ -1,4 +1,5 @@
 import type { MainModule } from '@rdkit/rdkit'
+import { LRUCache } from 'lru-cache'
 
 /**
  * Chemistry through RDKit's WebAssembly build. One RDKit instance per process, loaded on first use
@@ -75,6 +76,29 @@ export function depictSvg(rd: MainModule, smiles: string, width = 320, height = 
   } finally {
     mol.delete()
   }
+}
+
+/**
+ * Drawings already made, by size and SMILES. RDKit's drawing of a molecule at a size never changes,
+ * so nothing needs invalidating; the cache is only bounded (entries and bytes), least recently used
+ * first out. A session page draws the product and every predicted pathway on each load: without it
+ * RDKit redrew the same molecules for every expert and every reload. Unparsable SMILES are
+ * remembered too (as null).
+ */
+export const moleculeSvgCache = new LRUCache<string, { svg: string | null }>({
+  max: 5000,
+  maxSize: 32 * 2 ** 20,
+  sizeCalculation: (v, k) => (v.svg?.length ?? 0) + k.length + 16,
+})
+
+/** {@link depictSvg} through {@link moleculeSvgCache}; RDKit is loaded (once) only on a miss. */
+export async function moleculeSvg(smiles: string, width = 320, height = 220): Promise<string | null> {
+  const key = `${width}x${height} ${smiles.trim()}`
+  const hit = moleculeSvgCache.get(key)
+  if (hit) return hit.svg
+  const svg = depictSvg(await getRDKit(), smiles, width, height)
+  moleculeSvgCache.set(key, { svg })
+  return svg
 }
 
 /** Keep an SVG inert: no scripts, no event handlers, no foreign objects, no external references. */

@@ -193,7 +193,10 @@ describe('CSV cells are neutralised against formula injection (OWASP), numbers s
     const rounds = await exportCsv(researcher, created.data.id, 'rounds')
     expect(rounds.length).toBeGreaterThan(0)
     expect(rounds[0]?.labels).toContain('=Dengue Fever')
-    const numeric = Object.keys(rounds[0] ?? {}).filter((k) => !['session', 'A', 'B', 'labels', 'warnings'].includes(k))
+    expect(rounds[0]?.A_1_label).toBe("'=Dengue Fever")
+    const numeric = Object.keys(rounds[0] ?? {}).filter(
+      (k) => !['session', 'labels', 'warnings'].includes(k) && !k.endsWith('_label'),
+    )
     expectNoFormula(rounds, numeric)
 
     const finals = await exportCsv(researcher, created.data.id, 'finals')
@@ -202,7 +205,12 @@ describe('CSV cells are neutralised against formula injection (OWASP), numbers s
       truth: `'${HOSTILE.at}`,
       conclusion: `'${HOSTILE.minus}`,
     })
-    expect(finals[0]?.final).toContain('=Dengue Fever')
-    expectNoFormula(finals, ['position', 'rounds', 'finalEntropy', 'entopps'])
+    expect(finals[0]?.final_1_label).toBe("'=Dengue Fever")
+    expectNoFormula(finals, [
+      'position',
+      'rounds',
+      'finalEntropy',
+      ...Object.keys(finals[0] ?? {}).filter((k) => k.endsWith('_probability')),
+    ])
   })
 })

@@ -68,6 +68,11 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   },
   'users.update-role': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, role: 'annotator' }) },
   'users.set-disabled': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId, disabled: true }) },
+  'users.set-password': {
+    allowed: ['admin'],
+    input: (c) => ({ userId: c.other.userId, password: 'long enough and odd' }),
+  },
+  'users.issue-reset-link': { allowed: ['admin'], input: (c) => ({ userId: c.other.userId }) },
   'profile.update': { allowed: ALL, input: () => ({ name: 'Renamed Person' }) },
   'profile.change-password': {
     allowed: ALL,
@@ -109,6 +114,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     input: async (c) => ({ connectionId: (await makeConnection(c.studyId)).id }),
   },
   'connections.test': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
+  'connections.models': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId }) },
   'llm.run-prompt': { allowed: STAFF, input: (c) => ({ connectionId: c.connectionId, prompt: 'Say hello.' }) },
   'presets.list': { allowed: STAFF, input: () => ({}) },
   'presets.get': { allowed: STAFF, input: (c) => ({ presetId: c.presetId }) },
@@ -200,6 +206,13 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: ['admin', 'researcher', 'viewer'],
     input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
   },
+  'runs.compare': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({
+      a: (await experimentWithSession(c)).experimentId,
+      b: (await experimentWithSession(c)).experimentId,
+    }),
+  },
   'runs.export': {
     allowed: STAFF,
     input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId, table: 'd' }),
@@ -279,6 +292,14 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
         explanation: 'esterification',
       }
     },
+  },
+  'sessions.save-draft': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await humanSession(c)).id, seq: 1, data: { y: 'CCO' } }),
+  },
+  'pxp.check-answer': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await humanSession(c)).id, prediction: 'CCO.CC(=O)O' }),
   },
   'sessions.claim': {
     allowed: WORKERS,
@@ -581,6 +602,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'users.create': ADMIN_ONLY,
   'users.update-role': ADMIN_ONLY,
   'users.set-disabled': ADMIN_ONLY,
+  'users.set-password': ADMIN_ONLY,
+  'users.issue-reset-link': ADMIN_ONLY,
   'profile.update': ANY,
   'profile.change-password': ANY,
   'apikeys.list': ANY,
@@ -593,6 +616,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'connections.update': WRITE,
   'connections.delete': WRITE,
   'connections.test': WRITE,
+  'connections.models': WRITE,
   'llm.run-prompt': WRITE,
   'presets.list': LISTED,
   'presets.get': READ,
@@ -617,6 +641,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'runs.get': READ,
   'runs.view': READ,
   'runs.dashboard': READ,
+  'runs.compare': READ,
   'runs.export': WRITE, // exporting is researcher work: viewers read results, they do not export
   'runs.export-file': WRITE,
   'runs.start': WRITE,
@@ -629,6 +654,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'sessions.queue': ANY,
   'sessions.get': ANY, // their own session
   'sessions.submit': ANY, // their own session
+  'pxp.check-answer': ANY, // their own session
+  'sessions.save-draft': ANY, // their own session
   'sessions.claim': ANY, // a claimable seat: any member of the study who may do work
   'sessions.inspect': READ,
   'scorekeeping.import': WRITE,

@@ -1,3 +1,4 @@
+import { formatCount, formatUsd } from '@/lib/format'
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { Badge, EmptyState, PageHeader } from '@/components/ui/card'
@@ -9,8 +10,6 @@ import { listCalls } from '@/lib/server/services/llm'
 import { studiesWhere } from '@/lib/server/services/studies'
 
 export const metadata: Metadata = { title: 'Calls' }
-
-const usd = (v: number | null | undefined) => (v === null || v === undefined ? '—' : `$${v.toFixed(v < 0.01 ? 6 : 4)}`)
 
 export default async function CallsPage({
   searchParams,
@@ -110,10 +109,10 @@ export default async function CallsPage({
               <tr key={`${t.studyId}-${t.model}`}>
                 <Td>{t.studyName ?? 'no study'}</Td>
                 <Td className="font-mono text-xs">{t.model}</Td>
-                <Td>{t.calls}</Td>
-                <Td>{t.tokensIn}</Td>
-                <Td>{t.tokensOut}</Td>
-                <Td>{usd(t.costUsd)}</Td>
+                <Td>{formatCount(t.calls)}</Td>
+                <Td>{formatCount(t.tokensIn)}</Td>
+                <Td>{formatCount(t.tokensOut)}</Td>
+                <Td>{formatUsd(t.costUsd)}</Td>
               </tr>
             ))}
           </Table>
@@ -154,13 +153,15 @@ export default async function CallsPage({
                   </Td>
                   <Td>{c.attempt}</Td>
                   <Td>
-                    {c.tokensIn} / {c.tokensOut}
+                    {formatCount(c.tokensIn)} / {formatCount(c.tokensOut)}
                   </Td>
                   <Td>
-                    {c.latencyMs} ms
-                    {c.ttftMs !== null && <span className="text-stone-500"> (first token {c.ttftMs} ms)</span>}
+                    {formatCount(c.latencyMs)} ms
+                    {c.ttftMs !== null && (
+                      <span className="text-stone-500"> (first token {formatCount(c.ttftMs)} ms)</span>
+                    )}
                   </Td>
-                  <Td>{usd(c.costUsd)}</Td>
+                  <Td>{formatUsd(c.costUsd)}</Td>
                 </tr>
               ))}
             </Table>

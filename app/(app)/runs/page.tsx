@@ -33,9 +33,16 @@ export default async function RunsPage({
         title="Runs"
         description="Every run of a protocol over a study's data: batch experiments, debates, single cases."
         actions={
-          canCreate ? (
-            <ButtonLink href={`/runs/new${params.studyId ? `?studyId=${params.studyId}` : ''}`}>New run</ButtonLink>
-          ) : undefined
+          <div className="flex items-center gap-3">
+            {hasScope(actor.role, 'dashboards:read') && (
+              <Link href="/runs/compare" className="text-sm text-brand-700 underline">
+                Compare two runs
+              </Link>
+            )}
+            {canCreate ? (
+              <ButtonLink href={`/runs/new${params.studyId ? `?studyId=${params.studyId}` : ''}`}>New run</ButtonLink>
+            ) : null}
+          </div>
         }
       />
       <form className="mb-4 flex flex-wrap items-end gap-2 text-sm" role="search">

@@ -110,6 +110,12 @@ export default async function WorkPage({
                         <span className="block text-xs text-stone-500">
                           {s.runName} · #{s.position + 1}
                           {s.repetition > 1 ? ` (rep. ${s.repetition})` : ''}
+                          {s.runMine ? (
+                            <span data-testid="run-progress">
+                              {' '}
+                              · {s.runDone} of {s.runMine} done
+                            </span>
+                          ) : null}
                         </span>
                       )}
                     </Td>

@@ -4,7 +4,7 @@ export function DistributionBars({
   tone = 'a',
   testId,
 }: {
-  predictions: Array<{ label: string; probability: number; justification?: string }>
+  predictions: Array<{ label: string; probability: number; justification?: string; listedAs?: string[] }>
   tone?: 'a' | 'b' | 'final'
   testId?: string
 }) {
@@ -17,7 +17,14 @@ export function DistributionBars({
         return (
           <li key={p.label} data-label={p.label} data-probability={p.probability}>
             <div className="flex items-baseline justify-between gap-2 text-sm">
-              <span className="font-medium text-stone-900">{p.label}</span>
+              <span className="font-medium text-stone-900">
+                {p.label}
+                {p.listedAs?.length ? (
+                  <span className="ml-1 text-xs font-normal text-stone-500" data-listed-as={p.listedAs.join(' | ')}>
+                    (listed as {p.listedAs.map((l) => `“${l}”`).join(' + ')})
+                  </span>
+                ) : null}
+              </span>
               <span className="tabular-nums text-stone-700">{(p.probability * 100).toFixed(1)}%</span>
             </div>
             <div className="mt-0.5 h-2 w-full rounded bg-stone-100" aria-hidden="true">

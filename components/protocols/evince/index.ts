@@ -1,3 +1,4 @@
+import { EvinceCompareView } from '@/components/protocols/evince/compare'
 import { DebateLive } from '@/components/protocols/evince/debate-live'
 import { EvinceMessageBody } from '@/components/protocols/evince/message-body'
 import { EvinceRunSummary } from '@/components/protocols/evince/run-summary'
@@ -20,5 +21,6 @@ export const evinceUi: ProtocolUi = {
   TurnForm: EvinceTurnForm,
   LivePreview: DebateLive,
   RunSummary: EvinceRunSummary,
+  Compare: EvinceCompareView,
   MessageBody: EvinceMessageBody,
 }

@@ -2,6 +2,7 @@ import { DistributionBars } from '@/components/protocols/evince/distribution'
 import { MetricCharts } from '@/components/protocols/evince/metric-charts'
 import type { SessionViewProps } from '@/components/protocols/types'
 import { Badge, Card } from '@/components/ui/card'
+import { mergedPredictions } from '@/lib/protocols/evince'
 import type { EvinceSessionView as View } from '@/lib/server/protocols/evince/plugin'
 
 const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d))
@@ -89,7 +90,10 @@ export function EvinceSessionView({ session: s, turnForm, live }: SessionViewPro
                     </p>
                     {t ? (
                       <>
-                        <DistributionBars predictions={t.predictions} tone={seat === 'A' ? 'a' : 'b'} />
+                        <DistributionBars
+                          predictions={mergedPredictions(t.predictions, d.config.aliases)}
+                          tone={seat === 'A' ? 'a' : 'b'}
+                        />
                         {t.arguments.length ? (
                           <ul className="mt-2 list-disc pl-5 text-xs text-stone-700">
                             {t.arguments.map((a, i) => (

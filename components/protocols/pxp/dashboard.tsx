@@ -9,7 +9,7 @@ type Data = Awaited<ReturnType<typeof pxpDashboard>>
 
 type Spread = { median: number; min: number; max: number }
 
-const ROWS: Array<{
+export const FIG4_ROWS: Array<{
   key: string
   label: string
   definition: string
@@ -113,7 +113,7 @@ export function PxpDashboard({ runId, data, params: sp, basePath: base, canInspe
               caption="Intelligible sessions"
               head={['Property', 'Sessions: median (min–max)', 'Proportion', 'Definition']}
             >
-              {ROWS.map((row) => {
+              {FIG4_ROWS.map((row) => {
                 const s = row.pick(report)
                 return (
                   <tr key={row.key}>

@@ -1,3 +1,4 @@
+import { PxpCompareView } from '@/components/protocols/pxp/compare'
 import { PxpDashboard } from '@/components/protocols/pxp/dashboard'
 import { PxpMessageBody } from '@/components/protocols/pxp/message-body'
 import { PxpRunSummary } from '@/components/protocols/pxp/run-summary'
@@ -21,5 +22,6 @@ export const pxpUi: ProtocolUi = {
   RunSummary: PxpRunSummary,
   Dashboard: PxpDashboard,
   dashboardTitle: 'Intelligibility dashboard',
+  Compare: PxpCompareView,
   MessageBody: PxpMessageBody,
 }

@@ -1,12 +1,12 @@
-import { depictSvg, getRDKit } from '@/lib/tasks/chem'
+import { moleculeSvg } from '@/lib/tasks/chem'
 
 /**
  * A molecule drawn by RDKit (server side) next to its SMILES. The SVG is RDKit's own output, passed
- * through sanitizeSvg; an unparsable SMILES shows as text with a note.
+ * through sanitizeSvg and kept in moleculeSvgCache (the same drawing is never made twice); an unparsable SMILES shows as text with a note.
  */
 export async function Molecule({ smiles, label, size = 'lg' }: { smiles: string; label: string; size?: 'lg' | 'sm' }) {
   const [w, h] = size === 'lg' ? [340, 240] : [220, 150]
-  const svg = depictSvg(await getRDKit(), smiles, w, h)
+  const svg = await moleculeSvg(smiles, w, h)
   return (
     <figure className="space-y-1">
       {svg ? (

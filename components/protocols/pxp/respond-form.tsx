@@ -1,11 +1,13 @@
 'use client'
 
 import { useEffect, useMemo, useRef, useState } from 'react'
-import { submitTurnAction } from '@/app/actions/sessions'
+import { saveDraftAction, submitTurnAction } from '@/app/actions/sessions'
 import { ActionForm, SubmitButton } from '@/components/forms/action-form'
 import { TurnHiddenFields } from '@/components/sessions/turn-fields'
+import { type AnswerCheck, checkAnswerAction } from '@/components/protocols/pxp/actions'
 import { allowedTags, category as categoryOf, deriveTag } from '@/lib/protocols/pxp/agent'
 import type { PxpTag } from '@/lib/protocols/pxp/tags'
+import type { AnswerRules } from '@/lib/server/protocols/pxp/answer'
 
 const REASONS: Record<string, string> = {
   A: 'The prediction matches and the explanation agrees: you ratify.',
@@ -16,6 +18,7 @@ const REASONS: Record<string, string> = {
 
 export const SHORTCUTS: Array<[string, string]> = [
   ['y / n', 'The prediction matches yours: yes / no'],
+  ['1 – 9', 'Pick the task’s label of that number (when the task has labels)'],
   ['a / d', 'The explanation agrees with yours: yes / no'],
   ['t', 'Cycle through the allowed tags'],
   ['p / e', 'Go to your prediction / explanation'],
@@ -26,8 +29,15 @@ export const SHORTCUTS: Array<[string, string]> = [
 ]
 
 /**
- * The expert's response: two judgements about the machine's answer, their own answer, and the tag
+ * The expert's response: two judgements about the partner's answer, their own answer, and the tag
  * Procedure 2 derives from those (shown with the reason; another allowed tag may be chosen).
+ *
+ * Every turn starts clean: nothing of the previous turn (judgements, answer, tag) is carried into the
+ * next one, so a judgement about the partner's last answer is never sent again about its new one; the
+ * person may start from their last answer with one explicit click. No tag is derived until both
+ * questions are answered for this turn. The prediction follows the task's rules while it is typed
+ * (a label picked from the task's set; SMILES parsed by RDKit, the reactants drawn), with Parley's own
+ * MATCH beside the question as a hint; `sessions.submit` applies the same rules.
  */
 export function RespondForm({
   sessionId,
@@ -35,41 +45,55 @@ export function RespondForm({
   j,
   k,
   ownPrev,
+  answer = { kind: 'text' },
+  partner = 'your partner',
+  serverDraft = null,
 }: {
   sessionId: string
   protocol: string
   j: number
   k: number
   ownPrev?: { y: string; e: string }
+  answer?: AnswerRules
+  partner?: string
+  /** This turn's draft as the server keeps it (`sessions.save-draft`), when there is one. */
+  serverDraft?: Record<string, unknown> | null
 }) {
   const [match, setMatch] = useState<boolean | null>(null)
   const [agree, setAgree] = useState<boolean | null>(null)
-  const [y, setY] = useState(ownPrev?.y ?? '')
-  const [e, setE] = useState(ownPrev?.e ?? '')
+  const [y, setY] = useState('')
+  const [e, setE] = useState('')
   const [chosen, setChosen] = useState<PxpTag | ''>('')
-  const [saved, setSaved] = useState<'restored' | 'pending' | 'saved' | null>(null)
+  const [saved, setSaved] = useState<'restored' | 'pending' | 'saved' | 'local' | null>(null)
+  const [check, setCheck] = useState<(AnswerCheck & { for: string }) | null>(null)
   const formRef = useRef<HTMLDivElement>(null)
+  const labels = answer.kind === 'labels' ? answer.labels : null
   const draftKey = `parley:draft:${sessionId}:${j}`
-  // Restore a draft of this very message (same session, same j) once, on load.
+  // Restore a draft of this very message (same session, same j) once, on load: the one kept on the
+  // server (any browser), else this browser's copy.
+  const restoredOnce = useRef(false)
   useEffect(() => {
+    // Once: a later refresh of the page (the live view) must not overwrite what is being typed.
+    if (restoredOnce.current) return
+    restoredOnce.current = true
     try {
       const raw = localStorage.getItem(draftKey)
-      if (!raw) return
-      const d = JSON.parse(raw) as {
+      const d = (serverDraft ?? (raw ? JSON.parse(raw) : null)) as {
         match?: boolean | null
         agree?: boolean | null
         y?: string
         e?: string
         chosen?: PxpTag | ''
-      }
-      if (d.match !== undefined) setMatch(d.match)
-      if (d.agree !== undefined) setAgree(d.agree)
+      } | null
+      if (!d) return
+      if (typeof d.match === 'boolean') setMatch(d.match)
+      if (typeof d.agree === 'boolean') setAgree(d.agree)
       if (typeof d.y === 'string') setY(d.y)
       if (typeof d.e === 'string') setE(d.e)
       if (d.chosen) setChosen(d.chosen)
       setSaved('restored')
     } catch {}
-  }, [draftKey])
+  }, [draftKey, serverDraft])
   // Drafts of earlier messages of this session were sent: drop them.
   useEffect(() => {
     try {
@@ -78,6 +102,25 @@ export function RespondForm({
         if (key.startsWith(prefix) && Number(key.slice(prefix.length)) < j) localStorage.removeItem(key)
     } catch {}
   }, [sessionId, j])
+  // The prediction checked as it is typed (debounced), with the rules the server applies when it is
+  // sent; a late answer for an older text is ignored.
+  useEffect(() => {
+    let current = true
+    const t = setTimeout(
+      () => {
+        checkAnswerAction(sessionId, y)
+          .then((r) => {
+            if (current && r) setCheck({ ...r, for: y })
+          })
+          .catch(() => {})
+      },
+      y ? 250 : 0,
+    )
+    return () => {
+      current = false
+      clearTimeout(t)
+    }
+  }, [sessionId, y])
   // Keyboard-first: single keys never fire while typing; Ctrl/⌘+Enter sends from anywhere.
   const helpRef = useRef<HTMLDialogElement>(null)
   const optionsRef = useRef<PxpTag[]>([])
@@ -92,6 +135,13 @@ export function RespondForm({
       if (ev.ctrlKey || ev.metaKey || ev.altKey) return
       const t = ev.target as HTMLElement | null
       if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return
+      // 1–9 pick the task's label of that number.
+      const n = /^[1-9]$/.test(ev.key) ? Number(ev.key) : 0
+      if (n && labels?.[n - 1]) {
+        ev.preventDefault()
+        setY(labels[n - 1] as string)
+        return
+      }
       const act: Record<string, () => void> = {
         y: () => setMatch(true),
         n: () => setMatch(false),
@@ -114,33 +164,42 @@ export function RespondForm({
     }
     document.addEventListener('keydown', onKey)
     return () => document.removeEventListener('keydown', onKey)
-  }, [j])
+  }, [j, labels])
   // Autosave every change (debounced), and at once when the page goes away, so a reload, a crash or
   // a closed tab loses nothing.
   const latest = useRef<(() => void) | null>(null)
   useEffect(() => {
-    const untouched =
-      match === null && agree === null && y === (ownPrev?.y ?? '') && e === (ownPrev?.e ?? '') && !chosen
+    const untouched = match === null && agree === null && y === '' && e === '' && !chosen
     if (untouched) {
       latest.current = null
       return
     }
+    const data = { match, agree, y, e, chosen }
     const save = () => {
       try {
-        localStorage.setItem(draftKey, JSON.stringify({ match, agree, y, e, chosen }))
-        setSaved('saved')
+        localStorage.setItem(draftKey, JSON.stringify(data))
       } catch {}
     }
     latest.current = save
     setSaved((s) => (s === 'restored' ? s : 'pending'))
+    // This browser's copy at once, the server's (any browser) shortly after.
     const t = setTimeout(save, 300)
-    return () => clearTimeout(t)
-  }, [draftKey, match, agree, y, e, chosen, ownPrev])
+    const t2 = setTimeout(() => {
+      saveDraftAction(sessionId, j, data)
+        .then((ok) => setSaved(ok ? 'saved' : 'local'))
+        .catch(() => setSaved('local'))
+    }, 600)
+    return () => {
+      clearTimeout(t)
+      clearTimeout(t2)
+    }
+  }, [draftKey, sessionId, j, match, agree, y, e, chosen])
   useEffect(() => {
     const flush = () => latest.current?.()
     window.addEventListener('pagehide', flush)
     return () => window.removeEventListener('pagehide', flush)
   }, [])
+  // A tag only once both questions are answered for this turn.
   const derived = useMemo(() => {
     if (match === null || agree === null) return null
     const cat = categoryOf(match, agree)
@@ -151,6 +210,18 @@ export function RespondForm({
   const options = derived ? allowedTags(j, k, derived.tag) : []
   optionsRef.current = options
   derivedRef.current = derived?.tag ?? null
+  const current = check && check.for === y ? check : null
+  const problem = y.trim() && current?.valid === false ? current.error : null
+  // At message 2 MATCH compares the partner's prediction with the one being written; later, with the
+  // person's previous one.
+  const hint = j === 2 ? current?.match : check?.match
+  const validate = () => {
+    if (j > 1 && (match === null || agree === null)) return 'Answer both questions about your partner’s message.'
+    if (!y.trim()) return labels ? 'Choose your prediction from the labels.' : 'Write your prediction.'
+    if (problem) return `Your prediction cannot be sent: ${problem}`
+    if (!e.trim()) return 'Write your explanation.'
+    return null
+  }
   const yesNo = (name: string, value: boolean | null, set: (v: boolean) => void, label: string) => (
     <fieldset className="text-sm">
       <legend className="font-medium text-stone-800">{label}</legend>
@@ -165,7 +236,7 @@ export function RespondForm({
     </fieldset>
   )
   return (
-    <ActionForm action={submitTurnAction}>
+    <ActionForm action={submitTurnAction} validate={validate}>
       <TurnHiddenFields session={{ id: sessionId, protocol }} seq={j} />
       {j === 1 ? (
         <p className="text-sm text-stone-600" data-testid="derived-tag">
@@ -175,20 +246,89 @@ export function RespondForm({
       ) : (
         <>
           {yesNo('matchPrev', match, setMatch, 'Does the prediction match yours?')}
+          <p className="-mt-1 text-xs text-stone-600" data-testid="match-hint">
+            {hint == null
+              ? j === 2
+                ? 'Parley’s MATCH compares the predictions once you give yours.'
+                : ''
+              : `Parley’s MATCH (a hint; your answer counts): ${partner}’s prediction ${hint ? 'matches' : 'does not match'} yours.`}
+          </p>
           {yesNo('agreePrev', agree, setAgree, 'Does the explanation agree with yours?')}
         </>
       )}
       <div>
-        <label htmlFor="pxp-y" className="block text-sm font-medium text-stone-800">
-          Your prediction
-        </label>
-        <input
-          id="pxp-y"
-          name="prediction"
-          value={y}
-          onChange={(ev) => setY(ev.target.value)}
-          className="mt-1 block w-full rounded-md border border-stone-300 px-3 py-1.5 text-sm"
-        />
+        <div className="flex items-baseline justify-between gap-2">
+          <label htmlFor="pxp-y" className="block text-sm font-medium text-stone-800">
+            Your prediction
+          </label>
+          {ownPrev && (
+            <button
+              type="button"
+              className="text-xs text-brand-700 underline"
+              onClick={() => {
+                setY(ownPrev.y)
+                setE(ownPrev.e)
+              }}
+            >
+              Start from my last answer
+            </button>
+          )}
+        </div>
+        {labels ? (
+          <select
+            id="pxp-y"
+            name="prediction"
+            value={y}
+            onChange={(ev) => setY(ev.target.value)}
+            aria-describedby="pxp-y-hint"
+            className="mt-1 block w-full rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm"
+          >
+            <option value="">Choose a label…</option>
+            {labels.map((l, i) => (
+              <option key={l} value={l}>
+                {i < 9 ? `${i + 1}. ` : ''}
+                {l}
+              </option>
+            ))}
+            {y && !labels.includes(y) && <option value={y}>{y} (not a label of this task)</option>}
+          </select>
+        ) : (
+          <input
+            id="pxp-y"
+            name="prediction"
+            value={y}
+            onChange={(ev) => setY(ev.target.value)}
+            autoComplete="off"
+            spellCheck={answer.kind === 'smiles' ? false : undefined}
+            aria-invalid={problem ? true : undefined}
+            aria-describedby="pxp-y-hint"
+            className={`mt-1 block w-full rounded-md border px-3 py-1.5 text-sm ${problem ? 'border-red-400' : 'border-stone-300'} ${answer.kind === 'smiles' ? 'font-mono' : ''}`}
+          />
+        )}
+        <p id="pxp-y-hint" className="mt-1 text-xs text-stone-500">
+          {labels
+            ? 'One of this task’s labels (keys 1–9 pick one when no field has focus).'
+            : answer.kind === 'smiles'
+              ? 'The reactants as SMILES, separated by “.”; checked by RDKit as you type.'
+              : ''}
+        </p>
+        {problem && (
+          <p className="mt-1 text-xs text-red-700" role="alert" data-testid="prediction-problem">
+            {problem}
+          </p>
+        )}
+        {answer.kind === 'smiles' && current?.valid && current.svg && (
+          <figure className="mt-2" data-testid="own-reactants">
+            <div
+              role="img"
+              aria-label={`Your reactants: ${y.trim()}`}
+              className="overflow-hidden rounded border border-stone-200 bg-white [&_svg]:h-auto [&_svg]:max-w-full"
+              // RDKit's SVG, sanitised on the server (sanitizeSvg) like every molecule drawing.
+              dangerouslySetInnerHTML={{ __html: current.svg }}
+            />
+            <figcaption className="text-xs text-stone-600">Your reactants, drawn by RDKit</figcaption>
+          </figure>
+        )}
       </div>
       <div>
         <label htmlFor="pxp-e" className="block text-sm font-medium text-stone-800">
@@ -244,7 +384,9 @@ export function RespondForm({
               ? 'Draft saved'
               : saved === 'pending'
                 ? 'Saving draft…'
-                : ''}
+                : saved === 'local'
+                  ? 'Draft kept in this browser only'
+                  : ''}
         </span>
         <button
           type="button"
@@ -254,7 +396,11 @@ export function RespondForm({
           Keyboard shortcuts (?)
         </button>
       </div>
-      <dialog ref={helpRef} aria-labelledby="shortcuts-title" className="rounded-lg p-0 shadow-xl backdrop:bg-black/30">
+      <dialog
+        ref={helpRef}
+        aria-labelledby="shortcuts-title"
+        className="m-auto rounded-lg p-0 shadow-xl backdrop:bg-black/30"
+      >
         <div className="w-80 p-5 text-sm">
           <h2 id="shortcuts-title" className="mb-3 text-base font-semibold">
             Keyboard shortcuts

@@ -24,32 +24,38 @@ export function PxpSessionView({ session: s, turnForm, live }: SessionViewProps)
   const researcher = !s.mySeats.length
   return (
     <div className="grid gap-6 lg:grid-cols-[2fr_3fr]">
-      <Card
-        title="The instance"
-        description={`Message bound n = ${view.config.n}, REJECT only after message ${view.config.k}.`}
+      {/* The instance stays in view beside a long dialogue. */}
+      <div
+        className="lg:sticky lg:top-4 lg:max-h-[calc(100vh-2rem)] lg:self-start lg:overflow-y-auto"
+        data-testid="instance-panel"
       >
-        {typeof input.image === 'string' && datasetId ? (
-          <ImageViewer
-            src={`/api/assets/${datasetId}/${encodeURIComponent(input.image)}`}
-            alt="The X-ray of this case"
-            label="X-ray viewer"
-          />
-        ) : view.instance.imageUrl ? (
-          <ImageViewer src={view.instance.imageUrl} alt="The image of this case" />
-        ) : typeof input.smiles === 'string' ? (
-          <Molecule smiles={input.smiles} label="Product" />
-        ) : (
-          <pre className="whitespace-pre-wrap text-sm">{JSON.stringify(input, null, 2)}</pre>
-        )}
-        {researcher && view.instance.prediction !== undefined && (
-          <dl className="mt-3 grid grid-cols-[8rem_1fr] gap-y-1 text-sm" data-testid="ground-truth">
-            <dt className="text-stone-500">Ground truth y</dt>
-            <dd className="break-all">{view.instance.prediction}</dd>
-            <dt className="text-stone-500">Ground truth e</dt>
-            <dd className="whitespace-pre-wrap">{view.instance.explanation}</dd>
-          </dl>
-        )}
-      </Card>
+        <Card
+          title="The instance"
+          description={`Message bound n = ${view.config.n}, REJECT only after message ${view.config.k}.`}
+        >
+          {typeof input.image === 'string' && datasetId ? (
+            <ImageViewer
+              src={`/api/assets/${datasetId}/${encodeURIComponent(input.image)}`}
+              alt="The X-ray of this case"
+              label="X-ray viewer"
+            />
+          ) : view.instance.imageUrl ? (
+            <ImageViewer src={view.instance.imageUrl} alt="The image of this case" />
+          ) : typeof input.smiles === 'string' ? (
+            <Molecule smiles={input.smiles} label="Product" />
+          ) : (
+            <pre className="whitespace-pre-wrap text-sm">{JSON.stringify(input, null, 2)}</pre>
+          )}
+          {researcher && view.instance.prediction !== undefined && (
+            <dl className="mt-3 grid grid-cols-[8rem_1fr] gap-y-1 text-sm" data-testid="ground-truth">
+              <dt className="text-stone-500">Ground truth y</dt>
+              <dd className="break-all">{view.instance.prediction}</dd>
+              <dt className="text-stone-500">Ground truth e</dt>
+              <dd className="whitespace-pre-wrap">{view.instance.explanation}</dd>
+            </dl>
+          )}
+        </Card>
+      </div>
       <div className="space-y-4">
         <Card title="The dialogue" actions={live}>
           <ol className="space-y-3" aria-label="Messages">
@@ -65,20 +71,29 @@ export function PxpSessionView({ session: s, turnForm, live }: SessionViewProps)
                   <TagChip tag={m.tag} />
                 </p>
                 {/* Model output is rendered as text, never as HTML. */}
-                <p>
-                  <span className="font-medium">{view.template?.predictionField ?? 'Prediction'}:</span>{' '}
-                  <span className="break-all">{m.prediction}</span>
-                </p>
-                {s.task === 'drug' && m.prediction && (
-                  <details className="mt-1">
-                    <summary className="cursor-pointer text-xs text-stone-500">Draw the reactants</summary>
-                    <Molecule smiles={m.prediction} label="Reactants" size="sm" />
-                  </details>
+                {view.hiddenSeats?.includes(m.sender) ? (
+                  <p className="text-stone-600" data-testid="hidden-answer">
+                    Only the tag is shown: this run hides the {label(m.sender).toLowerCase()}’s answer from you (it is
+                    the reference answer).
+                  </p>
+                ) : (
+                  <>
+                    <p>
+                      <span className="font-medium">{view.template?.predictionField ?? 'Prediction'}:</span>{' '}
+                      <span className="break-all">{m.prediction}</span>
+                    </p>
+                    {s.task === 'drug' && m.prediction && (
+                      <details className="mt-1">
+                        <summary className="cursor-pointer text-xs text-stone-500">Draw the reactants</summary>
+                        <Molecule smiles={m.prediction} label="Reactants" size="sm" />
+                      </details>
+                    )}
+                    <p className="mt-1 whitespace-pre-wrap">
+                      <span className="font-medium">{view.template?.explanationField ?? 'Explanation'}:</span>{' '}
+                      {m.explanation}
+                    </p>
+                  </>
                 )}
-                <p className="mt-1 whitespace-pre-wrap">
-                  <span className="font-medium">{view.template?.explanationField ?? 'Explanation'}:</span>{' '}
-                  {m.explanation}
-                </p>
               </li>
             ))}
           </ol>

@@ -126,6 +126,32 @@ export function PxpSetupForm({ studyId, protocol, datasets: all, models, experts
             Another LLM
           </label>
         </div>
+        {machine === 'expert' && tester === 'proxy' && (
+          <div
+            role="alert"
+            className="space-y-2 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900"
+            data-testid="proxy-ground-truth-warning"
+          >
+            <p>
+              <strong>The experts will see the ground truth.</strong> The proxy tester answers with the dataset’s
+              reference answer: its first REFUTE shows the expert the reference prediction and explanation, which they
+              can copy into their next message.
+            </p>
+            <fieldset>
+              <legend className="font-medium">What the experts see of the proxy’s messages</legend>
+              <label className="mt-1 flex items-center gap-2">
+                <input type="radio" name="proxyAnswer" value="tag-only" defaultChecked /> Only its tag (RATIFY, REFUTE
+                …): the reference answer stays hidden
+              </label>
+              <label className="flex items-center gap-2">
+                <input type="radio" name="proxyAnswer" value="shown" /> Its whole answer, the reference included
+              </label>
+            </fieldset>
+            <p className="text-xs">
+              The choice is recorded in the run’s config (proxyAnswer); researchers always see everything.
+            </p>
+          </div>
+        )}
         {tester === 'llm' && (
           <SelectField
             name="testerModel"

@@ -22,6 +22,9 @@ export function PxpTurnForm({ session: s }: TurnFormProps) {
         j={s.ask.j}
         k={view.config.k}
         ownPrev={own ? { y: own.prediction, e: own.explanation } : undefined}
+        answer={view.answer}
+        serverDraft={s.draft?.data ?? null}
+        partner={`the ${(s.seats.find((x) => x.name !== seat)?.label ?? 'partner').toLowerCase()}`}
       />
     </Card>
   )

@@ -3,7 +3,15 @@
  * round, one result per case, batch accuracy of A alone, B's first answer and the debate, and the
  * confusion of the final top-1 against the ground truth.
  */
-import { accuracy, canonicalLabel, entropy, type LabelProb, type RoundMetrics } from '../../metrics/evince'
+import {
+  accuracy,
+  canonicalLabel,
+  displayName,
+  entropy,
+  type LabelProb,
+  type RoundMetrics,
+  rankOf,
+} from '../../metrics/evince'
 import { type EvinceInstance, type EvinceRound, type EvinceState, finalDistribution } from './protocol'
 
 /** One round's numbers, flat: what the charts, the metrics table and the rounds export show. */
@@ -108,4 +116,81 @@ export function confusion(cases: CaseResult[], aliases: Record<string, string>) 
   const truths = [...m.keys()].sort()
   const predicted = [...new Set([...m.values()].flatMap((r) => [...r.keys()]))].sort()
   return { truths, predicted, counts: truths.map((t) => predicted.map((p) => m.get(t)?.get(p) ?? 0)) }
+}
+
+/**
+ * A distribution as one column per item for CSV (`<prefix>_<i>_label`, `<prefix>_<i>_probability`,
+ * i = 1..slots, empty past the end of the list), so no cell holds a JSON array.
+ */
+export function distributionColumns(
+  prefix: string,
+  list: ReadonlyArray<{ label: string; probability: number }> | null | undefined,
+  slots: number,
+): Record<string, string | number | null> {
+  const out: Record<string, string | number | null> = {}
+  for (let i = 0; i < slots; i++) {
+    const item = list?.[i]
+    out[`${prefix}_${i + 1}_label`] = item?.label ?? null
+    out[`${prefix}_${i + 1}_probability`] = item?.probability ?? null
+  }
+  return out
+}
+
+/** A list of texts as one CSV cell, items separated by " | " (documented in the README). */
+export const textList = (items: readonly string[] | null | undefined) => (items?.length ? items.join(' | ') : null)
+
+/**
+ * Whether the final top-1 of a finished case is its ground truth (labels compared as the accuracy
+ * table compares them: canonicalised, with the run's aliases and label merges); null without a
+ * ground truth or a final distribution.
+ */
+export function top1Correct(
+  truth: string,
+  final: readonly LabelProb[] | null,
+  aliases: Record<string, string>,
+): boolean | null {
+  if (!truth || !final?.length) return null
+  return rankOf(truth, final, aliases) === 1
+}
+
+export interface MergedPrediction {
+  /** The label as the metrics name it: the first spelling, parentheticals removed. */
+  label: string
+  /** The probabilities of every listed label that canonicalises to it, added. */
+  probability: number
+  justification: string
+  /** The labels as the debater wrote them, when they differ from `label` (or were merged). */
+  listedAs: string[]
+}
+
+/**
+ * A debater's list as the metrics see it (lib/metrics/evince `align`): labels canonicalised with
+ * the run's aliases, duplicates merged by adding their probabilities, named by their first spelling
+ * without parentheticals; the order is the debater's.
+ */
+export function mergedPredictions(
+  predictions: ReadonlyArray<{ label: string; probability: number; justification?: string }>,
+  aliases: Record<string, string> = {},
+): MergedPrediction[] {
+  const out = new Map<string, MergedPrediction>()
+  for (const p of predictions) {
+    const c = canonicalLabel(p.label, aliases) || p.label
+    const had = out.get(c)
+    if (had) {
+      had.probability += p.probability
+      had.listedAs.push(p.label)
+      if (p.justification)
+        had.justification = had.justification ? `${had.justification} ${p.justification}` : p.justification
+    } else {
+      out.set(c, {
+        label: displayName(p.label),
+        probability: p.probability,
+        justification: p.justification ?? '',
+        listedAs: [p.label],
+      })
+    }
+  }
+  return [...out.values()].map((m) =>
+    m.listedAs.length === 1 && m.listedAs[0] === m.label ? { ...m, listedAs: [] } : m,
+  )
 }

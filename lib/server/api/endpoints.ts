@@ -145,7 +145,9 @@ export const endpoints = {
     tag: 'Admin',
     op: listAudit,
     source: 'query',
-    output: pageOfSchema(AuditEntry, 'AuditPage'),
+    output: pageOfSchema(AuditEntry, 'AuditPage').extend({
+      resourceTypes: z.array(z.string()).meta({ description: 'Every resource type in the log (for a filter)' }),
+    }),
   },
   importDataset: {
     method: 'POST',

@@ -90,6 +90,9 @@ export const AuditEntry = z
     studyId: z.string().nullable(),
     before: z.unknown(),
     after: z.unknown(),
+    actorName: z.string().nullable().meta({ description: "The actor's current name" }),
+    studyName: z.string().nullable(),
+    resourceName: z.string().nullable().meta({ description: "The resource's current name, where it has one" }),
   })
   .meta({ id: 'AuditEntry' })
 

@@ -139,8 +139,11 @@ export interface SetupTools {
 export interface ExportTable {
   label: string
   description?: string
-  /** Streams the rows of the run, in a stable order. */
-  rows(runId: string): AsyncIterable<Record<string, unknown>>
+  /**
+   * Streams the rows of the run, in a stable order. For CSV every row has the same keys and no
+   * value is an array or object (a column per item instead), so a spreadsheet reads plain cells.
+   */
+  rows(runId: string, format: 'jsonl' | 'csv'): AsyncIterable<Record<string, unknown>>
 }
 
 /** A file of a run (a zip of clembench's folder layout …). */
@@ -192,10 +195,20 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   views: {
     /** What the session page shows beside the log (participants never see the ground truth). */
     session(ctx: ViewContext): unknown | Promise<unknown>
+    /**
+     * What a person in a seat sees of a message of the log (default: all of it); researchers always
+     * see the stored message. E.g. PXP hides the proxy's answer from experts when the run says so.
+     */
+    participantMessage?(message: BaseMessage, ctx: ViewContext): BaseMessage
     /** The run page's protocol part (results, accuracy …). */
     run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
     /** The protocol's dashboard (intelligibility, clemscore …). */
     dashboard?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
+    /**
+     * Two runs of this protocol side by side (the protocol's headline numbers for A and B and what
+     * changed), for the generic compare page; the UI's `Compare` draws it.
+     */
+    compare?(runA: string, runB: string): Promise<unknown>
   }
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined

@@ -89,6 +89,31 @@ export const testConnection = defineOperation({
   },
 })
 
+/**
+ * The models a connection lists (GET /models), for the preset form's model field; its default model
+ * comes first. A provider that cannot list them answers with the error (and the default model), so
+ * the form still offers something and says why the list is short.
+ */
+export const listConnectionModels = defineOperation({
+  name: 'connections.models',
+  scope: 'connections:manage',
+  input: z.object({ connectionId: id }),
+  async run(actor, { connectionId }) {
+    const row = await usableConnection(actor, connectionId)
+    try {
+      const listed = await (await clientFor(row)).listModels({ signal: AbortSignal.timeout(row.timeoutMs) })
+      const models = [...new Set([row.defaultModel, ...[...listed].sort()])]
+      return { defaultModel: row.defaultModel, models, error: null as string | null }
+    } catch (err) {
+      return {
+        defaultModel: row.defaultModel,
+        models: [row.defaultModel],
+        error: describeLlmError(err, { restricted: row.restrictedHosts }),
+      }
+    }
+  },
+})
+
 export const runPrompt = defineOperation({
   name: 'llm.run-prompt',
   scope: 'connections:manage',

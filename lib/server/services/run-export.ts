@@ -211,7 +211,7 @@ export const exportRun = defineOperation({
       contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
       lines: () =>
         custom
-          ? tableLines(custom.rows(e.id), format)
+          ? tableLines(custom.rows(e.id, format), format)
           : tableLines(genericRows(e.id, table as 'd' | 'm' | 'c'), format, GENERIC[table as 'd' | 'm' | 'c']),
     }
   },

@@ -370,6 +370,25 @@ export const runDashboard = defineOperation({
   },
 })
 
+/**
+ * Two runs side by side: both must be readable by the actor and of one protocol; the protocol's
+ * plugin computes the comparison (`views.compare`), so this page works for every protocol that has one.
+ */
+export const compareRuns = defineOperation({
+  name: 'runs.compare',
+  scope: 'dashboards:read',
+  input: z.object({ a: id, b: id }),
+  async run(actor, { a, b }) {
+    const [runA, runB] = await Promise.all([findRun(actor, a), findRun(actor, b)])
+    if (runA.protocol !== runB.protocol)
+      throw badRequest('Only runs of the same protocol can be compared.', { b: ['Choose a run of the same protocol.'] })
+    const plugin = await pluginFor(runA.protocol)
+    if (!plugin.views.compare) throw notFound('Comparison')
+    const ref = (r: typeof runA) => ({ id: r.id, name: r.name, status: r.status, studyId: r.studyId })
+    return { protocol: runA.protocol, a: ref(runA), b: ref(runB), data: await plugin.views.compare(a, b) }
+  },
+})
+
 // ---------------------------------------------------------------------------------------------
 // Run controls
 // ---------------------------------------------------------------------------------------------
@@ -415,10 +434,15 @@ async function startRunNow(actor: Actor, runId: string) {
         ? 'The run is still creating its sessions; it can start once they are all there.'
         : `The run is already ${s}.`,
   )
+  return { runId, enqueued: await enqueueRunnable(runId) }
+}
+
+/** Queues a step for every session of the run that can act now; closes the run if none is left. */
+async function enqueueRunnable(runId: string) {
   const queued = await runnableSessions(runId)
   await enqueueSteps(queued, runId)
   await closeIfFinished(runId)
-  return { runId, enqueued: queued.length }
+  return queued.length
 }
 
 export const startRun = defineOperation({
@@ -458,10 +482,7 @@ export const resumeRun = defineOperation({
       'run.resume',
       (s) => `Only a paused run can be resumed; this one is ${s}.`,
     )
-    const queued = await runnableSessions(runId)
-    await enqueueSteps(queued, runId)
-    await closeIfFinished(runId)
-    return { runId, enqueued: queued.length }
+    return { runId, enqueued: await enqueueRunnable(runId) }
   },
 })
 

@@ -1,11 +1,13 @@
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
-import { type Ask, ProtocolError } from '@/lib/protocols/types'
+import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
+import { studyPermissions } from '@/lib/server/auth/study-roles'
 import { db, sql } from '@/lib/server/db'
 import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
+import type { StepSession } from '@/lib/server/engine/plugin'
 import { enqueueSteps } from '@/lib/server/engine/step-queue'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import {
@@ -21,7 +23,7 @@ import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { id, requireStudyAccess, studiesWhere, studyAccess } from '@/lib/server/services/studies'
+import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
  * Sessions of every protocol as people meet them: the one work queue (everything awaiting the
@@ -66,8 +68,8 @@ type QueueRow = {
 }
 
 /**
- * The signed-in person's queue across protocols: sessions whose turn is theirs first (oldest
- * first), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
+ * The signed-in person's queue across protocols: sessions whose turn is theirs first (the run whose
+ * session waited longest first, its sessions by position), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
  */
 export const myQueue = defineOperation({
   name: 'sessions.queue',
@@ -99,11 +101,18 @@ export const myQueue = defineOperation({
       `SELECT grp, count(*)::int AS n FROM (${base}) q GROUP BY grp`,
       [actor.userId, canClaim],
     )
-    const { rows } = await sql().query<QueueRow & { grp: string }>(
-      `SELECT * FROM (${base}) q
+    // Progress through a run: of this person's sessions in the row's run, how many are done.
+    const { rows } = await sql().query<QueueRow & { grp: string; runMine: number | null; runDone: number | null }>(
+      `SELECT q.*,
+              (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId") AS "runMine",
+              (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone"
+       FROM (${base}) q
        WHERE $3::text IS NULL OR grp = $3
        ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'stalled' THEN 3 ELSE 4 END,
-                CASE WHEN grp = 'yours' THEN "updatedAt" END ASC NULLS LAST,
+                -- A run's sessions awaiting the person go together, by position, where its oldest waits.
+                min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
                 "runId", repetition, position, id
        LIMIT $4 OFFSET $5`,
       [actor.userId, canClaim, filter ?? null, pageSize, (page - 1) * pageSize],
@@ -136,12 +145,16 @@ export const myQueue = defineOperation({
   },
 })
 
-/** The oldest session awaiting this person (for "Next session"). */
+/**
+ * The next session awaiting this person (for "Next session"): the run whose session has waited
+ * longest, and in it the first by position (as the work queue lists them).
+ */
 export async function nextSessionFor(userId: string, after?: string): Promise<string | null> {
   const { rows } = await sql().query<{ id: string }>(
     `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
      WHERE p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
-     ORDER BY s."updatedAt" ASC LIMIT 1`,
+     ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."experimentId", s.id)), s.repetition, s.position, s.id
+     LIMIT 1`,
     [userId, after ?? null],
   )
   return rows[0]?.id ?? null
@@ -151,22 +164,50 @@ export async function nextSessionFor(userId: string, after?: string): Promise<st
 // One session
 // ---------------------------------------------------------------------------------------------
 
-async function visibleSession(actor: Actor, sessionId: string) {
-  const s = await db.protocolSession.findFirst({
-    where: { id: sessionId, ...visibleSessions(actor) },
-    select: {
-      id: true,
-      people: { select: { seat: true, userId: true, claimable: true, user: { select: { name: true, email: true } } } },
-      study: { select: { id: true, name: true, guidelines: true } },
-      experiment: { select: { id: true, name: true, status: true } },
-      updatedAt: true,
-      stallError: true,
-      stopReason: true,
-      retryCount: true,
-    },
-  })
-  if (!s) throw notFound('Session')
-  return s
+type PageRow = StepSession & {
+  updatedAt: Date
+  stallError: string | null
+  stopReason: string | null
+  retryCount: number
+  study: { id: string; name: string; guidelines: string | null }
+  experiment: { id: string; name: string; status: string } | null
+  memberRole: string | null
+  people: Array<{ seat: string; userId: string | null; claimable: boolean; name: string | null; email: string | null }>
+  rows: Array<{ seq: number; body: unknown; authorUserId: string | null; createdAt: string; payload: unknown }>
+  /** The viewer's kept drafts of turns not yet sent (one per message number). */
+  drafts: Array<{ seq: number; data: unknown; updatedAt: string }>
+}
+
+/**
+ * Everything the session page needs in one statement (it was eight round trips: the session with
+ * its seats, people, study and run through Prisma, the log twice, the study role): the session as a
+ * step loads it, the people in its seats, its study and run, the viewer's study role, every message.
+ */
+async function loadSessionForViewer(sessionId: string, userId: string): Promise<PageRow | null> {
+  const { rows } = await sql().query<PageRow>(
+    `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
+            s."awaitingSeat", s.config, s.seats, s.instance, s."updatedAt", s."stallError", s."stopReason",
+            s."retryCount", e.status AS "runStatus", COALESCE(e."carryOver", false) AS chained,
+            json_build_object('id', st.id, 'name', st.name, 'guidelines', st.guidelines) AS study,
+            CASE WHEN e.id IS NULL THEN NULL
+                 ELSE json_build_object('id', e.id, 'name', e.name, 'status', e.status) END AS experiment,
+            (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
+            COALESCE((SELECT json_agg(json_build_object('seat', p.seat, 'userId', p."userId", 'claimable', p.claimable,
+                                                        'name', u.name, 'email', u.email) ORDER BY p.seat)
+                      FROM "SessionSeat" p LEFT JOIN "user" u ON u.id = p."userId"
+                      WHERE p."sessionId" = s.id), '[]') AS people,
+            COALESCE((SELECT json_agg(json_build_object('seq', m.seq, 'body', m.body, 'authorUserId', m."authorUserId",
+                                                        'createdAt', m."createdAt", 'payload', m.payload) ORDER BY m.seq)
+                      FROM "ProtocolMessage" m WHERE m."sessionId" = s.id), '[]') AS rows,
+            COALESCE((SELECT json_agg(json_build_object('seq', d.seq, 'data', d.data, 'updatedAt', d."updatedAt"))
+                      FROM "TurnDraft" d WHERE d."sessionId" = s.id AND d."userId" = $2), '[]') AS drafts
+     FROM "ProtocolSession" s
+     JOIN "Study" st ON st.id = s."studyId"
+     LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     WHERE s.id = $1`,
+    [sessionId, userId],
+  )
+  return rows[0] ?? null
 }
 
 export const getSession = defineOperation({
@@ -174,22 +215,48 @@ export const getSession = defineOperation({
   scope: 'work:read-own',
   input: z.object({ sessionId: id }),
   async run(actor, { sessionId }) {
-    const meta = await visibleSession(actor, sessionId)
-    const loaded = await prepare(await loadSession(sessionId))
+    const row = await loadSessionForViewer(sessionId, actor.userId)
+    // Those in its seats see a session; with work:read-study also the readers of its study (the
+    // same rule as visibleSessions, decided here from the one statement).
+    const seated = !!row?.people.some((p) => p.userId === actor.userId)
+    // Researchers of the study (read access), not a researcher account seated as an expert in it.
+    const researcher =
+      !!row &&
+      hasScope(actor.role, 'work:read-study') &&
+      (hasScope(actor.role, 'studies:read-all') || studyPermissions(actor.role, row.memberRole).includes('read'))
+    if (!row || !(seated || researcher)) throw notFound('Session')
+    const {
+      updatedAt,
+      stallError,
+      stopReason,
+      retryCount,
+      study,
+      experiment,
+      memberRole: _r,
+      people,
+      rows,
+      drafts,
+      ...step
+    } = row
+    const meta = {
+      people: people.map((p) => ({ ...p, user: p.userId ? { name: p.name ?? '', email: p.email ?? '' } : null })),
+      study,
+      experiment,
+      updatedAt,
+      stallError,
+      stopReason,
+      retryCount,
+    }
+    const loaded = await prepare({ ...step, messages: rows.map((m) => m.body) as StepSession['messages'] })
     const { plugin, ctx, session } = loaded
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
     const mySeats = meta.people.filter((p) => p.userId === actor.userId).map((p) => p.seat)
     const ask = next.done ? null : next
-    const rows = await db.protocolMessage.findMany({
-      where: { sessionId },
-      orderBy: { seq: 'asc' },
-      select: { seq: true, body: true, authorUserId: true, llmCallId: true, createdAt: true, payload: true },
-    })
-    const view = await plugin.views.session({ ...ctx, mySeats, ask })
+    const viewCtx = { ...ctx, mySeats, ask }
+    const view = await plugin.views.session(viewCtx)
+    const yourTurn = !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled'
+    const draft = yourTurn ? (drafts.find((d) => d.seq === ask.j) ?? null) : null
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
-    // Researchers of the study (read access), not a researcher account seated as an expert in it.
-    const researcher =
-      hasScope(actor.role, 'work:read-study') && (await studyAccess(actor, meta.study.id)).includes('read')
     return {
       id: session.id,
       protocol: session.protocol,
@@ -221,16 +288,21 @@ export const getSession = defineOperation({
       }),
       messages: rows.map((m) => ({
         seq: m.seq,
-        body: m.body,
+        body:
+          !researcher && plugin.views.participantMessage
+            ? plugin.views.participantMessage(m.body as unknown as BaseMessage, viewCtx)
+            : m.body,
         byPerson: !!m.authorUserId,
-        createdAt: m.createdAt,
+        createdAt: new Date(m.createdAt),
         // What agents noted beside their messages (raw replies) is for researchers only.
         ...(researcher ? { meta: m.payload } : {}),
       })),
       ask: ask ? { seat: ask.seat, j: ask.j, kind: ask.kind ?? null, allowedTags: [...(ask.allowedTags ?? [])] } : null,
       done: next.done ? next.reason : null,
       mySeats,
-      yourTurn: !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled',
+      yourTurn,
+      /** The person's unsent turn for this message, kept on the server (any browser). */
+      draft: draft ? { data: draft.data as Record<string, unknown>, updatedAt: new Date(draft.updatedAt) } : null,
       claimableSeats: meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat),
       view,
     }
@@ -254,9 +326,16 @@ export const submitTurn = defineOperation({
   input: SubmitTurnInput,
   async run(actor, raw) {
     const { sessionId, seq, ...rest } = raw
-    const mine = await db.sessionSeat.findMany({ where: { sessionId, userId: actor.userId }, select: { seat: true } })
+    // The seat check and the session load go to the database together (one wait instead of two);
+    // nothing of the session is used before the check has passed.
+    const load = loadSession(sessionId)
+    load.catch(() => {}) // awaited below, unless the check refuses first
+    const { rows: mine } = await sql().query<{ seat: string }>(
+      `SELECT seat FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2`,
+      [sessionId, actor.userId],
+    )
     if (!mine.length) throw notFound('Session')
-    const loaded = await prepare(await loadSession(sessionId))
+    const loaded = await prepare(await load)
     const { plugin, ctx, session } = loaded
     if (session.status === 'cancelled') throw conflict('This session was cancelled; nothing more can be added.')
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
@@ -286,6 +365,7 @@ export const submitTurn = defineOperation({
           { userId: actor.userId },
           exec,
         )
+        await tx.turnDraft.deleteMany({ where: { sessionId, userId: actor.userId, seq: { lte: next.j } } })
         await writeAudit(tx, {
           actor: actorRef(actor),
           action: 'session.turn',
@@ -311,6 +391,39 @@ export const submitTurn = defineOperation({
     else if (!session.experimentId || session.runStatus === 'running')
       await enqueueSteps([session.id], session.experimentId)
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
+  },
+})
+
+/**
+ * Keep a person's unsent turn on the server, per (session, message number, person), so it survives a
+ * reload and a new browser; `sessions.get` hands it back with the turn, `sessions.submit` deletes it.
+ * Only someone who fills a seat of the session (404 otherwise), only for a message not yet written
+ * (409). The form saves as the person types, so no audit row is written: a draft is not study data
+ * until it is sent, and the sent turn is audited.
+ */
+export const saveDraft = defineOperation({
+  name: 'sessions.save-draft',
+  scope: 'work:submit',
+  input: z.object({
+    sessionId: id,
+    seq: z.coerce.number().int().min(1).max(100_000),
+    data: z.record(z.string().max(60), z.unknown()).refine((d) => Object.keys(d).length <= 50, 'Too many fields.'),
+  }),
+  async run(actor, { sessionId, seq, data }) {
+    const { rows } = await sql().query<{ seated: boolean; last: number | null }>(
+      `SELECT EXISTS (SELECT 1 FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2) AS seated,
+              (SELECT max(seq) FROM "ProtocolMessage" WHERE "sessionId" = $1) AS last`,
+      [sessionId, actor.userId],
+    )
+    if (!rows[0]?.seated) throw notFound('Session')
+    if (seq <= (rows[0].last ?? 0)) throw conflict('This message was already sent; the draft is not kept.')
+    const saved = await db.turnDraft.upsert({
+      where: { sessionId_seq_userId: { sessionId, seq, userId: actor.userId } },
+      create: { sessionId, seq, userId: actor.userId, data: data as Prisma.InputJsonValue },
+      update: { data: data as Prisma.InputJsonValue },
+      select: { updatedAt: true },
+    })
+    return { sessionId, seq, updatedAt: saved.updatedAt }
   },
 })
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { hashPassword, verifyPassword } from 'better-auth/crypto'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
@@ -234,3 +234,128 @@ export const changePassword = defineOperation({
     })
   },
 })
+
+/** How long a one-time reset link stays valid. */
+export const RESET_LINK_HOURS = 24
+const RESET_PREFIX = 'password-reset:'
+const resetIdentifier = (token: string) => `${RESET_PREFIX}${createHash('sha256').update(token).digest('hex')}`
+
+/**
+ * A password set for someone else (an admin, the CLI, a reset link) takes effect everywhere: the
+ * person's sessions end, their API keys are revoked and any reset link still open is spent.
+ */
+async function replacePassword(tx: Tx, userId: string, newPassword: string) {
+  const hash = await hashPassword(newPassword)
+  const account = await tx.account.findFirst({ where: { userId, providerId: 'credential' } })
+  if (account) await tx.account.update({ where: { id: account.id }, data: { password: hash } })
+  else
+    await tx.account.create({
+      data: { id: randomUUID(), accountId: userId, providerId: 'credential', userId, password: hash },
+    })
+  const sessions = await tx.session.deleteMany({ where: { userId } })
+  const keys = await tx.apiKey.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: new Date() } })
+  await tx.verification.deleteMany({ where: { identifier: { startsWith: RESET_PREFIX }, value: userId } })
+  return { signedOutSessions: sessions.count, revokedApiKeys: keys.count }
+}
+
+const userId = z.string().min(1).max(100)
+
+export const setUserPassword = defineOperation({
+  name: 'users.set-password',
+  scope: 'users:manage',
+  input: z.object({ userId, password }),
+  async run(actor, input) {
+    return db.$transaction(async (tx) => {
+      const user = await tx.user.findUnique({ where: { id: input.userId }, select: userPublic })
+      if (!user) throw notFound('User')
+      const done = await replacePassword(tx, user.id, input.password)
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'user.set-password',
+        resourceType: 'user',
+        resourceId: user.id,
+        after: done,
+      })
+      return { email: user.email, ...done }
+    })
+  },
+})
+
+/**
+ * A one-time link that lets the person choose a new password without the old one. Only the SHA-256
+ * of the token is stored (better-auth's Verification table, whose own reset routes Parley does not
+ * serve); issuing a new link spends the previous one. The token is returned once, to the admin.
+ */
+export const issueResetLink = defineOperation({
+  name: 'users.issue-reset-link',
+  scope: 'users:manage',
+  input: z.object({ userId }),
+  async run(actor, input) {
+    const token = randomBytes(32).toString('base64url')
+    const expiresAt = new Date(Date.now() + RESET_LINK_HOURS * 3600_000)
+    return db.$transaction(async (tx) => {
+      const user = await tx.user.findUnique({ where: { id: input.userId }, select: userPublic })
+      if (!user) throw notFound('User')
+      if (user.disabled) throw badRequest('This account is disabled. Enable it before sending a reset link.')
+      await tx.verification.deleteMany({ where: { identifier: { startsWith: RESET_PREFIX }, value: user.id } })
+      await tx.verification.create({
+        data: { id: randomUUID(), identifier: resetIdentifier(token), value: user.id, expiresAt },
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'user.issue-reset-link',
+        resourceType: 'user',
+        resourceId: user.id,
+        after: { expiresAt },
+      })
+      return { email: user.email, token, path: `/reset-password/${token}`, expiresAt }
+    })
+  },
+})
+
+export const ResetWithLinkInput = z
+  .object({
+    token: z.string().min(20).max(100),
+    password,
+    confirm: z.string().max(128),
+  })
+  .refine((v) => v.password === v.confirm, { message: 'The two passwords differ.', path: ['confirm'] })
+
+/** Whom an unspent, unexpired reset link is for (the reset page shows it), or null. */
+export async function resetLinkOwner(token: string): Promise<{ email: string; name: string } | null> {
+  if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null
+  const v = await db.verification.findFirst({
+    where: { identifier: resetIdentifier(token), expiresAt: { gt: new Date() } },
+  })
+  if (!v) return null
+  const user = await db.user.findUnique({ where: { id: v.value }, select: { email: true, name: true, disabled: true } })
+  return user && !user.disabled ? { email: user.email, name: user.name } : null
+}
+
+/**
+ * Spend a reset link (the signed-out person's side, so no actor and no operation): the link is
+ * deleted in the same transaction that sets the password, so it works once even when sent twice.
+ */
+export async function resetPasswordWithLink(raw: unknown) {
+  const input = ResetWithLinkInput.parse(raw)
+  return db.$transaction(async (tx) => {
+    const spent = await tx.verification.findFirst({ where: { identifier: resetIdentifier(input.token) } })
+    const gone = await tx.verification.deleteMany({
+      where: { identifier: resetIdentifier(input.token), expiresAt: { gt: new Date() } },
+    })
+    if (!spent || gone.count === 0)
+      throw badRequest('This reset link is expired or was already used. Ask an admin for a new one.')
+    const user = await tx.user.findUnique({ where: { id: spent.value }, select: userPublic })
+    if (!user || user.disabled)
+      throw badRequest('This reset link is expired or was already used. Ask an admin for a new one.')
+    const done = await replacePassword(tx, user.id, input.password)
+    await writeAudit(tx, {
+      actor: { userId: user.id, email: user.email, via: 'reset-link' },
+      action: 'user.reset-password',
+      resourceType: 'user',
+      resourceId: user.id,
+      after: done,
+    })
+    return { email: user.email, ...done }
+  })
+}

@@ -1,4 +1,6 @@
 import type { Metadata } from 'next'
+import Link from 'next/link'
+import { AuditDiff } from '@/components/admin/audit-diff'
 import { EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
@@ -6,13 +8,29 @@ import { listAudit } from '@/lib/server/services/audit-log'
 
 export const metadata: Metadata = { title: 'Audit log' }
 
-function Json({ value }: { value: unknown }) {
-  if (value == null) return <span className="text-stone-400">—</span>
+/** A name with its id on hover (and the id itself when the thing has no name or is gone). */
+function Named({ name, id, href }: { name: string | null; id: string | null; href?: string }) {
+  if (!id) return <span className="text-stone-400">—</span>
+  const label = name ?? <span className="font-mono text-xs">{id}</span>
   return (
-    <pre className="max-w-xs overflow-x-auto whitespace-pre-wrap break-all text-xs">
-      {JSON.stringify(value, null, 1)}
-    </pre>
+    <span title={id} data-id={id}>
+      {href && name ? (
+        <Link href={href} className="underline decoration-stone-300 hover:decoration-stone-600">
+          {label}
+        </Link>
+      ) : (
+        label
+      )}
+    </span>
   )
+}
+
+const HREF: Record<string, (id: string) => string> = {
+  study: (id) => `/studies/${id}`,
+  experiment: (id) => `/runs/${id}`,
+  dataset: (id) => `/datasets/${id}`,
+  connection: (id) => `/connections/${id}`,
+  preset: (id) => `/presets/${id}`,
 }
 
 export default async function AuditPage({
@@ -31,13 +49,12 @@ export default async function AuditPage({
     <>
       <PageHeader
         title="Audit log"
-        description="Every change anyone made: who, what, and the state before and after."
+        description="Every change anyone made: who, what, and what changed (hover a name for its id)."
       />
       <form role="search" className="mb-4 flex flex-wrap gap-2 text-sm">
         {[
           ['action', 'Action starts with (e.g. user.)'],
           ['actor', 'Actor email contains'],
-          ['resourceType', 'Resource type (user, study …)'],
         ].map(([name, label]) => (
           <label key={name} className="flex flex-col">
             <span className="text-xs text-stone-600">{label}</span>
@@ -48,6 +65,21 @@ export default async function AuditPage({
             />
           </label>
         ))}
+        <label className="flex flex-col">
+          <span className="text-xs text-stone-600">Resource type</span>
+          <select
+            name="resourceType"
+            defaultValue={params.resourceType ?? ''}
+            className="rounded-md border border-stone-300 bg-white px-3 py-1.5"
+          >
+            <option value="">any</option>
+            {data.resourceTypes.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
         <button type="submit" className="self-end rounded-md border border-stone-300 bg-white px-3 py-1.5">
           Filter
         </button>
@@ -56,24 +88,28 @@ export default async function AuditPage({
         <EmptyState title="No audit entries match." />
       ) : (
         <>
-          <Table caption="Audit entries" head={['When', 'Actor', 'Action', 'Resource', 'Before', 'After']}>
+          <Table caption="Audit entries" head={['When', 'Who', 'Action', 'Resource', 'Study', 'Change']}>
             {data.items.map((e) => (
               <tr key={e.id}>
                 <Td className="whitespace-nowrap text-stone-500">{formatDate(e.createdAt)}</Td>
                 <Td>
-                  {e.actorEmail ?? 'system'}
+                  {e.actorUserId ? (
+                    <Named name={e.actorName ?? e.actorEmail} id={e.actorUserId} />
+                  ) : (
+                    (e.actorEmail ?? 'system')
+                  )}
                   <div className="text-xs text-stone-500">{e.via}</div>
                 </Td>
                 <Td className="font-mono text-xs">{e.action}</Td>
                 <Td className="text-xs">
-                  {e.resourceType}
-                  <div className="font-mono text-stone-500">{e.resourceId}</div>
+                  <div className="text-stone-500">{e.resourceType}</div>
+                  <Named name={e.resourceName} id={e.resourceId} href={HREF[e.resourceType]?.(e.resourceId)} />
+                </Td>
+                <Td className="text-xs">
+                  <Named name={e.studyName} id={e.studyId} href={e.studyId ? `/studies/${e.studyId}` : undefined} />
                 </Td>
                 <Td>
-                  <Json value={e.before} />
-                </Td>
-                <Td>
-                  <Json value={e.after} />
+                  <AuditDiff before={e.before} after={e.after} />
                 </Td>
               </tr>
             ))}

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next'
-import { CreateUserForm, DisableForm, RoleForm } from '@/components/admin/user-forms'
+import { CreateUserForm, DisableForm, ResetPasswordForms, RoleForm } from '@/components/admin/user-forms'
 import { Badge, Card, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
@@ -22,7 +22,7 @@ export default async function UsersPage({
     <>
       <PageHeader
         title="Users"
-        description="Create accounts, change roles and disable access. Every change is in the audit log."
+        description="Create accounts, change roles, reset passwords and disable access. Every change is in the audit log."
       />
       <div className="space-y-6">
         <Card title="Create a user">
@@ -53,7 +53,14 @@ export default async function UsersPage({
               </Td>
               <Td>{u.disabled ? <Badge tone="red">disabled</Badge> : <Badge tone="green">active</Badge>}</Td>
               <Td className="whitespace-nowrap text-stone-500">{formatDate(u.createdAt)}</Td>
-              <Td>{u.id !== actor.userId && <DisableForm userId={u.id} disabled={u.disabled} />}</Td>
+              <Td>
+                {u.id !== actor.userId && (
+                  <div className="space-y-2">
+                    <DisableForm userId={u.id} disabled={u.disabled} />
+                    <ResetPasswordForms userId={u.id} email={u.email} />
+                  </div>
+                )}
+              </Td>
             </tr>
           ))}
         </Table>

@@ -1,3 +1,4 @@
+import { formatCount, formatUsd } from '@/lib/format'
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { Badge, Card, PageHeader } from '@/components/ui/card'
@@ -26,9 +27,9 @@ export default async function CallPage({ params }: { params: Promise<{ callId: s
     ['Purpose', c.purpose],
     ['Status', c.status === 'ok' ? 'ok' : `${c.errorKind ?? 'error'}${c.httpStatus ? ` (HTTP ${c.httpStatus})` : ''}`],
     ['Attempt', c.attempt],
-    ['Tokens in / out', `${c.tokensIn} / ${c.tokensOut}`],
+    ['Tokens in / out', `${formatCount(c.tokensIn)} / ${formatCount(c.tokensOut)}`],
     ['Latency', `${c.latencyMs} ms${c.ttftMs !== null ? `, first token after ${c.ttftMs} ms` : ''}`],
-    ['Cost', c.costUsd === null ? 'no price for this model' : `$${c.costUsd.toFixed(6)}`],
+    ['Cost', c.costUsd === null ? 'no price for this model' : formatUsd(c.costUsd)],
     ['Seed', c.seed ?? '—'],
     [
       'Prompt hash',

@@ -1,3 +1,4 @@
+import { formatCount, formatUsd } from '@/lib/format'
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { LiveRefresh } from '@/components/live/live-refresh'
@@ -17,7 +18,6 @@ import { getRun, SESSION_STATUSES, viewRun } from '@/lib/server/services/runs'
 
 export const metadata: Metadata = { title: 'Run' }
 
-const usd = (v: number) => `$${v.toFixed(v < 0.01 ? 6 : 4)}`
 const time = (d: Date) => d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' })
 
 const PROGRESS: Array<[keyof typeof LABEL, string]> = [
@@ -138,6 +138,14 @@ export default async function RunPage({
                   {ui.dashboardTitle ?? 'Dashboard'}
                 </Link>
               )}
+              {ui?.Compare && hasScope(actor.role, 'dashboards:read') && (
+                <Link
+                  href={`/runs/compare?a=${run.id}`}
+                  className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
+                >
+                  Compare with another run
+                </Link>
+              )}
             </div>
             <LiveRefresh topic={`experiment:${run.id}`} />
           </div>
@@ -158,6 +166,18 @@ export default async function RunPage({
               {lastStall.retryCount > 1 ? ` (retried ${lastStall.retryCount} times)` : ''}
             </Alert>
           )}
+        </div>
+      )}
+      {counts.total === 1 && sessions.items[0] && (
+        <div className="mb-4 flex items-center justify-between gap-3 rounded-md border border-brand-100 bg-brand-50 px-4 py-2 text-sm">
+          <span>This run is one session.</span>
+          <Link
+            href={`/sessions/${sessions.items[0].id}`}
+            className="font-medium text-brand-700 hover:underline"
+            data-testid="open-single-session"
+          >
+            Open the session →
+          </Link>
         </div>
       )}
       <div className="grid gap-6 xl:grid-cols-2">
@@ -193,19 +213,19 @@ export default async function RunPage({
             <div>
               <dt className="text-stone-500">LLM calls</dt>
               <dd>
-                {counts.calls}
+                {formatCount(counts.calls)}
                 {counts.failedCalls ? ` (${counts.failedCalls} failed attempts)` : ''}
               </dd>
             </div>
             <div>
               <dt className="text-stone-500">Tokens in / out</dt>
               <dd data-testid="tokens">
-                {counts.tokensIn.toLocaleString('en')} / {counts.tokensOut.toLocaleString('en')}
+                {formatCount(counts.tokensIn)} / {formatCount(counts.tokensOut)}
               </dd>
             </div>
             <div>
               <dt className="text-stone-500">Cost so far</dt>
-              <dd data-testid="cost">{usd(counts.costUsd)}</dd>
+              <dd data-testid="cost">{formatUsd(counts.costUsd)}</dd>
             </div>
           </dl>
         </Card>

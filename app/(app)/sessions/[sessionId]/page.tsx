@@ -8,11 +8,18 @@ import { GuidelinesButton } from '@/components/sessions/guidelines'
 import { LivePreview } from '@/components/sessions/live-preview'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
 import { hasScope } from '@/lib/server/auth/roles'
-import { requirePage } from '@/lib/server/auth/session'
+import { getCurrentSession, requirePage } from '@/lib/server/auth/session'
+import { execute } from '@/lib/server/operation'
 import { loadForPage } from '@/lib/server/page-data'
 import { getSession, nextSessionFor } from '@/lib/server/services/sessions'
 
-export const metadata: Metadata = { title: 'Session' }
+/** The tab names the case (the X-ray, the molecule, the game) and the protocol. */
+export async function generateMetadata({ params }: { params: Promise<{ sessionId: string }> }): Promise<Metadata> {
+  const { sessionId } = await params
+  const current = await getCurrentSession()
+  const r = current ? await execute(getSession, current.actor, { sessionId }) : null
+  return { title: r?.ok ? `${r.data.title ?? 'Session'} · ${r.data.protocolLabel}` : 'Session' }
+}
 
 /**
  * One session of any protocol, for the people in it and the researchers of its study: who fills
@@ -129,6 +136,22 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
         turnForm={s.yourTurn ? <ui.TurnForm session={s} /> : null}
         live={<Live sessionId={s.id} lastSeq={s.messages.at(-1)?.seq ?? 0} active={active} />}
       />
+      {s.done && s.mySeats.length > 0 && (
+        <Card title="This session is over">
+          <div className="flex flex-wrap items-center gap-3 text-sm" data-testid="session-over">
+            {next ? (
+              <Link href={`/sessions/${next}`} className="rounded-md bg-brand-600 px-3 py-1.5 font-medium text-white">
+                Next session →
+              </Link>
+            ) : (
+              <span>Nothing else is waiting for you.</span>
+            )}
+            <Link href="/work" className="text-brand-700 underline">
+              Back to My work
+            </Link>
+          </div>
+        </Card>
+      )}
       {s.yourTurn && s.ask && s.mySeats.length > 1 && (
         <p className="text-xs text-stone-500">You answer as {seatLabel(s.ask.seat)}.</p>
       )}

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
+import { Markdown } from '@/components/ui/markdown'
 import {
   AddMemberForm,
   ArchiveStudyForm,
@@ -72,7 +73,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
               {formatDate(study.createdAt)} by {study.createdBy?.name ?? 'a removed user'}
             </dd>
             <dt className="text-stone-500">Guidelines</dt>
-            <dd className="whitespace-pre-wrap">{study.guidelines || '—'}</dd>
+            <dd>{study.guidelines ? <Markdown>{study.guidelines}</Markdown> : '—'}</dd>
           </dl>
         </Card>
 

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next'
 import { CompleteWorkForm } from '@/components/work/complete-form'
 import Link from 'next/link'
+import { Markdown } from '@/components/ui/markdown'
 import { Alert, Badge, Card, PageHeader } from '@/components/ui/card'
 import { requirePage } from '@/lib/server/auth/session'
 import { loadForPage } from '@/lib/server/page-data'
@@ -31,7 +32,11 @@ export default async function WorkItemPage({ params }: { params: Promise<{ workI
         </Card>
         <details className="rounded-lg border border-stone-200 bg-white px-5 py-3 text-sm">
           <summary className="cursor-pointer font-medium">Study guidelines</summary>
-          <p className="mt-2 whitespace-pre-wrap">{work.study.guidelines || 'This study has no guidelines yet.'}</p>
+          {work.study.guidelines ? (
+            <Markdown className="mt-2">{work.study.guidelines}</Markdown>
+          ) : (
+            <p className="mt-2">This study has no guidelines yet.</p>
+          )}
         </details>
         {mine && work.status !== 'done' && <CompleteWorkForm workId={work.id} />}
         {mine && work.status === 'done' && (

@@ -6,6 +6,7 @@ import {
   caseResult,
   confusion,
   type Debater,
+  distributionColumns,
   type EvinceAsk,
   type EvinceConfig,
   type EvinceInstance,
@@ -16,6 +17,8 @@ import {
   finalDistribution,
   roundPoints,
   STOP_REASONS,
+  textList,
+  top1Correct,
   type TurnMessage,
 } from '@/lib/protocols/evince'
 import { replay } from '@/lib/protocols/types'
@@ -213,6 +216,33 @@ async function runView(runId: string, rawArgs: Record<string, string | undefined
 }
 export type EvinceRunView = Awaited<ReturnType<typeof runView>>
 
+/**
+ * Two debate runs side by side: each run's accuracy table (with its own aliases and label merges)
+ * and its settings; the page writes B − A beside them.
+ */
+async function compareView(runA: string, runB: string) {
+  const one = async (runId: string) => {
+    const e = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+    const config = evinceConfig.parse(e.config)
+    const sessions = await db.protocolSession.findMany({
+      where: { experimentId: runId },
+      orderBy: { position: 'asc' },
+      select: { id: true, position: true, status: true, stopReason: true, stallError: true, updatedAt: true },
+    })
+    const cases = await caseResults(sessions)
+    const aliases = { ...config.aliases, ...analysisOf(e.analysis).merges }
+    return {
+      k: config.k,
+      maxRounds: config.maxRounds,
+      cases: cases.length,
+      accuracy: batchAccuracy(cases, config.k, aliases),
+    }
+  }
+  const [a, b] = await Promise.all([one(runA), one(runB)])
+  return { a, b }
+}
+export type EvinceCompareView = Awaited<ReturnType<typeof compareView>>
+
 // ---------------------------------------------------------------------------------------------
 // Exports: rounds and finals, replayed 200 sessions at a time
 // ---------------------------------------------------------------------------------------------
@@ -241,38 +271,55 @@ async function* debates(runId: string) {
   }
 }
 
+/** The run's k and the aliases its results use (config aliases and label merges). */
+async function exportSettings(runId: string) {
+  const e = await db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { config: true, analysis: true } })
+  const config = evinceConfig.parse(e.config)
+  return { k: config.k, aliases: { ...config.aliases, ...analysisOf(e.analysis).merges } }
+}
+
+/**
+ * JSONL keeps the lists as lists; CSV writes a distribution as one column per item (`A_1_label`,
+ * `A_1_probability` … up to k; P_f and EnToPPS up to 2k, the most two top-k lists can hold) and a
+ * list of texts as one cell with " | " between the items, so no cell holds JSON.
+ */
 const exports: Record<string, ExportTable> = {
   rounds: {
     label: 'Rounds (every metric per round)',
-    async *rows(runId) {
+    async *rows(runId, format) {
+      const { k } = await exportSettings(runId)
       for await (const { s, state } of debates(runId)) {
         for (const p of roundPoints(state.rounds)) {
           const r = state.rounds.find((x) => x.round === p.round)
           const { round, delta, crit: _mean, critA, critB, ...metrics } = p
-          yield {
-            session: s.id,
-            position: s.position,
-            round,
-            delta,
-            A: r?.A?.predictions.map(({ label, probability }) => ({ label, probability })),
-            B: r?.B?.predictions.map(({ label, probability }) => ({ label, probability })),
-            labels: r?.metrics?.labels,
-            ...metrics,
-            critA,
-            critB,
-            warnings: r?.metrics?.warnings,
-          }
+          const A = r?.A?.predictions.map(({ label, probability }) => ({ label, probability }))
+          const B = r?.B?.predictions.map(({ label, probability }) => ({ label, probability }))
+          const head = { session: s.id, position: s.position, round, delta }
+          const tail = { ...metrics, critA, critB }
+          yield format === 'csv'
+            ? {
+                ...head,
+                ...distributionColumns('A', A, k),
+                ...distributionColumns('B', B, k),
+                labels: textList(r?.metrics?.labels),
+                ...tail,
+                warnings: textList(r?.metrics?.warnings),
+              }
+            : { ...head, A, B, labels: r?.metrics?.labels, ...tail, warnings: r?.metrics?.warnings }
         }
       }
     },
   },
   finals: {
     label: 'Finals (one row per case)',
-    async *rows(runId) {
+    async *rows(runId, format) {
+      const { k, aliases } = await exportSettings(runId)
       for await (const { s, instance, state } of debates(runId)) {
         const final = finalDistribution(state)
         const done = s.status === 'done'
-        yield {
+        const crit = done ? (final?.crit ?? null) : null
+        const entopps = done ? (final?.entopps ?? null) : null
+        const head = {
           session: s.id,
           position: s.position,
           symptoms: instance.input.symptoms,
@@ -280,13 +327,29 @@ const exports: Record<string, ExportTable> = {
           status: s.status,
           stopReason: s.stopReason,
           rounds: state.rounds.filter((r) => r.metrics).length,
-          final: done ? (final?.crit ?? null) : null,
-          finalEntropy: done && final ? entropy(final.crit.map((p) => p.probability)) : null,
-          entopps: done ? (final?.entopps ?? null) : null,
-          conclusion: state.report?.conclusion ?? null,
-          missingInformation: state.report?.missingInformation ?? null,
-          labTests: state.report?.labTests ?? null,
+          top1: crit?.length ? [...crit].sort((x, y) => y.probability - x.probability)[0]?.label : null,
+          top1Correct: done ? top1Correct(instance.prediction, crit, aliases) : null,
         }
+        const entropyOfFinal = done && final ? entropy(final.crit.map((p) => p.probability)) : null
+        yield format === 'csv'
+          ? {
+              ...head,
+              ...distributionColumns('final', crit, 2 * k),
+              finalEntropy: entropyOfFinal,
+              ...distributionColumns('entopps', entopps, 2 * k),
+              conclusion: state.report?.conclusion ?? null,
+              missingInformation: textList(state.report?.missingInformation),
+              labTests: textList(state.report?.labTests),
+            }
+          : {
+              ...head,
+              final: crit,
+              finalEntropy: entropyOfFinal,
+              entopps,
+              conclusion: state.report?.conclusion ?? null,
+              missingInformation: state.report?.missingInformation ?? null,
+              labTests: state.report?.labTests ?? null,
+            }
       }
     },
   },
@@ -308,7 +371,7 @@ export const evincePlugin: ProtocolPlugin<typeof evince> = {
   }),
   setup: { input: EvinceSetupInput, plan: planEvince, fromForm: evinceSetupFromForm },
   exports,
-  views: { session: sessionView as never, run: runView },
+  views: { session: sessionView as never, run: runView, compare: compareView },
   seedDemo: seedEvinceDemo,
   demo: evinceDemo,
   operations: [mergeDebateLabels],

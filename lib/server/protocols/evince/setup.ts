@@ -8,7 +8,8 @@ import type { SeatFill, Seats } from '@/lib/server/engine/seats'
 
 /**
  * An EVINCE debate run: one debate per case of a case set (a dataset of kind "cases"), or one case
- * typed in (kept in the study's "Single cases" dataset). Debaters are LLMs (a model and its
+ * typed in (kept in the study's "Typed-in cases" dataset, of its own kind `typed-cases`, so it is
+ * never offered as a case set, nor becomes the form's default one). Debaters are LLMs (a model and its
  * temperature) or people of the study; the moderator is a judge LLM, or no judge (the program
  * "no-judge": equal weights, no CRIT, no report).
  */
@@ -55,7 +56,9 @@ export const EvinceSetupInput = z
   })
 export type EvinceSetupInput = z.output<typeof EvinceSetupInput>
 
-const SINGLE_CASES = 'Single cases'
+const SINGLE_CASES = 'Typed-in cases'
+/** The kind of the dataset that keeps typed-in cases: not a case set (the form lists only `cases`). */
+export const TYPED_CASES_KIND = 'typed-cases'
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
 const num = (v: unknown) => (typeof v === 'number' ? v : text(v) === undefined ? undefined : Number(text(v)))
@@ -158,9 +161,15 @@ export async function planEvince(
   let datasetId: string
   let instanceIds: string[] | undefined
   if (input.case) {
-    let ds = await db.dataset.findFirst({ where: { studyId, kind: 'cases', name: SINGLE_CASES } })
+    let ds = await db.dataset.findFirst({ where: { studyId, kind: TYPED_CASES_KIND } })
     ds ??= await db.dataset.create({
-      data: { studyId, name: SINGLE_CASES, kind: 'cases', source: 'typed in', createdById: actor.userId || null },
+      data: {
+        studyId,
+        name: SINGLE_CASES,
+        kind: TYPED_CASES_KIND,
+        source: 'typed in',
+        createdById: actor.userId || null,
+      },
     })
     const last = await db.instance.findFirst({ where: { datasetId: ds.id }, orderBy: { index: 'desc' } })
     const inst = await db.instance.create({

@@ -33,15 +33,23 @@ import { pxp } from '@/lib/protocols/pxp'
 export interface PxpExtras {
   /** A generic task's template, copied into the session when its run was created. */
   template?: TaskTemplate
+  /**
+   * Experts in the machine seat against the ground-truth proxy: whether they see the proxy's answer
+   * (`shown`, which is the reference answer itself) or only its tag (`tag-only`). Recorded in the run.
+   */
+  proxyAnswer?: 'shown' | 'tag-only'
 }
 export type PxpCtx = AgentContext<PxpConfig, PxpInstance, ReturnType<typeof pxp.init>, PxpAsk>
 
 /** A session's stored config: the protocol's (n, k) and, for a generic task, the template snapshot. */
 export function pxpSessionConfig(raw: unknown, task: string): SessionConfig<PxpConfig, PxpExtras> {
-  const { template, ...protocol } = (raw ?? {}) as { template?: unknown }
+  const { template, proxyAnswer, ...protocol } = (raw ?? {}) as { template?: unknown; proxyAnswer?: unknown }
   return {
     config: pxp.config.parse(protocol),
-    extras: task === 'generic' ? { template: TaskTemplate.parse(template) } : {},
+    extras: {
+      ...(task === 'generic' ? { template: TaskTemplate.parse(template) } : {}),
+      ...(proxyAnswer === 'tag-only' || proxyAnswer === 'shown' ? { proxyAnswer } : {}),
+    },
   }
 }
 

@@ -157,3 +157,17 @@ export async function pxpDashboard(experimentId: string, rawArgs: Record<string,
     sessions: pageOf(sessions, total, input.page, input.pageSize),
   }
 }
+
+/**
+ * Two runs side by side: each run's Fig. 4 report and proportions (null when it has no message yet);
+ * the page writes B − A beside them.
+ */
+export async function pxpCompare(runA: string, runB: string) {
+  const one = async (id: string) => {
+    const report = await experimentIntelligibility(id)
+    return { report, proportions: report ? reportProportions(report) : null }
+  }
+  const [a, b] = await Promise.all([one(runA), one(runB)])
+  return { a, b }
+}
+export type PxpCompare = Awaited<ReturnType<typeof pxpCompare>>

@@ -11,6 +11,8 @@ import {
 import { badRequest } from '@/lib/server/errors'
 import type { HumanContext, Produced } from '@/lib/server/engine/plugin'
 import { boolParam } from '@/lib/server/pagination'
+import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
+import { answerRules, checkPrediction, computedMatch } from '@/lib/server/protocols/pxp/answer'
 
 /**
  * A person in a PXP seat (the tester, or the machine when experts play it). They answer the two
@@ -49,15 +51,20 @@ export function derivedHumanTag(input: {
   return deriveTag({ j: input.j, k: input.k, category: cat, changed })
 }
 
-export function pxpTurnMessage(ctx: HumanContext, input: PxpTurnInput): Produced {
+export async function pxpTurnMessage(ctx: HumanContext, input: PxpTurnInput): Promise<Produced> {
   const j = ctx.ask.j as number
   const k = (ctx.config as { k: number }).k
-  if (j > 1 && (input.matchPrev === undefined || input.agreePrev === undefined)) {
-    const fieldErrors: Record<string, string[]> = {}
-    if (input.matchPrev === undefined) fieldErrors.matchPrev = ['Answer: does the prediction match yours?']
-    if (input.agreePrev === undefined) fieldErrors.agreePrev = ['Answer: does the explanation agree with yours?']
+  const template = (ctx.extras as PxpExtras).template
+  // The task's rules for a prediction (a label of its set, SMILES RDKit parses), as the form checks them.
+  const checked = await checkPrediction(answerRules(ctx.session.task, template), input.prediction)
+  const fieldErrors: Record<string, string[]> = {}
+  if (j > 1 && input.matchPrev === undefined) fieldErrors.matchPrev = ['Answer: does the prediction match yours?']
+  if (j > 1 && input.agreePrev === undefined) fieldErrors.agreePrev = ['Answer: does the explanation agree with yours?']
+  if (!checked.ok) fieldErrors.prediction = [checked.error]
+  if (fieldErrors.matchPrev || fieldErrors.agreePrev)
     throw badRequest('Answer both questions about your partner’s message.', fieldErrors)
-  }
+  if (!checked.ok) throw badRequest(checked.error, fieldErrors)
+  const prediction = checked.value
   const log = ctx.session.messages as PxpMessage[]
   const ownPrev = log.find((m) => m.seq === j - 2)
   const derived = derivedHumanTag({
@@ -65,10 +72,11 @@ export function pxpTurnMessage(ctx: HumanContext, input: PxpTurnInput): Produced
     k,
     matchPrev: input.matchPrev ?? true,
     agreePrev: input.agreePrev ?? true,
-    own: { y: input.prediction, e: input.explanation },
+    own: { y: prediction, e: input.explanation },
     ownPrev: ownPrev ? { y: ownPrev.prediction, e: ownPrev.explanation } : undefined,
   })
   const tag = input.tag ?? derived
+  const matchComputed = await computedMatch({ j, task: ctx.session.task, template, messages: log, prediction })
   if (!isTagAllowed(tag, j, k)) {
     throw badRequest(
       tag === 'REJECT'
@@ -82,16 +90,19 @@ export function pxpTurnMessage(ctx: HumanContext, input: PxpTurnInput): Produced
       seq: j,
       sender: ctx.seat as PxpSeat,
       tag,
-      prediction: input.prediction,
+      prediction,
       explanation: input.explanation,
     } as PxpMessage,
     context: { person: ctx.actor.email },
     meta: {
       matchPrev: input.matchPrev,
       agreePrev: input.agreePrev,
+      // Parley's own MATCH of the same two predictions, kept beside the person's judgement (which
+      // stays the protocol's input), so the two can be compared later.
+      matchComputed,
       derivedTag: derived,
       chosen: tag !== derived,
-      audit: { tag, derived },
+      audit: { tag, derived, matchPrev: input.matchPrev ?? null, matchComputed },
     },
   }
 }

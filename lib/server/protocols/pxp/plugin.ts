@@ -1,10 +1,12 @@
 import { type PxpInstance, type PxpMessage, pxp } from '@/lib/protocols/pxp'
 import type { ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
 import { pxpAgents, type PxpExtras, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
-import { pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
+import { pxpCompare, pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
 import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
 import { pxpExports } from '@/lib/server/protocols/pxp/exports'
+import { type AnswerRules, answerRules, hiddenSeats } from '@/lib/server/protocols/pxp/answer'
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
+import { checkPxpAnswer } from '@/lib/server/protocols/pxp/operations'
 import { PxpSetupInput, planPxp, pxpSetupFromForm, pxpSnapshot } from '@/lib/server/protocols/pxp/setup'
 import { seedPxpDemo } from '@/lib/server/protocols/pxp/seed'
 
@@ -19,6 +21,16 @@ export interface PxpSessionView {
   template: { labels: string[]; predictionField: string; explanationField: string } | null
   /** Per message: the judgements behind a person's tag, or the category and Changed of an agent's. */
   notes: Record<number, { category?: string | null; changed?: boolean | null; derivedTag?: string; chosen?: boolean }>
+  /** What a person's prediction must be (a label of the task, SMILES, or text): the form's picker and checks. */
+  answer: AnswerRules
+  /** The seats whose answers this viewer sees only as tags (the proxy's, when the run says tag-only). */
+  hiddenSeats: string[]
+}
+
+/** A participant's view of a message: the proxy's answer blanked when the run shows only its tag. */
+function participantMessage(message: PxpMessage, ctx: ViewContext): PxpMessage {
+  if (!hiddenSeats(ctx).includes(message.sender)) return message
+  return { ...message, prediction: '', explanation: '' }
 }
 
 function sessionView(ctx: ViewContext): PxpSessionView {
@@ -36,6 +48,8 @@ function sessionView(ctx: ViewContext): PxpSessionView {
         }
       : null,
     notes: {},
+    answer: answerRules(ctx.session.task, template),
+    hiddenSeats: hiddenSeats(ctx),
   }
 }
 
@@ -61,7 +75,13 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
   }),
   setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm, snapshot: pxpSnapshot },
   exports: pxpExports,
-  views: { session: sessionView, dashboard: pxpDashboard },
+  views: {
+    session: sessionView,
+    participantMessage: participantMessage as (m: unknown, ctx: ViewContext) => PxpMessage,
+    dashboard: pxpDashboard,
+    compare: pxpCompare,
+  },
+  operations: [checkPxpAnswer],
   seedDemo: seedPxpDemo,
   demo: pxpDemo,
   title,

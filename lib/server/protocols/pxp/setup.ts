@@ -47,6 +47,12 @@ export const PxpSetupInput = z.object({
   /** Who fills the machine seat m: the LLM generator, or assigned experts (the protocol is symmetric). */
   machine: z.enum(['llm', 'expert']).default('llm'),
   testerGenerator: generatorRef.optional(),
+  /**
+   * Experts in the machine seat against the proxy tester: the proxy answers with the ground truth, so
+   * its first REFUTE shows them the reference answer. `tag-only` shows them only its tag (recorded in
+   * the run's config; researchers still see everything).
+   */
+  proxyAnswer: z.enum(['shown', 'tag-only']).default('shown'),
   expertIds: z.array(id).max(100).default([]),
 })
 export type PxpSetupInput = z.output<typeof PxpSetupInput>
@@ -83,6 +89,7 @@ export function pxpSetupFromForm(f: Record<string, unknown>) {
     tester: f.tester,
     machine: f.machine,
     testerGenerator: f.tester === 'llm' ? modelRef(f.testerModel, {}) : undefined,
+    proxyAnswer: f.proxyAnswer || undefined,
     expertIds: list(f.expertIds),
     carryOver: f.carryOver === 'on' || f.carryOver === true,
     shuffle: f.shuffle === 'on' || f.shuffle === true,
@@ -117,7 +124,11 @@ export async function planPxp(
     throw badRequest('Assign at least one expert to fill the seat.', { expertIds: ['Choose at least one expert.'] })
   // The protocol reads n and k; a generic task's template travels with them (a snapshot, so a later
   // template never changes a running experiment).
-  const config = { ...pxpConfig.parse({ n: input.n, k: input.k }), ...(template ? { template } : {}) }
+  const config = {
+    ...pxpConfig.parse({ n: input.n, k: input.k }),
+    ...(template ? { template } : {}),
+    ...(input.machine === 'expert' && input.tester === 'proxy' ? { proxyAnswer: input.proxyAnswer } : {}),
+  }
   const checker = input.checker
   const expert = (i: number): SeatFill => ({
     kind: 'human',

@@ -1,0 +1,20 @@
+'use server'
+
+import { runFormAction } from '@/lib/server/form-action'
+import { checkPxpAnswer } from '@/lib/server/protocols/pxp/operations'
+
+export type AnswerCheck = {
+  valid: boolean | null
+  error: string | null
+  svg: string | null
+  match: boolean | null
+}
+
+/**
+ * The expert's prediction checked while they type (`pxp.check-answer`: the same rules as sending,
+ * RDKit's drawing of their reactants, Parley's MATCH). Nothing is written.
+ */
+export async function checkAnswerAction(sessionId: string, prediction: string): Promise<AnswerCheck | null> {
+  const { data } = await runFormAction(checkPxpAnswer, { sessionId, prediction }, '')
+  return data ? { valid: data.valid, error: data.error, svg: data.svg, match: data.match } : null
+}

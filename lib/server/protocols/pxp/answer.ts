@@ -1,0 +1,86 @@
+import type { PxpMessage } from '@/lib/protocols/pxp'
+import { canonicalSet, depictSvg, getRDKit } from '@/lib/tasks/chem'
+import { RAD_LABELS } from '@/lib/tasks/datasets'
+import type { TaskTemplate } from '@/lib/tasks/generic'
+import type { Seats } from '@/lib/server/engine/seats'
+import { matcher, type PxpExtras } from '@/lib/server/protocols/pxp/agents'
+
+/**
+ * What a person's PXP prediction must be, by task: one of the task's labels (RAD's five, or a generic
+ * template's label set), reactant SMILES that RDKit parses (DRUG), or any text. The same rules serve
+ * the form while the person types (`pxp.check-answer`) and the turn itself (`sessions.submit`).
+ */
+export type AnswerRules = { kind: 'labels'; labels: string[] } | { kind: 'smiles' } | { kind: 'text' }
+
+export function answerRules(task: string, template?: TaskTemplate): AnswerRules {
+  if (template) return template.labels.length ? { kind: 'labels', labels: template.labels } : { kind: 'text' }
+  if (task === 'rad') return { kind: 'labels', labels: [...RAD_LABELS] }
+  if (task === 'drug') return { kind: 'smiles' }
+  return { kind: 'text' }
+}
+
+const fold = (s: string) => s.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase()
+
+export type PredictionCheck = { ok: true; value: string } | { ok: false; error: string }
+
+/**
+ * Checks a prediction against the rules: a label is accepted in any case and spacing and stored as
+ * the task writes it; SMILES must parse, every '.'-separated part of them.
+ */
+export async function checkPrediction(rules: AnswerRules, raw: string): Promise<PredictionCheck> {
+  const y = raw.trim()
+  if (!y) return { ok: false, error: 'Write your prediction.' }
+  if (rules.kind === 'labels') {
+    const label = rules.labels.find((l) => fold(l) === fold(y))
+    return label
+      ? { ok: true, value: label }
+      : { ok: false, error: `“${y.slice(0, 80)}” is not one of this task’s labels: ${rules.labels.join(', ')}.` }
+  }
+  if (rules.kind === 'smiles') {
+    const { set, invalid } = canonicalSet(await getRDKit(), y)
+    if (invalid.length)
+      return {
+        ok: false,
+        error: `RDKit cannot parse ${invalid.map((p) => `“${p.slice(0, 60)}”`).join(', ')} as SMILES.`,
+      }
+    if (!set.size) return { ok: false, error: 'Write the reactants as SMILES (separated by “.”).' }
+  }
+  return { ok: true, value: y }
+}
+
+/** RDKit's drawing of the person's own reactants (DRUG), sanitised like every molecule drawing. */
+export async function drawPrediction(rules: AnswerRules, y: string): Promise<string | null> {
+  if (rules.kind !== 'smiles' || !y.trim()) return null
+  return depictSvg(await getRDKit(), y, 260, 170)
+}
+
+/**
+ * Parley's own MATCH for "Does the prediction match yours?" at message j (Procedure 2's MATCH(y', y'')):
+ * the partner's prediction of message j−1 against the person's own previous one (j−2), or at j = 2
+ * against the prediction they are sending. Null when there is nothing to compare (j = 1, no answer).
+ * It is a hint and a record beside the person's own judgement, which stays the protocol's input.
+ */
+export async function computedMatch(input: {
+  j: number
+  task: string
+  template?: TaskTemplate
+  messages: PxpMessage[]
+  prediction: string
+}): Promise<boolean | null> {
+  if (input.j < 2) return null
+  const partner = input.messages.find((m) => m.seq === input.j - 1)
+  const own = input.j === 2 ? input.prediction : input.messages.find((m) => m.seq === input.j - 2)?.prediction
+  if (!partner || !own?.trim()) return null
+  return (await matcher(input.task, input.template))(partner.prediction, own)
+}
+
+/**
+ * Seats whose answers a participant sees only as a tag: the ground-truth proxy's, when experts play
+ * the machine against it and the run was set up to show them only the tester's tag.
+ */
+export function hiddenSeats(ctx: { extras: unknown; seats: Seats; mySeats: string[] }): string[] {
+  if ((ctx.extras as PxpExtras | undefined)?.proxyAnswer !== 'tag-only' || !ctx.mySeats.length) return []
+  return Object.entries(ctx.seats)
+    .filter(([name, fill]) => fill?.kind === 'proxy' && !ctx.mySeats.includes(name))
+    .map(([name]) => name)
+}

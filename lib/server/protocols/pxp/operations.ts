@@ -1,0 +1,60 @@
+import { z } from 'zod'
+import type { PxpMessage } from '@/lib/protocols/pxp'
+import type { Ask } from '@/lib/protocols/types'
+import { db } from '@/lib/server/db'
+import { notFound } from '@/lib/server/errors'
+import { loadSession, prepare } from '@/lib/server/engine/runner'
+import { defineOperation } from '@/lib/server/operation'
+import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
+import {
+  answerRules,
+  checkPrediction,
+  computedMatch,
+  drawPrediction,
+  hiddenSeats,
+} from '@/lib/server/protocols/pxp/answer'
+import { id } from '@/lib/server/services/studies'
+
+/**
+ * The expert's answer checked while they type, with the rules `sessions.submit` applies: whether the
+ * prediction is acceptable (a label of the task, SMILES RDKit parses) and why not, RDKit's drawing of
+ * their own reactants, and Parley's own MATCH for "Does the prediction match yours?" at the message
+ * they are writing. Only a person who fills a seat of the session may ask (404 otherwise); nothing is
+ * written.
+ */
+export const checkPxpAnswer = defineOperation({
+  name: 'pxp.check-answer',
+  scope: 'work:submit',
+  input: z.object({ sessionId: id, prediction: z.string().max(10_000).default('') }),
+  async run(actor, { sessionId, prediction }) {
+    const seat = await db.sessionSeat.findFirst({
+      where: { sessionId, userId: actor.userId, session: { protocol: 'pxp' } },
+      select: { seat: true },
+    })
+    if (!seat) throw notFound('Session')
+    const { plugin, ctx, session } = await prepare(await loadSession(sessionId))
+    const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true }
+    const j = next.done ? null : next.j
+    const template = (ctx.extras as PxpExtras).template
+    const rules = answerRules(session.task, template)
+    const checked = prediction.trim() ? await checkPrediction(rules, prediction) : null
+    const y = checked?.ok ? checked.value : ''
+    return {
+      j,
+      valid: checked ? checked.ok : null,
+      error: checked && !checked.ok ? checked.error : null,
+      svg: checked?.ok ? await drawPrediction(rules, y) : null,
+      // No hint while the partner's answer is hidden from this person: it would reveal it bit by bit.
+      match:
+        j === null || hiddenSeats({ ...ctx, mySeats: [seat.seat] }).length
+          ? null
+          : await computedMatch({
+              j,
+              task: session.task,
+              template,
+              messages: session.messages as PxpMessage[],
+              prediction: y,
+            }),
+    }
+  },
+})

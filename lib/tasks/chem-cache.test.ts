@@ -1,0 +1,53 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { depictSvg, getRDKit, moleculeSvg, moleculeSvgCache } from './chem'
+
+describe('moleculeSvg (the cache of RDKit drawings)', () => {
+  beforeEach(() => moleculeSvgCache.clear())
+
+  it('returns exactly what RDKit draws, keyed by SMILES and size', async () => {
+    const rd = await getRDKit()
+    const ester = await moleculeSvg('CCOC(C)=O', 340, 240)
+    expect(ester).toBe(depictSvg(rd, 'CCOC(C)=O', 340, 240))
+    // Another size is another drawing, not the cached one.
+    const small = await moleculeSvg('CCOC(C)=O', 220, 150)
+    expect(small).toBe(depictSvg(rd, 'CCOC(C)=O', 220, 150))
+    expect(small).not.toBe(ester)
+    // Another molecule at the same size is another drawing.
+    const acid = await moleculeSvg('CC(=O)O', 340, 240)
+    expect(acid).toBe(depictSvg(rd, 'CC(=O)O', 340, 240))
+    expect(acid).not.toBe(ester)
+    expect(moleculeSvgCache.size).toBe(3)
+    // Surrounding spaces do not make another entry (RDKit ignores them too).
+    expect(await moleculeSvg('  CCOC(C)=O ', 340, 240)).toBe(ester)
+    expect(moleculeSvgCache.size).toBe(3)
+  })
+
+  it('draws a molecule once, however often it is asked for', async () => {
+    const rd = await getRDKit()
+    const spy = vi.spyOn(rd, 'get_mol')
+    try {
+      for (let i = 0; i < 5; i++) await moleculeSvg('c1ccccc1O', 340, 240)
+      expect(spy).toHaveBeenCalledTimes(1)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it('remembers an unparsable SMILES as null', async () => {
+    expect(await moleculeSvg('C1CC(', 340, 240)).toBeNull()
+    expect(moleculeSvgCache.get('340x240 C1CC(')).toEqual({ svg: null })
+    expect(await moleculeSvg('C1CC(', 340, 240)).toBeNull()
+  })
+
+  it('is bounded by entries and by bytes', async () => {
+    expect(moleculeSvgCache.max).toBe(5000)
+    expect(moleculeSvgCache.maxSize).toBe(32 * 2 ** 20)
+    const alkanes = Array.from({ length: 20 }, (_, i) => 'C'.repeat(i + 1))
+    for (const s of alkanes) await moleculeSvg(s, 100, 100)
+    expect(moleculeSvgCache.size).toBe(20)
+    // Every drawing's bytes are counted against maxSize.
+    let bytes = 0
+    for (const [k, v] of moleculeSvgCache.entries()) bytes += (v.svg?.length ?? 0) + k.length + 16
+    expect(moleculeSvgCache.calculatedSize).toBe(bytes)
+  })
+})

@@ -17,12 +17,43 @@
  * Uses a throwaway database on the server in DATABASE_URL, or the embedded PostgreSQL. The fake
  * server runs in a child process so it does not share the runner's event loop. Last line: JSON.
  *
+ *   - With `--processes 2`: the steps run in that many `parley worker` processes, each with
+ *     `--concurrency` steps, while the connection allows `--concurrency` calls at once in all (the
+ *     global limit in PostgreSQL is what binds); the ideal is the same. The runner overhead is then
+ *     not measured (it is observed in-process).
+ *
  *   npx tsx scripts/bench-pxp.ts [--sessions 100] [--latency 100] [--concurrency 16] [--dashboard 10000]
- *                                [--rad 100] [--rad-latency 10]
+ *                                [--rad 100] [--rad-latency 10] [--processes 1]
  */
 import os from 'node:os'
 import { parseArgs } from 'node:util'
+import { spawn } from 'node:child_process'
+import path from 'node:path'
 import { benchWorld, fakeLlmChild, noisePng, quantile, round, throwawayDatabase } from './bench-support'
+
+/** `n` `parley worker` processes on the bench database, each working `concurrency` steps. */
+async function workerProcesses(n: number, concurrency: number) {
+  const children = Array.from({ length: n }, () =>
+    spawn(process.execPath, [path.resolve('bin/parley.mjs'), 'worker', '--concurrency', String(concurrency)], {
+      env: {
+        ...process.env,
+        PARLEY_LOG_LEVEL: 'warn',
+        BETTER_AUTH_SECRET: process.env.BETTER_AUTH_SECRET ?? 'bench-secret-bench-secret-bench-secret-0001',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  )
+  return {
+    async stop() {
+      await Promise.all(
+        children.map((c) => {
+          c.kill('SIGTERM')
+          return new Promise((r) => c.once('exit', r))
+        }),
+      )
+    },
+  }
+}
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +63,7 @@ const { values } = parseArgs({
     dashboard: { type: 'string', default: '10000' },
     rad: { type: 'string', default: '100' },
     'rad-latency': { type: 'string', default: '10' },
+    processes: { type: 'string', default: '1' },
   },
 })
 const SESSIONS = Number(values.sessions)
@@ -40,6 +72,7 @@ const CONCURRENCY = Number(values.concurrency)
 const DASH_SESSIONS = Number(values.dashboard)
 const RAD_SESSIONS = Number(values.rad)
 const RAD_LATENCY = Number(values['rad-latency'])
+const PROCESSES = Number(values.processes)
 const database = await throwawayDatabase()
 // The fake LLM: the generator is always wrong and the checker never agrees, so sessions are long.
 const fake = await fakeLlmChild({
@@ -63,7 +96,8 @@ try {
   const { actor, study, conn } = await benchWorld({
     baseURL: fake.url,
     defaultModel: 'gen',
-    maxConcurrency: CONCURRENCY * 2,
+    // In-process: the workers bound the concurrency. Several processes: the connection's global limit.
+    maxConcurrency: PROCESSES > 1 ? CONCURRENCY : CONCURRENCY * 2,
   })
   const ds = await db.dataset.create({
     data: {
@@ -98,7 +132,7 @@ try {
   }
 
   // Warm-up: JIT, pools, RDKit, the queue schema.
-  const workers = await startWorkers(CONCURRENCY)
+  const workers = PROCESSES > 1 ? await workerProcesses(PROCESSES, CONCURRENCY) : await startWorkers(CONCURRENCY)
   const warm = await run('warm-up', 4)
   await execute(startRun, actor, { runId: warm })
   const waitDone = async (id: string) => {
@@ -247,13 +281,14 @@ try {
     llm_calls: chains.reduce((a, c) => a + Number(c.calls), 0),
     latency_ms: LATENCY,
     concurrency: CONCURRENCY,
+    processes: PROCESSES,
     wall_ms: round(wall, 0),
     ideal_ms: round(ideal, 0),
     ratio: round(wall / ideal),
     sequential_ms: round(sequential, 0),
     speedup_vs_sequential: round(sequential / wall),
-    overhead_p50_ms: round(quantile(overhead, 0.5)),
-    overhead_p95_ms: round(quantile(overhead, 0.95)),
+    overhead_p50_ms: overhead.length ? round(quantile(overhead, 0.5)) : null,
+    overhead_p95_ms: overhead.length ? round(quantile(overhead, 0.95)) : null,
     dashboard_sessions: DASH_SESSIONS,
     dashboard_messages: DASH_SESSIONS * 10,
     dashboard_p50_ms: round(quantile(dash, 0.5), 1),

@@ -75,6 +75,47 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         out(created.length ? `Seeded: ${created.join(', ')}` : 'Demo data already present; nothing changed.')
       })
     })
+  dbCmd
+    .command('export')
+    .argument('<file>', 'where to write it (.gz to compress; - for stdout)')
+    .description(
+      "Export Parley's data (every study, run, message, call and image) as SQL without pg_dump, e.g. from the embedded database",
+    )
+    .action(async (file: string) => {
+      await ensureDatabaseUrl(async () => {
+        const { exportDatabase } = await import('@/lib/server/backup')
+        const counts = await exportDatabase(process.env.DATABASE_URL as string, file)
+        const rows = Object.values(counts).reduce((a, b) => a + b, 0)
+        process.stderr.write(`Exported ${rows} rows of ${Object.keys(counts).length} tables to ${file}\n`)
+      })
+    })
+  dbCmd
+    .command('import')
+    .argument('<file>', 'a file written by `parley db export` (.gz is decompressed; - for stdin)')
+    .description('Load an export into a fresh database (run `parley db migrate` on it first); running runs continue')
+    .action(async (file: string) => {
+      await ensureDatabaseUrl(async () => {
+        const { importDatabase } = await import('@/lib/server/backup')
+        const counts = await importDatabase(process.env.DATABASE_URL as string, file)
+        // The job queue is not in the export: the running runs' waiting sessions are queued again.
+        const { db } = await import('@/lib/server/db')
+        const { runnableSessions } = await import('@/lib/server/engine/jobs')
+        const { enqueueSteps } = await import('@/lib/server/engine/step-queue')
+        const { stopBoss } = await import('@/lib/server/jobs/queue')
+        const running = await db.experiment.findMany({ where: { status: 'running' }, select: { id: true } })
+        let queued = 0
+        for (const r of running) {
+          const ids = await runnableSessions(r.id)
+          await enqueueSteps(ids, r.id)
+          queued += ids.length
+        }
+        if (running.length) await stopBoss()
+        const rows = Object.values(counts).reduce((a, b) => a + b, 0)
+        out(
+          `Imported ${rows} rows of ${Object.keys(counts).length} tables; queued ${queued} sessions of ${running.length} running runs.`,
+        )
+      })
+    })
 
   const user = program.command('user').description('Manage accounts')
   user
@@ -388,6 +429,16 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     // Only a command that used the database created a client (see lib/server/db.ts); the pxp
     // commands never do, so they do not load Prisma at all.
+    // A command that queued jobs or played the demo model (the demo seed does both) started the
+    // queue and the demo server: stop them, or they keep the process alive after the command is done.
+    if ((globalThis as { parleyDemoServer?: unknown }).parleyDemoServer) {
+      const { stopDemoEndpoint } = await import('@/lib/server/llm/runtime')
+      await stopDemoEndpoint().catch(() => {})
+    }
+    if ((globalThis as { parleyBoss?: unknown }).parleyBoss) {
+      const { stopBoss } = await import('@/lib/server/jobs/queue')
+      await stopBoss().catch(() => {})
+    }
     if ((globalThis as { parleyDb?: unknown }).parleyDb) {
       const { db } = await import('@/lib/server/db')
       await db.$disconnect().catch(() => {})

@@ -17,7 +17,13 @@ import type {
 } from 'openai/resources/chat/completions'
 import { z } from 'zod'
 import { BlockedAddressError } from './address-policy'
-import { type ConnectionLimiter, getConnectionLimiter, type Permit } from './limiter'
+import {
+  type ConnectionLimiter,
+  getConnectionLimiter,
+  type GlobalLimiter,
+  type GlobalPermit,
+  type Permit,
+} from './limiter'
 import { HAS_MASKED_KEY, redactor, secretList, streamRedactor } from './redact'
 import { approxTokens, conversationText } from './text'
 import { createNodeFetch, createProxiedFetch, type FetchLike, proxyConfigured } from './transport'
@@ -64,6 +70,11 @@ export type LlmConnection = {
   transport?: 'node' | 'direct' | 'fetch' | FetchLike
   /** Source of randomness for the jitter (tests). Default Math.random. */
   random?: () => number
+  /**
+   * Limits shared with every other process (the database's), asked after the local limiter admitted
+   * a call; a 429 pauses it too, so every process backs off.
+   */
+  globalLimiter?: GlobalLimiter
 }
 
 /** Chat parameters as the openai SDK takes them; streaming is chosen by the method, not a flag. */
@@ -604,13 +615,25 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
         if (signal?.aborted) fail(state, { kind: 'aborted', message: 'The call was cancelled.' })
         throw e
       }
+      let global: GlobalPermit | undefined
+      if (conn.globalLimiter) {
+        try {
+          global = await conn.globalLimiter.acquire(estimate, signal)
+        } catch (e) {
+          permit.release()
+          if (signal?.aborted) fail(state, { kind: 'aborted', message: 'The call was cancelled.' })
+          throw e
+        }
+      }
       const number = state.attempts.length + 1
       const observer = observed[observerKey]
       observer?.attemptStarted(connectionId)
-      const out = await attemptOnce(sent, streaming, number, permit.waitedMs, signal, onToken, redactOutput).finally(
-        () => permit.release(),
+      const queuedMs = permit.waitedMs + (global?.waitedMs ?? 0)
+      const out = await attemptOnce(sent, streaming, number, queuedMs, signal, onToken, redactOutput).finally(() =>
+        permit.release(),
       )
       const { record } = out
+      await global?.release(record.usage ? record.usage.total_tokens - estimate : 0)
       observer?.attemptEnded(connectionId, {
         ms: record.latencyMs,
         ok: record.status === 'ok',
@@ -654,6 +677,9 @@ export function createLlmClient(conn: LlmConnection): LlmClient {
       }
       if (c.kind === 'rate_limited' && c.retryAfterMs !== undefined)
         limiter.pause(Math.min(c.retryAfterMs, maxRetryAfterMs))
+      // Every process backs off, not only this one (without Retry-After: as long as this caller waits).
+      if (c.kind === 'rate_limited')
+        await conn.globalLimiter?.pause(Math.min(c.retryAfterMs ?? backoff(failures), maxRetryAfterMs))
       if (delay !== undefined) record.backoffMs = delay
       await emit(record, state, onAttempt)
       if (delay === undefined) {

@@ -309,3 +309,22 @@ export function getConnectionLimiter(id: string, config: LimiterConfig): Connect
 export function dropConnectionLimiter(id: string): void {
   registry.delete(id)
 }
+
+/**
+ * Limits that hold across processes (Parley keeps them in PostgreSQL: lib/server/llm/global-limits.ts).
+ * The client asks it after the process's own {@link ConnectionLimiter} admitted a call (which keeps
+ * the local queue FIFO and cheap), so a call holds a local slot while it waits for a global one.
+ */
+export interface GlobalLimiter {
+  /** Wait for a global concurrency lease and rate budget for one request of about `estimatedTokens`. */
+  acquire(estimatedTokens: number, signal?: AbortSignal): Promise<GlobalPermit>
+  /** Hold every process's new calls of this connection for `ms` (a 429). */
+  pause(ms: number): Promise<void>
+}
+
+export interface GlobalPermit {
+  /** Milliseconds spent waiting. */
+  waitedMs: number
+  /** Give the lease back, correcting the token estimate by `tokenDelta` (real − estimated). Never throws. */
+  release(tokenDelta?: number): Promise<void>
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, config, parseConfig } from './config'
+import { ConfigError, config, parseConfig, settings } from './config'
 
 describe('configuration', () => {
   it('refuses PARLEY_WORKERS=four, naming the variable and the value', () => {
@@ -43,5 +43,12 @@ describe('configuration', () => {
     expect(() => parseConfig({ NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: 'abc' })).toThrow(
       /NEXT_SERVER_ACTIONS_ENCRYPTION_KEY/,
     )
+  })
+
+  it('running code validates only what it reads: a bad unrelated variable does not break a pool', () => {
+    const env = { PARLEY_SIGNIN_PER_MINUTE: 'undefined', PARLEY_DB_POOL_MAX: '12' }
+    expect(settings(['PARLEY_DB_POOL_MAX'], env).dbPoolMax).toBe(12)
+    expect(() => settings(['PARLEY_SIGNIN_PER_MINUTE'], env)).toThrow(/PARLEY_SIGNIN_PER_MINUTE/)
+    expect(() => config(env)).toThrow(ConfigError)
   })
 })

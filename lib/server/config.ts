@@ -92,7 +92,7 @@ export const ConfigSchema = z.object({
   PARLEY_ENCRYPTION_KEY: key32(),
   PARLEY_ALLOWED_LLM_HOSTS: text(),
   PARLEY_WORKERS: int(0, 1000),
-  PARLEY_JOB_EXPIRE_SECONDS: int(10),
+  PARLEY_JOB_EXPIRE_SECONDS: int(1),
   PARLEY_JOB_MAINTENANCE_SECONDS: int(1),
   PARLEY_JOB_SLICE_MS: int(0),
   PARLEY_HEARTBEAT_SECONDS: int(1, 60),
@@ -167,9 +167,25 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   )
 }
 
-/** The values with their defaults (README "Configuration"). */
+/** The values with their defaults (README "Configuration"); the whole environment is validated. */
 export function config(env: Record<string, string | undefined> = process.env) {
-  const c = parseConfig(env)
+  return withDefaults(parseConfig(env))
+}
+
+/**
+ * The same values, validating only the variables named: what running code reads (a pool's size, the
+ * job settings), so a variable one module does not use never breaks another at run time. The whole
+ * configuration is validated once, at start.
+ */
+export function settings(keys: ReadonlyArray<keyof RawConfig>, env: Record<string, string | undefined> = process.env) {
+  const picked = Object.fromEntries(keys.map((k) => [k, env[k]]))
+  const mask = Object.fromEntries(keys.map((k) => [k, true])) as Partial<Record<keyof RawConfig, true>>
+  const r = ConfigSchema.pick(mask as never).safeParse(picked)
+  if (!r.success) parseConfig(picked) // throws the ConfigError naming the variable
+  return withDefaults(r.data as RawConfig)
+}
+
+function withDefaults(c: RawConfig) {
   return {
     ...c,
     workers: c.PARLEY_WORKERS ?? 4,
@@ -186,4 +202,4 @@ export function config(env: Record<string, string | undefined> = process.env) {
   }
 }
 
-export type Config = ReturnType<typeof config>
+export type Config = ReturnType<typeof withDefaults>

@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaClient } from '@/lib/generated/prisma/client'
-import { config } from '@/lib/server/config'
+import { settings } from '@/lib/server/config'
 import { log } from '@/lib/server/log'
 
 /**
@@ -21,7 +21,9 @@ function isEmptyWhere(where: unknown): boolean {
 
 export function createPrisma(connectionString: string, pool?: pg.Pool) {
   const base = new PrismaClient({
-    adapter: new PrismaPg(pool ?? { connectionString, max: config().dbPoolMax, application_name: 'parley-prisma' }),
+    adapter: new PrismaPg(
+      pool ?? { connectionString, max: settings(['PARLEY_DB_POOL_MAX']).dbPoolMax, application_name: 'parley-prisma' },
+    ),
   })
   return base.$extends({
     name: 'bulk-write-guard',
@@ -66,7 +68,7 @@ export function sql(): pg.Pool {
   if (!globalForDb.parleyPool) {
     const pool = new pg.Pool({
       connectionString: databaseUrl(),
-      max: config().dbHotPoolMax,
+      max: settings(['PARLEY_DB_HOT_POOL_MAX']).dbHotPoolMax,
       application_name: 'parley-hot',
     })
     pool.on('error', (err) => log().error({ err }, 'database pool error'))
@@ -92,7 +94,7 @@ export const db: Db = new Proxy({} as Db, {
     if (!globalForDb.parleyDb) {
       const pool = new pg.Pool({
         connectionString: databaseUrl(),
-        max: config().dbPoolMax,
+        max: settings(['PARLEY_DB_POOL_MAX']).dbPoolMax,
         application_name: 'parley-prisma',
       })
       pool.on('error', (err) => log().error({ err }, 'database pool error'))

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import pino, { type Logger } from 'pino'
 import pretty from 'pino-pretty'
-import { config } from '@/lib/server/config'
+import { settings } from '@/lib/server/config'
 
 /**
  * The one logger (pino): JSON lines on stdout, one object per event with `time`, `level`, `msg`,
@@ -19,7 +19,7 @@ function build(): Logger {
   let level = 'info'
   let format: 'json' | 'pretty' = 'json'
   try {
-    const c = config()
+    const c = settings(['PARLEY_LOG_LEVEL', 'PARLEY_LOG_FORMAT'])
     level = c.logLevel
     format = c.logFormat
   } catch {

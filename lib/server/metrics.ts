@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import client from 'prom-client'
 import { setLlmObserver } from '@/lib/llm/client'
-import { config } from '@/lib/server/config'
+import { settings } from '@/lib/server/config'
 import { poolUse, sql } from '@/lib/server/db'
 import { liveStats } from '@/lib/server/live'
 import { activeJobCount, heartbeatAge } from '@/lib/server/processes'
@@ -146,7 +146,7 @@ export function installMetrics(): void {
 
 /** Whether an Authorization header carries the metrics token (constant-time). Undefined: no token set. */
 export function metricsAuthorized(authorization: string | null): boolean | undefined {
-  const token = config().PARLEY_METRICS_TOKEN
+  const token = settings(['PARLEY_METRICS_TOKEN']).PARLEY_METRICS_TOKEN
   if (!token) return undefined
   const given = Buffer.from(authorization?.replace(/^Bearer\s+/i, '') ?? '')
   const want = Buffer.from(token)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
-import { config } from '@/lib/server/config'
+import { settings } from '@/lib/server/config'
 import { sql } from '@/lib/server/db'
 import { boss } from '@/lib/server/jobs/queue'
 import { log } from '@/lib/server/log'
@@ -91,7 +91,7 @@ export function onShutdown(name: string, fn: () => Promise<void> | void): void {
 
 async function beat(): Promise<void> {
   const s = state()
-  const { heartbeatSeconds } = config()
+  const { heartbeatSeconds } = settings(['PARLEY_HEARTBEAT_SECONDS'])
   const jobs = JSON.stringify([...s.active.values()])
   await sql().query(
     `INSERT INTO "WorkerProcess" (id, kind, host, pid, jobs, draining) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
@@ -144,7 +144,7 @@ export async function startHeartbeat(kind?: string): Promise<void> {
   const s = state()
   if (kind) s.kind = kind
   if (s.timer) return
-  const { heartbeatSeconds } = config()
+  const { heartbeatSeconds } = settings(['PARLEY_HEARTBEAT_SECONDS'])
   s.timer = setInterval(() => {
     beat().catch((err) => log().warn({ err }, 'heartbeat failed'))
   }, heartbeatSeconds * 1000)
@@ -165,7 +165,7 @@ async function stopHeartbeat(): Promise<void> {
  * Drain and stop: readiness 503, hooks (workers hand back, streams close), heartbeat row removed.
  * Whatever a hook did not finish within `deadlineMs` is handed back to the queue. Idempotent.
  */
-export function shutdown(deadlineMs = config().shutdownSeconds * 1000): Promise<void> {
+export function shutdown(deadlineMs = settings(['PARLEY_SHUTDOWN_SECONDS']).shutdownSeconds * 1000): Promise<void> {
   const s = state()
   s.shuttingDown ??= (async () => {
     s.draining = true
@@ -218,7 +218,10 @@ export function installShutdown(opts: { graceMs: number; exitCode?: number }): v
     const fallback = opts.exitCode ?? (signal === 'SIGINT' ? 130 : 143)
     void done.then(() => setTimeout(() => realExit(exitCode ?? fallback), opts.graceMs).unref())
     // A hard bound on top of the deadline.
-    setTimeout(() => realExit(exitCode ?? 1), config().shutdownSeconds * 1000 + 5000).unref()
+    setTimeout(
+      () => realExit(exitCode ?? 1),
+      settings(['PARLEY_SHUTDOWN_SECONDS']).shutdownSeconds * 1000 + 5000,
+    ).unref()
   }
   process.once('SIGTERM', onSignal)
   process.once('SIGINT', onSignal)

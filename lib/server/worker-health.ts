@@ -1,6 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { config } from '@/lib/server/config'
+import { settings } from '@/lib/server/config'
 import { sql } from '@/lib/server/db'
 import { scrape } from '@/lib/server/metrics'
 import { activeJobCount, heartbeatAge, isReady } from '@/lib/server/processes'
@@ -33,7 +33,7 @@ export async function startWorkerHealth(
     } catch {
       database = 'unreachable'
     }
-    const fresh = age !== undefined && age < config().heartbeatSeconds * 3
+    const fresh = age !== undefined && age < settings(['PARLEY_HEARTBEAT_SECONDS']).heartbeatSeconds * 3
     const status = !isReady() ? 'draining' : database === 'ok' && fresh ? 'ok' : 'error'
     res
       .writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' })

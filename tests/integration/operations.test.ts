@@ -10,6 +10,7 @@ import { createLlmClient } from '@/lib/llm/client'
 import { subscribe } from '@/lib/server/live'
 import { installMetrics } from '@/lib/server/metrics'
 import { useFakeLlm } from '../support/llm'
+import { startWorker, waitFor } from '../support/processes'
 
 const fake = useFakeLlm()
 const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -37,6 +38,41 @@ describe('configuration is validated at start', () => {
     expect(r.out).toContain('PARLEY_DB_POOL_MAX')
     expect(r.out).toContain('PARLEY_LOG_FORMAT: expected json or pretty (got "xml")')
   })
+})
+
+describe('the health endpoint of parley worker', () => {
+  it('answers /health with its heartbeat and jobs, /metrics with the token, and exits on SIGTERM', async () => {
+    const worker = startWorker(
+      {
+        PARLEY_WORKER_HEALTH_PORT: '3408',
+        PARLEY_HEARTBEAT_SECONDS: '1',
+        PARLEY_METRICS_TOKEN: 'worker-metrics-token-01',
+      },
+      ['--concurrency', '1'],
+    )
+    try {
+      const health = await waitFor(
+        'the health port',
+        () =>
+          fetch('http://127.0.0.1:3408/health')
+            .then((r) => r.json())
+            .catch(() => undefined),
+        (h) => h?.status === 'ok',
+        30_000,
+      )
+      expect(health).toMatchObject({ status: 'ok', database: 'ok', activeJobs: 0 })
+      expect(health.heartbeatAgeSeconds).toBeLessThan(3)
+      expect((await fetch('http://127.0.0.1:3408/metrics')).status).toBe(401)
+      const m = await fetch('http://127.0.0.1:3408/metrics', {
+        headers: { authorization: 'Bearer worker-metrics-token-01' },
+      })
+      expect(await m.text()).toContain('parley_jobs_active 0')
+    } finally {
+      const { code, ms } = await worker.stop('SIGTERM')
+      expect(code).toBe(0)
+      expect(ms).toBeLessThan(5000)
+    }
+  }, 60_000)
 })
 
 describe('readiness and metrics', () => {

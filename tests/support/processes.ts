@@ -70,7 +70,11 @@ export async function startWeb(port: number, env: Record<string, string> = {}): 
       const r = await fetch(`http://127.0.0.1:${port}/api/v1/health`)
       if (r.ok) return p
     } catch {}
-    if (Date.now() > until) throw new Error(`next start did not answer: ${p.output()}`)
+    if (Date.now() > until) {
+      // Never leave it running on the port for the next test.
+      await p.stop('SIGKILL')
+      throw new Error(`next start did not answer: ${p.output()}`)
+    }
     await new Promise((r) => setTimeout(r, 250))
   }
 }

@@ -1,5 +1,5 @@
 import PgBoss from 'pg-boss'
-import { config } from '@/lib/server/config'
+import { settings } from '@/lib/server/config'
 import { log } from '@/lib/server/log'
 
 /**
@@ -14,7 +14,12 @@ import { log } from '@/lib/server/log'
 const g = globalThis as unknown as { parleyBoss?: Promise<PgBoss> }
 
 export const jobSettings = () => {
-  const c = config()
+  const c = settings([
+    'PARLEY_JOB_EXPIRE_SECONDS',
+    'PARLEY_JOB_MAINTENANCE_SECONDS',
+    'PARLEY_JOB_SLICE_MS',
+    'PARLEY_WORKERS',
+  ])
   return {
     /** A step (one message, with its LLM calls and their retries) must finish within this. */
     expireInSeconds: c.jobExpireSeconds,
@@ -36,7 +41,7 @@ export function boss(): Promise<PgBoss> {
     if (!url) throw new Error('DATABASE_URL is not set.')
     const b = new PgBoss({
       connectionString: url,
-      max: config().jobPoolMax,
+      max: settings(['PARLEY_JOB_POOL_MAX']).jobPoolMax,
       schedule: false,
       supervise: true,
       maintenanceIntervalSeconds: jobSettings().maintenanceIntervalSeconds,

@@ -14,6 +14,7 @@ import { type FakeLlmServer, startFakeLlmServer } from '@/lib/llm/fake-server'
 import { unseal } from '@/lib/server/crypto'
 import { type HeaderMap, headersOfRow, secretHeaderValues } from '@/lib/server/llm/header-secrets'
 import { restrictedTransport } from '@/lib/server/llm/hosts'
+import { globalLimiter } from '@/lib/server/llm/global-limits'
 import { db, sql } from '@/lib/server/db'
 import { pgJson, pgText } from '@/lib/server/pg-text'
 
@@ -71,6 +72,13 @@ export function demoEndpoint(): Promise<FakeLlmServer> {
   return g.parleyDemoServer
 }
 
+/** Stop this process's demo model server, if it started one (a CLI command ends; tests). */
+export async function stopDemoEndpoint(): Promise<void> {
+  const p = g.parleyDemoServer
+  g.parleyDemoServer = undefined
+  if (p) await (await p).close()
+}
+
 /** Create the built-in demo connection (global) if it does not exist. Idempotent. */
 export async function ensureDemoConnection(): Promise<void> {
   await db.llmConnection.upsert({
@@ -119,6 +127,18 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
     ...(row.restrictedHosts && row.provider !== 'demo' ? { transport: restrictedTransport() } : {}),
     // Never through an outbound proxy: the demo model is this process's own loopback server.
     ...(row.provider === 'demo' ? { transport: 'direct' as const } : {}),
+    // The limits hold across every process (PostgreSQL), except for the demo model, which each
+    // process serves itself.
+    ...(row.provider === 'demo'
+      ? {}
+      : {
+          globalLimiter: globalLimiter(row.id, () => ({
+            maxConcurrency: row.maxConcurrency,
+            requestsPerMinute: row.requestsPerMinute,
+            tokensPerMinute: row.tokensPerMinute,
+            timeoutMs: row.timeoutMs,
+          })),
+        }),
   })
   for (const k of g.parleyLlmClients.keys()) if (k.startsWith(`${row.id}:`)) g.parleyLlmClients.delete(k)
   g.parleyLlmClients.set(cacheKey, client)

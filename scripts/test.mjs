@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite. Typecheck and lint, unit + integration tests (vitest) against real
-// PostgreSQL, then the Playwright end-to-end suite in Debian's Chromium against a production build.
+// `npm test`: the whole suite. Typecheck and lint, the production build, unit + integration tests
+// (vitest) against real PostgreSQL (some start `next start` on that build), then the Playwright
+// end-to-end suite in Debian's Chromium against the same build.
 //
 // PostgreSQL: the server in DATABASE_URL when it is set (CI), else the embedded one (.data/test-pg).
 // Each run creates fresh databases for vitest and Playwright and drops them at the end.
@@ -70,6 +71,14 @@ try {
     await step('typecheck', () => run(bin('tsc'), ['--noEmit']))
     await step('lint', () => run(bin('biome'), ['check', '.']))
   }
+  // The production build comes before vitest, so the integration tests that start real `next start`
+  // processes (several instances, shutdown, backup) run in the full suite instead of skipping.
+  let built = false
+  if (want('e2e')) {
+    const before = steps.length
+    await step('build (next build)', () => run(bin('next'), ['build']))
+    built = steps[before]?.code === 0
+  }
   if (want('unit')) {
     const url = await freshDb('unit')
     await step('unit + integration (vitest)', () =>
@@ -79,9 +88,6 @@ try {
     )
   }
   if (want('e2e')) {
-    const before = steps.length
-    await step('build (next build)', () => run(bin('next'), ['build']))
-    const built = steps[before]?.code === 0
     const url = await freshDb('e2e')
     // Migrate before Playwright starts the web server (it starts before globalSetup runs).
     await deploy([], { url, quiet: true })

@@ -44,8 +44,22 @@ export function startWorker(env: Record<string, string> = {}, args: string[] = [
   )
 }
 
-/** Whether `next build` has been run (the web-process tests need it). */
-export const hasBuild = () => existsSync(path.join(ROOT, '.next', 'BUILD_ID'))
+/**
+ * Whether `next build` has been run (the web-process tests need it). `npm test` builds before vitest,
+ * so they run there; `npm run test:unit` on a checkout without a build skips them with a visible line.
+ * In CI (CI=true) a missing build fails instead, so these tests can never silently not run.
+ */
+let buildChecked: boolean | undefined
+export function hasBuild(): boolean {
+  if (buildChecked !== undefined) return buildChecked
+  buildChecked = existsSync(path.join(ROOT, '.next', 'BUILD_ID'))
+  if (!buildChecked) {
+    if (process.env.CI === 'true')
+      throw new Error('CI=true but there is no build (.next/BUILD_ID): run `next build` first.')
+    console.log('skipped: the tests that start `next start` need a build (npm run build)')
+  }
+  return buildChecked
+}
 
 /** `next start` on a port (the build in .next), with these settings; resolves once it answers. */
 export async function startWeb(port: number, env: Record<string, string> = {}): Promise<Proc> {

@@ -8,12 +8,13 @@ import { cancelRun, createRun, startRun } from '@/lib/server/services/runs'
 import { pxpFixture as fx } from '../engine/fixtures/pxp'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { useFakeLlm } from '../support/llm'
-import { type Proc, startWorker, waitFor } from '../support/processes'
+import { hasBuild, type Proc, startWeb, startWorker, waitFor } from '../support/processes'
 
 /**
  * The LLM limits of a connection hold across processes (lib/server/llm/global-limits.ts): two
- * `parley worker` processes with 4 steps each on one connection limited to 2 calls at once and 60
- * requests a minute; the fake server counts what it really receives.
+ * `parley worker` processes with 4 steps each, plus a web process (`next start`, which works the
+ * queue too) when there is a build, on one connection limited to 2 calls at once and 60 requests a
+ * minute; the fake server counts what it really receives.
  */
 const fake = useFakeLlm()
 const procs: Proc[] = []
@@ -59,11 +60,13 @@ function mostInWindow(requests: RecordedRequest[], ms: number): number {
 const chat = () => fake().requests.filter((r) => r.path.endsWith('/chat/completions'))
 
 describe('global LLM limits across processes', () => {
-  it('two workers on one connection: never more than 2 calls in flight, never more than 60 a minute', async () => {
+  it('two workers and a web process on one connection: never more than 2 calls in flight, never more than 60 a minute', async () => {
     fake().setScript(fx.script(400))
     fake().reset()
-    const { researcher, runId } = await newRun({ maxConcurrency: 2, requestsPerMinute: 60 }, 8)
+    const { researcher, runId } = await newRun({ maxConcurrency: 2, requestsPerMinute: 60 }, 12)
     const env = { PARLEY_HEARTBEAT_SECONDS: '1' }
+    // The web process works the queue with its in-process workers (PARLEY_WORKERS, 4 steps).
+    if (hasBuild()) procs.push(await startWeb(3404, { ...env, PARLEY_WORKERS: '4' }))
     procs.push(startWorker(env, ['--concurrency', '4']), startWorker(env, ['--concurrency', '4']))
     await execute(startRun, researcher, { runId })
     await waitFor(
@@ -77,7 +80,7 @@ describe('global LLM limits across processes', () => {
     await execute(cancelRun, researcher, { runId })
     const requests = chat()
     console.info(
-      `2 workers × 4 steps, limit 2 at once / 60 rpm: ${requests.length} calls in 12 s, max in flight ${fake().maxInFlight}, max in any 5 s ${mostInWindow(requests, 5000)}`,
+      `2 workers × 4 steps and a web process, limit 2 at once / 60 rpm: ${requests.length} calls in 12 s, max in flight ${fake().maxInFlight}, max in any 5 s ${mostInWindow(requests, 5000)}`,
     )
     expect(fake().maxInFlight).toBeLessThanOrEqual(2)
     // 60/min = 1 a second, with a burst of one second's budget: at most 5 + 1 in any 5 s, 12 + 1 in 12 s.
@@ -102,7 +105,7 @@ describe('global LLM limits across processes', () => {
     )
     await new Promise((r) => setTimeout(r, 6000))
     await execute(cancelRun, researcher, { runId })
-    console.info(`2 workers × 4 steps, limit 2 at once: ${chat().length} calls, max in flight ${fake().maxInFlight}`)
+    console.info(`2 workers × 4 steps and a web process, limit 2 at once: ${chat().length} calls, max in flight ${fake().maxInFlight}`)
     expect(fake().maxInFlight).toBe(2)
     for (const p of procs.splice(0)) await p.stop('SIGTERM')
   }, 120_000)

@@ -58,7 +58,9 @@ export function globalLimiter(connectionId: string, limits: () => GlobalLimits):
         let wait: number
         try {
           const { rows } = await sql().query<{ wait: number }>(
-            'SELECT parley_llm_acquire($1, $2, $3, $4, $5, $6, $7, $8) AS wait',
+            // Leases and buckets are short-lived: their commit need not wait for the disk (a crash
+            // loses at most the last few, which lapse anyway), so every call pays no fsync for them.
+            `SELECT set_config('synchronous_commit', 'off', true), parley_llm_acquire($1, $2, $3, $4, $5, $6, $7, $8) AS wait`,
             [
               connectionId,
               l.maxConcurrency,
@@ -84,8 +86,10 @@ export function globalLimiter(connectionId: string, limits: () => GlobalLimits):
               released = true
               try {
                 await sql().query(
-                  `WITH gone AS (DELETE FROM "LlmLease" WHERE id = $1)
-                   UPDATE "LlmLimitState" SET tokens = tokens - $3 WHERE "connectionId" = $2 AND $3::float8 <> 0`,
+                  `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+                        gone AS (DELETE FROM "LlmLease" WHERE id = $1)
+                   UPDATE "LlmLimitState" SET tokens = tokens - $3
+                   WHERE "connectionId" = $2 AND $3::float8 <> 0 AND (SELECT true FROM relaxed)`,
                   [lease, connectionId, tokenDelta],
                 )
               } catch (err) {

@@ -105,7 +105,7 @@ describe('global LLM limits across processes', () => {
     )
     await new Promise((r) => setTimeout(r, 6000))
     await execute(cancelRun, researcher, { runId })
-    console.info(`2 workers × 4 steps and a web process, limit 2 at once: ${chat().length} calls, max in flight ${fake().maxInFlight}`)
+    console.info(`2 workers × 4 steps, limit 2 at once: ${chat().length} calls, max in flight ${fake().maxInFlight}`)
     expect(fake().maxInFlight).toBe(2)
     for (const p of procs.splice(0)) await p.stop('SIGTERM')
   }, 120_000)

@@ -25,6 +25,21 @@ const urlOf = (name: string) => {
 let stopEmbedded: () => Promise<void> = async () => {}
 let embeddedUrl = ''
 const procs: Proc[] = []
+let served = 'parley_scale_restore'
+
+/** Why pg_dump cannot dump the server at `url` here (missing, or older than the server), or null. */
+async function pgDumpCannotDump(url: string): Promise<string | null> {
+  let version: string
+  try {
+    version = execFileSync('pg_dump', ['--version'], { encoding: 'utf8' })
+  } catch {
+    return 'pg_dump / pg_restore: pg_dump is not installed'
+  }
+  const mine = Number(/\(PostgreSQL\)\s+(\d+)/.exec(version)?.[1] ?? 0)
+  const [row] = await query<{ v: string }>(url, "SELECT current_setting('server_version_num') AS v")
+  const server = Math.floor(Number(row?.v ?? 0) / 10000)
+  return mine >= server ? null : `pg_dump / pg_restore: pg_dump ${mine} cannot dump a PostgreSQL ${server} server`
+}
 
 function parley(args: string[], env: Record<string, string>) {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/parley.mjs'), ...args], {
@@ -108,18 +123,27 @@ describe('backup and restore', () => {
     expect(() => parley(['db', 'import', file], { DATABASE_URL: target })).toThrow(/not empty/)
   }, 300_000)
 
-  it('pg_dump / pg_restore copy the restored database again, images and all', async () => {
+  it('pg_dump / pg_restore copy the restored database again, images and all', async (ctx) => {
+    // pg_dump refuses a newer server: on a clone testing against the embedded PostgreSQL 18 with
+    // Debian's pg_dump 15 this step skips visibly (CI's server and pg_dump are the same version).
+    const why = await pgDumpCannotDump(urlOf('parley_scale_restore'))
+    if (why) {
+      console.log(`skipped: ${why}`)
+      ctx.skip()
+    }
     const file = path.join(dir, 'parley.dump')
     execFileSync('pg_dump', ['-Fc', '--no-owner', '-f', file, '-d', urlOf('parley_scale_restore')])
     await freshDb('parley_scale_restore2')
     execFileSync('pg_restore', ['--no-owner', '-d', urlOf('parley_scale_restore2'), file])
     expect(await fingerprint(urlOf('parley_scale_restore2'))).toEqual(original)
+    served = 'parley_scale_restore2'
   }, 120_000)
 
   it.runIf(hasBuild())(
     'Parley serves the restored database: sign in, open a study image',
     async () => {
-      const url = urlOf('parley_scale_restore2')
+      // The pg_restore'd copy when pg_dump could run here, else the `parley db import`ed one.
+      const url = urlOf(served)
       const web = await startWeb(3404, { DATABASE_URL: url, PARLEY_WORKERS: '0' })
       procs.push(web)
       const base = 'http://127.0.0.1:3404'

@@ -6,6 +6,24 @@ const MIN = 1
 const MAX = 8
 const LEVEL = { min: 20, max: 300, step: 10 }
 
+/** One of the viewer's levels (brightness, contrast) as a range in percent. */
+function LevelSlider(props: { label: string; testId: string; value: number; onChange: (v: number) => void }) {
+  return (
+    <label className="flex items-center gap-1">
+      {props.label}
+      <input
+        type="range"
+        min={LEVEL.min}
+        max={LEVEL.max}
+        step={LEVEL.step}
+        value={props.value}
+        onChange={(e) => props.onChange(Number(e.target.value))}
+      />
+      <span data-testid={props.testId}>{props.value}%</span>
+    </label>
+  )
+}
+
 /**
  * An image (an X-ray …) a radiologist can read: zoom and pan (buttons, the wheel without scrolling
  * the page, dragging, arrow keys), window/level as brightness and contrast, invert, full screen and
@@ -98,30 +116,8 @@ export function ImageViewer({ src, alt, label = 'Image viewer' }: { src: string;
         </span>
       </div>
       <div className={`mb-2 flex flex-wrap gap-4 text-xs ${full ? 'text-stone-200' : 'text-stone-600'}`}>
-        <label className="flex items-center gap-1">
-          Brightness
-          <input
-            type="range"
-            min={LEVEL.min}
-            max={LEVEL.max}
-            step={LEVEL.step}
-            value={brightness}
-            onChange={(e) => setBrightness(Number(e.target.value))}
-          />
-          <span data-testid="brightness">{brightness}%</span>
-        </label>
-        <label className="flex items-center gap-1">
-          Contrast
-          <input
-            type="range"
-            min={LEVEL.min}
-            max={LEVEL.max}
-            step={LEVEL.step}
-            value={contrast}
-            onChange={(e) => setContrast(Number(e.target.value))}
-          />
-          <span data-testid="contrast">{contrast}%</span>
-        </label>
+        <LevelSlider label="Brightness" testId="brightness" value={brightness} onChange={setBrightness} />
+        <LevelSlider label="Contrast" testId="contrast" value={contrast} onChange={setContrast} />
       </div>
       {/* An application region: the viewer is driven by its own keys, so it takes focus. */}
       <div

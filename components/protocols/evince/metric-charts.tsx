@@ -1,5 +1,6 @@
 'use client'
 
+import { LineLegend } from '@/components/charts/line-legend'
 import { integerTicks, niceTicks, tickText } from '@/lib/chart-ticks'
 import type { RoundPoint } from '@/lib/protocols/evince'
 import { CartesianGrid, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts'
@@ -80,16 +81,7 @@ export function MetricCharts({ points, stopRound }: { points: RoundPoint[]; stop
             <figcaption className="px-1 text-xs font-medium text-stone-700">
               {s.title} <span className="text-stone-400">({s.unit})</span>
             </figcaption>
-            <ul className="flex flex-wrap gap-x-3 px-1 pt-1 text-[11px] text-stone-600" aria-label="Legend">
-              {s.lines.map((l) => (
-                <li key={l.key} className="flex items-center gap-1">
-                  <svg width="16" height="6" aria-hidden="true">
-                    <line x1="0" y1="3" x2="16" y2="3" stroke={l.color} strokeWidth="2" strokeDasharray={l.dash} />
-                  </svg>
-                  {l.name}
-                </li>
-              ))}
-            </ul>
+            <LineLegend items={s.lines} className="gap-x-3 px-1 pt-1 text-[11px]" />
             <div className="h-48">
               <ResponsiveContainer width="100%" height="100%">
                 <LineChart data={points} margin={{ top: 18, right: 12, bottom: 4, left: 4 }}>

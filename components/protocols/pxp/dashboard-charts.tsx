@@ -1,5 +1,6 @@
 'use client'
 
+import { LineLegend } from '@/components/charts/line-legend'
 import { CartesianGrid, ErrorBar, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts'
 import { integerTicks, niceTicks } from '@/lib/chart-ticks'
 
@@ -29,16 +30,7 @@ export function BoundChart({ byBound }: { byBound: Array<{ j: number; oneWayHuma
   const yTicks = niceTicks(0, top).filter((v) => Number.isInteger(v))
   return (
     <figure aria-label="One-way intelligible sessions by message bound j" className="w-full" data-testid="fig5">
-      <ul className="flex flex-wrap gap-x-4 px-1 pb-1 text-xs text-stone-600" aria-label="Legend">
-        {SERIES.map((s) => (
-          <li key={s.key} className="flex items-center gap-1">
-            <svg width="18" height="6" aria-hidden="true">
-              <line x1="0" y1="3" x2="18" y2="3" stroke={s.color} strokeWidth="2" strokeDasharray={s.dash} />
-            </svg>
-            {s.name}
-          </li>
-        ))}
-      </ul>
+      <LineLegend items={SERIES} className="gap-x-4 px-1 pb-1 text-xs" swatch={18} />
       <div className="h-72">
         <ResponsiveContainer width="100%" height="100%">
           <LineChart data={data} margin={{ top: 8, right: 16, bottom: 20, left: 0 }}>

@@ -32,7 +32,12 @@ test('the expert page is keyboard-first, keeps drafts, and shows the molecule an
   const sessionId = await awaitingSession()
   await signIn(page, 'expert@parley.local')
   await page.goto(`/sessions/${sessionId}`)
-  await expect(page.getByRole('img', { name: 'Product: CCOC(C)=O' })).toBeVisible()
+  const product = page.getByRole('img', { name: 'Product: CCOC(C)=O' })
+  await expect(product).toBeVisible()
+  // The drawing is an image from /api/molecules (not inlined): it loaded, under the page's CSP.
+  await expect
+    .poll(() => product.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
+    .toBeGreaterThan(0)
 
   const match = page.getByRole('group', { name: 'Does the prediction match yours?' })
   const agree = page.getByRole('group', { name: 'Does the explanation agree with yours?' })

@@ -91,6 +91,17 @@ export const moleculeSvgCache = new LRUCache<string, { svg: string | null }>({
   sizeCalculation: (v, k) => (v.svg?.length ?? 0) + k.length + 16,
 })
 
+/** The sizes molecules are drawn at (width, height in px): one of a session's products, one of a reply's reactants. */
+export const MOLECULE_SIZES = { lg: [340, 240], sm: [220, 150] } as const satisfies Record<
+  string,
+  readonly [number, number]
+>
+
+/** Where the browser gets a molecule's drawing (app/api/molecules): an image, kept by the browser. */
+export function moleculeUrl(smiles: string, size: keyof typeof MOLECULE_SIZES): string {
+  return `/api/molecules?${new URLSearchParams({ smiles: smiles.trim(), size })}`
+}
+
 /** {@link depictSvg} through {@link moleculeSvgCache}; RDKit is loaded (once) only on a miss. */
 export async function moleculeSvg(smiles: string, width = 320, height = 220): Promise<string | null> {
   const key = `${width}x${height} ${smiles.trim()}`

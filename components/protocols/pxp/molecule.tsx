@@ -1,20 +1,23 @@
-import { moleculeSvg } from '@/lib/tasks/chem'
+import { MOLECULE_SIZES, moleculeSvg, moleculeUrl } from '@/lib/tasks/chem'
 
 /**
- * A molecule drawn by RDKit (server side) next to its SMILES. The SVG is RDKit's own output, passed
- * through sanitizeSvg and kept in moleculeSvgCache (the same drawing is never made twice); an unparsable SMILES shows as text with a note.
+ * A molecule drawn by RDKit (server side) next to its SMILES. The drawing is an image from
+ * /api/molecules (RDKit's SVG through sanitizeSvg, kept in moleculeSvgCache on the server and by the
+ * browser), not inlined in the page; whether RDKit can draw the SMILES is decided here, from the
+ * same cache, so an unparsable SMILES shows as text with a note.
  */
 export async function Molecule({ smiles, label, size = 'lg' }: { smiles: string; label: string; size?: 'lg' | 'sm' }) {
-  const [w, h] = size === 'lg' ? [340, 240] : [220, 150]
-  const svg = await moleculeSvg(smiles, w, h)
+  const [w, h] = MOLECULE_SIZES[size]
+  const drawable = (await moleculeSvg(smiles, w, h)) !== null
   return (
     <figure className="space-y-1">
-      {svg ? (
-        <div
-          role="img"
-          aria-label={`${label}: ${smiles}`}
-          className="overflow-hidden rounded border border-stone-200 bg-white [&_svg]:h-auto [&_svg]:max-w-full"
-          dangerouslySetInnerHTML={{ __html: svg }}
+      {drawable ? (
+        <img
+          src={moleculeUrl(smiles, size)}
+          alt={`${label}: ${smiles}`}
+          width={w}
+          height={h}
+          className="h-auto max-w-full rounded border border-stone-200 bg-white"
         />
       ) : (
         <p className="text-xs text-amber-800">RDKit cannot draw this SMILES.</p>

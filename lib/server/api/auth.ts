@@ -1,6 +1,6 @@
 import type { Actor } from '@/lib/server/actor'
-import { getAuth } from '@/lib/server/auth/auth'
-import { actorFromUser, type SessionUser } from '@/lib/server/auth/session-user'
+import { readSession } from '@/lib/server/auth/session-cookie'
+import { actorFromUser } from '@/lib/server/auth/session-user'
 import { db } from '@/lib/server/db'
 import { API_KEY_PATTERN, hashApiKey } from '@/lib/server/services/api-keys'
 
@@ -34,6 +34,6 @@ export async function apiActor(req: Request): Promise<Actor | null> {
 
 /** The person signed in through the session cookie in these headers, or null. */
 export async function sessionActor(headers: Headers): Promise<Actor | null> {
-  const session = await getAuth().api.getSession({ headers })
-  return session ? actorFromUser(session.user as SessionUser, 'session') : null
+  const session = await readSession(headers)
+  return session ? actorFromUser(session.user, 'session') : null
 }

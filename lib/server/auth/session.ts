@@ -2,9 +2,9 @@ import { headers } from 'next/headers'
 import { forbidden, redirect } from 'next/navigation'
 import { cache } from 'react'
 import type { Actor } from '@/lib/server/actor'
-import { getAuth } from '@/lib/server/auth/auth'
+import { readSession } from '@/lib/server/auth/session-cookie'
 import { hasScope, type Scope } from '@/lib/server/auth/roles'
-import { actorFromUser, type SessionUser } from '@/lib/server/auth/session-user'
+import { actorFromUser } from '@/lib/server/auth/session-user'
 
 export interface CurrentSession {
   actor: Actor
@@ -13,9 +13,9 @@ export interface CurrentSession {
 
 /** The signed-in person for this request (validated against the session table), or null. */
 export const getCurrentSession = cache(async (): Promise<CurrentSession | null> => {
-  const result = await getAuth().api.getSession({ headers: await headers() })
+  const result = await readSession(await headers())
   if (!result) return null
-  const actor = actorFromUser(result.user as SessionUser, 'session')
+  const actor = actorFromUser(result.user, 'session')
   return actor ? { actor, sessionId: result.session.id } : null
 })
 

@@ -1,23 +1,31 @@
 'use client'
 
-import { useEffect, useRef } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
 import { Markdown } from '@/components/ui/markdown'
 
-/** The study's guidelines in a centred dialog, one click (or the `g` key) away, as sanitised Markdown. */
+/**
+ * The study's guidelines in a centred dialog, one click (or the `g` key) away, as sanitised Markdown.
+ * The Markdown is parsed in the browser the first time the dialog opens, not on the server for
+ * every page view (most views never open it).
+ */
 export function GuidelinesButton({ guidelines }: { guidelines: string | null }) {
   const ref = useRef<HTMLDialogElement>(null)
   const opener = useRef<HTMLButtonElement>(null)
-  useEffect(() => {
-    const open = () => ref.current?.showModal()
-    window.addEventListener('parley:guidelines', open)
-    return () => window.removeEventListener('parley:guidelines', open)
+  const [opened, setOpened] = useState(false)
+  const show = useCallback(() => {
+    setOpened(true)
+    ref.current?.showModal()
   }, [])
+  useEffect(() => {
+    window.addEventListener('parley:guidelines', show)
+    return () => window.removeEventListener('parley:guidelines', show)
+  }, [show])
   return (
     <>
       <button
         ref={opener}
         type="button"
-        onClick={() => ref.current?.showModal()}
+        onClick={show}
         className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
       >
         Guidelines (g)
@@ -32,7 +40,11 @@ export function GuidelinesButton({ guidelines }: { guidelines: string | null }) 
           <h2 id="guidelines-title" className="mb-3 text-lg font-semibold">
             Study guidelines
           </h2>
-          {guidelines ? <Markdown>{guidelines}</Markdown> : <p className="text-sm">No guidelines yet.</p>}
+          {!opened ? null : guidelines ? (
+            <Markdown>{guidelines}</Markdown>
+          ) : (
+            <p className="text-sm">No guidelines yet.</p>
+          )}
           <div className="mt-5 text-right">
             <button
               type="button"

@@ -1,6 +1,6 @@
 import { forbidden, notFound } from 'next/navigation'
 import { requirePage } from '@/lib/server/auth/session'
-import { execute, type Operation } from '@/lib/server/operation'
+import { execute, type Operation, type Result } from '@/lib/server/operation'
 
 /**
  * Run a read operation for a page as the signed-in user. Not found (including "not yours") renders
@@ -8,7 +8,12 @@ import { execute, type Operation } from '@/lib/server/operation'
  */
 export async function loadForPage<I, O>(op: Operation<I, O>, input: unknown): Promise<O> {
   const { actor } = await requirePage(op.scope)
-  const result = await execute(op, actor, input)
+  return pageData(await execute(op, actor, input))
+}
+
+/** An operation's result as a page shows it: the data, or the 404 / 403 page, or the error page. */
+export function pageData<O>(result: Result<O> | null): O {
+  if (!result) notFound()
   if (result.ok) return result.data
   if (result.status === 404 || result.status === 400) notFound()
   if (result.status === 403) forbidden()

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { notFound } from 'next/navigation'
+import { cache } from 'react'
 import { uiFor } from '@/components/protocols/registry'
 import { StatusBadge } from '@/components/runs/status'
 import { ClaimSeat } from '@/components/sessions/claim-seat'
@@ -11,14 +12,22 @@ import { Alert, Card, PageHeader } from '@/components/ui/card'
 import { hasScope } from '@/lib/server/auth/roles'
 import { getCurrentSession, requirePage } from '@/lib/server/auth/session'
 import { execute } from '@/lib/server/operation'
-import { loadForPage } from '@/lib/server/page-data'
+import { pageData } from '@/lib/server/page-data'
 import { getSession, nextSessionFor } from '@/lib/server/services/sessions'
+
+/**
+ * The session as the signed-in viewer sees it, loaded once per request: the tab title and the page
+ * both read it (it was loaded, replayed and drawn twice per page view).
+ */
+const viewerSession = cache(async (sessionId: string) => {
+  const current = await getCurrentSession()
+  return current ? execute(getSession, current.actor, { sessionId }) : null
+})
 
 /** The tab names the case (the X-ray, the molecule, the game) and the protocol. */
 export async function generateMetadata({ params }: { params: Promise<{ sessionId: string }> }): Promise<Metadata> {
   const { sessionId } = await params
-  const current = await getCurrentSession()
-  const r = current ? await execute(getSession, current.actor, { sessionId }) : null
+  const r = await viewerSession(sessionId)
   return { title: r?.ok ? `${r.data.title ?? 'Session'} · ${r.data.protocolLabel}` : 'Session' }
 }
 
@@ -30,7 +39,7 @@ export async function generateMetadata({ params }: { params: Promise<{ sessionId
 export default async function SessionPage({ params }: { params: Promise<{ sessionId: string }> }) {
   const { sessionId } = await params
   const { actor } = await requirePage('work:read-own')
-  const s = await loadForPage(getSession, { sessionId })
+  const s = pageData(await viewerSession(sessionId))
   const ui = uiFor(s.protocol)
   if (!ui) notFound()
   const next = s.done || !s.yourTurn ? await nextSessionFor(actor.userId, s.id) : null

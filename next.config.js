@@ -21,6 +21,11 @@ const nextConfig = {
     'pino-pretty',
     'prom-client',
     'undici',
+    // The password checker's dictionaries (~13 MB of heap once decoded): required once per process
+    // by Node, not bundled into, and decoded by, each server layer that imports it.
+    '@zxcvbn-ts/core',
+    '@zxcvbn-ts/language-common',
+    '@zxcvbn-ts/language-en',
   ],
   experimental: {
     // forbidden() / unauthorized() from next/navigation answer 403/401 with our own pages.

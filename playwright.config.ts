@@ -33,7 +33,8 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `node node_modules/next/dist/bin/next start -p ${port} -H 127.0.0.1`,
+    // What production runs (npm run start:next): scripts/serve.mjs, one web process by default.
+    command: `node scripts/serve.mjs -p ${port} -H 127.0.0.1`,
     url: `${baseURL}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,

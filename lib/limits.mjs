@@ -61,3 +61,23 @@ export function maxImagesBytes() {
 export function maxSessions() {
   return Math.floor(positive('PARLEY_MAX_SESSIONS', 100_000))
 }
+
+/**
+ * The V8 heap limit of each web process, in MB (PARLEY_HEAP_MB, 512 by default; scripts/serve.mjs).
+ * Without it V8 sizes the heap from the machine's memory and, on a large machine, lets a busy
+ * server's heap grow to several times what it holds live before collecting.
+ */
+export function webHeapMb() {
+  return positive('PARLEY_HEAP_MB', 512)
+}
+
+/**
+ * How many web processes share the port (PARLEY_WEB_PROCESSES, 1 by default). Node runs a page's
+ * JavaScript on one core, so one process leaves a second core to PostgreSQL and the job workers;
+ * one per core serves about 1.5 times the pages at about 300 MB more memory (README "Load").
+ */
+export function webProcesses() {
+  const n = positive('PARLEY_WEB_PROCESSES', 1)
+  if (!Number.isInteger(n)) throw new Error(`PARLEY_WEB_PROCESSES must be a whole number (got "${n}").`)
+  return n
+}

@@ -79,7 +79,11 @@ try {
     console.log('Building Parley (first start or changed sources) …')
     await run(path.join(ROOT, 'node_modules/.bin/next'), ['build'])
   }
-  child = spawn(path.join(ROOT, 'node_modules/.bin/next'), [dev ? 'dev' : 'start', '-p', port, '-H', host], {
+  // Production: scripts/serve.mjs (next start in PARLEY_WEB_PROCESSES processes, heap-limited).
+  const [cmd, args] = dev
+    ? [path.join(ROOT, 'node_modules/.bin/next'), ['dev']]
+    : [process.execPath, [path.join(ROOT, 'scripts/serve.mjs')]]
+  child = spawn(cmd, [...args, '-p', port, '-H', host], {
     cwd: ROOT,
     env,
     stdio: ['inherit', 'inherit', 'inherit'],

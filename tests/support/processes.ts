@@ -61,10 +61,20 @@ export function hasBuild(): boolean {
   return buildChecked
 }
 
-/** `next start` on a port (the build in .next), with these settings; resolves once it answers. */
-export async function startWeb(port: number, env: Record<string, string> = {}): Promise<Proc> {
+/**
+ * `next start` on a port (the build in .next), with these settings; resolves once it answers. With
+ * `serve`, the production entry instead (scripts/serve.mjs: several web processes on the port).
+ */
+export async function startWeb(
+  port: number,
+  env: Record<string, string> = {},
+  opts: { serve?: boolean } = {},
+): Promise<Proc> {
+  const [cmd, entry] = opts.serve
+    ? [process.execPath, [path.join(ROOT, 'scripts/serve.mjs')]]
+    : [path.join(ROOT, 'node_modules/.bin/next'), ['start']]
   const p = track(
-    spawn(path.join(ROOT, 'node_modules/.bin/next'), ['start', '-p', String(port), '-H', '127.0.0.1'], {
+    spawn(cmd, [...entry, '-p', String(port), '-H', '127.0.0.1'], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Parley's production web server (`npm run start:next -- -p 3000 -H 0.0.0.0`, and what `npm start`
+// runs): `next start` in PARLEY_WEB_PROCESSES processes that share one port through Node's cluster
+// module (the primary accepts connections and hands them round-robin to the processes), each with
+// a V8 heap of at most PARLEY_HEAP_MB. Arguments are next start's.
+//
+// - Only the first process works the job queue (PARLEY_WORKERS); the others serve requests only.
+// - SIGTERM / SIGINT: every process shuts down as one `next start` does (readiness 503, sessions
+//   handed back, live streams closed); the primary exits when they all have.
+// - A process that dies after it was serving is replaced; one that dies before it ever listened
+//   (a configuration error, a port in use) stops the server with its exit code.
+import cluster from 'node:cluster'
+import { createRequire } from 'node:module'
+import { webHeapMb, webProcesses } from '../lib/limits.mjs'
+
+const require = createRequire(import.meta.url)
+
+if (cluster.isPrimary) {
+  const n = webProcesses()
+  // The heap limit goes in NODE_OPTIONS (next start retitles its process, hiding its arguments);
+  // a limit the operator set already wins.
+  const nodeOptions = process.env.NODE_OPTIONS ?? ''
+  // A young generation of 2 x 32 MB (V8 sizes it down under a heap limit): a page view makes
+  // megabytes of short-lived garbage, and a small one is scavenged several times per request.
+  const given = [...process.execArgv, ...nodeOptions.split(/\s+/)]
+  const heapOption = [
+    nodeOptions,
+    given.some((a) => a.startsWith('--max-old-space-size')) ? '' : `--max-old-space-size=${webHeapMb()}`,
+    given.some((a) => a.startsWith('--max-semi-space-size')) ? '' : '--max-semi-space-size=32',
+  ]
+    .filter(Boolean)
+    .join(' ')
+  let stopping = false
+  const fork = (index) => {
+    const env = {
+      PARLEY_WEB_INDEX: String(index),
+      NODE_OPTIONS: heapOption,
+      // The first keeps the PARLEY_WORKERS it inherits (cluster.fork adds this to process.env).
+      ...(index > 0 ? { PARLEY_WORKERS: '0' } : {}),
+      // glibc: large blocks (a password hash's 32 MB scrypt buffer, big query results) are mapped
+      // and given back when freed instead of staying in a thread's arena, and at most two arenas
+      // (no effect with another C library).
+      MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    }
+    const worker = cluster.fork(env)
+    let listened = false
+    worker.on('listening', () => {
+      listened = true
+    })
+    worker.on('exit', (code, signal) => {
+      if (stopping) return
+      if (!listened) {
+        stop(code || 1)
+        return
+      }
+      console.error(`web process ${index} (pid ${worker.process.pid}) ended (${signal ?? code}); starting another`)
+      setTimeout(() => fork(index), 1000)
+    })
+  }
+  const stop = (code) => {
+    if (stopping) return
+    stopping = true
+    const alive = Object.values(cluster.workers ?? {}).filter((w) => w && !w.isDead())
+    if (alive.length === 0) process.exit(code)
+    let left = alive.length
+    for (const w of alive) {
+      w.once('exit', () => {
+        if (--left === 0) process.exit(code)
+      })
+      w.process.kill('SIGTERM')
+    }
+  }
+  process.on('SIGTERM', () => stop(0))
+  process.on('SIGINT', () => stop(0))
+  for (let i = 0; i < n; i++) fork(i)
+} else {
+  // Run Next's own CLI in this process, as `next start <args>` would.
+  process.argv = [process.argv[0], require.resolve('next/dist/bin/next'), 'start', ...process.argv.slice(2)]
+  require('next/dist/bin/next')
+}

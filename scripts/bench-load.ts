@@ -3,7 +3,8 @@
  * `next start` production build (run `npm run build` first, or pass `--build`).
  *
  * The bench makes its own database (on the server in DATABASE_URL, or the embedded PostgreSQL),
- * seeds it, starts `next start` on it, signs every account in over HTTP and then runs:
+ * seeds it, starts the server on it as production does (scripts/serve.mjs, or `next start` for a
+ * checkout without it), signs every account in over HTTP (eight at a time) and then runs:
  *
  *   - capacity: a closed loop (each client sends its next request when the previous one answered,
  *     no think time) of 50 and 100 clients, each signed in as its own expert, against
@@ -27,6 +28,7 @@
  *                                 [--people 100] [--profile capacity,study] [--port 3401]
  *                                 [--app-dir .] [--build] [--warmup 5] [--think-ms 5000]
  *                                 [--paths page,submit] [--server-node-args="--cpu-prof"]
+ *                                 [--web-processes N] [--heap-mb N] [--hold SECONDS] [--dump-page FILE]
  *
  * `--app-dir` serves another checkout's build (its own `.next` and node_modules) with this bench:
  * how before/after figures are taken. Its database is migrated by this checkout's migrations.
@@ -34,7 +36,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createWriteStream, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -60,6 +62,14 @@ const { values } = parseArgs({
     paths: { type: 'string', default: 'page,submit' },
     /** Node flags for the server only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it). */
     'server-node-args': { type: 'string', default: '' },
+    /** PARLEY_WEB_PROCESSES for the server (default: Parley's own, 1). */
+    'web-processes': { type: 'string' },
+    /** PARLEY_HEAP_MB for the server (default: Parley's own). */
+    'heap-mb': { type: 'string' },
+    /** Keep the seeded server up this many seconds after sign-in (prints a cookie and a page URL), to probe it by hand. */
+    hold: { type: 'string', default: '0' },
+    /** Write one capacity session page's HTML to this file (to see what a page sends). */
+    'dump-page': { type: 'string' },
   },
 })
 const DURATION = Number(values.duration) * 1000
@@ -82,6 +92,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 // ---------------------------------------------------------------------------------------------
 // The server and its memory
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The server as production runs it: scripts/serve.mjs (a heap limit, PARLEY_WEB_PROCESSES) where the
+ * served checkout has it, else plain `next start` (how builds before it ran).
+ */
+const SERVE = existsSync(path.join(APP_DIR, 'scripts/serve.mjs')) ? path.join(APP_DIR, 'scripts/serve.mjs') : null
 
 function nextBin(dir: string) {
   return path.join(dir, 'node_modules/next/dist/bin/next')
@@ -151,28 +167,27 @@ async function startServer(databaseUrl: string): Promise<{ child: ChildProcess; 
   const log = path.join(os.tmpdir(), `parley-bench-load-${process.pid}.log`)
   const out = createWriteStream(log)
   const nodeArgs = values['server-node-args'].split(' ').filter(Boolean)
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, nextBin(APP_DIR), 'start', '-p', String(PORT), '-H', '127.0.0.1'],
-    {
-      cwd: APP_DIR,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        BETTER_AUTH_URL: ORIGIN,
-        PORT: String(PORT),
-        NODE_ENV: 'production',
-        NEXT_TELEMETRY_DISABLED: '1',
-        PARLEY_DEMO: '0',
-        // 200 accounts sign in from one address within a second.
-        PARLEY_SIGNIN_PER_MINUTE: '100000',
-        PARLEY_AUTH_RATE_LIMIT: 'off',
-        // The fake model server listens on loopback.
-        PARLEY_ALLOWED_LLM_HOSTS: '127.0.0.1',
-      },
+  const entry = SERVE ? [SERVE] : [nextBin(APP_DIR), 'start']
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, '-p', String(PORT), '-H', '127.0.0.1'], {
+    cwd: APP_DIR,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      BETTER_AUTH_URL: ORIGIN,
+      PORT: String(PORT),
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      PARLEY_DEMO: '0',
+      // 200 accounts sign in from one address within a second.
+      PARLEY_SIGNIN_PER_MINUTE: '100000',
+      PARLEY_AUTH_RATE_LIMIT: 'off',
+      // The fake model server listens on loopback.
+      PARLEY_ALLOWED_LLM_HOSTS: '127.0.0.1',
+      ...(values['web-processes'] ? { PARLEY_WEB_PROCESSES: values['web-processes'] } : {}),
+      ...(values['heap-mb'] ? { PARLEY_HEAP_MB: values['heap-mb'] } : {}),
     },
-  )
+  })
   child.stdout?.pipe(out)
   child.stderr?.pipe(out)
   const deadline = Date.now() + 90_000
@@ -426,6 +441,21 @@ class Stats {
   }
 }
 
+/** `fn` over `items`, at most `limit` at a time, results in order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        out[i] = await fn(items[i] as T)
+      }
+    }),
+  )
+  return out
+}
+
 /** One timed request; the whole body is read. Returns the status and body text (or null). */
 async function timed(
   stats: Stats | null,
@@ -500,8 +530,11 @@ try {
   const seedSeconds = (performance.now() - t) / 1000
   server = await startServer(databaseUrl)
   meter = new RssMeter(server.child.pid as number)
-  const capCookies = await Promise.all(world.cap.map((u) => signIn(u.email)))
-  const people: Person[] = await Promise.all(world.people.map(async (u) => ({ ...u, cookie: await signIn(u.email) })))
+  const rssBeforeSignInMb = meter.take()
+  // People sign in a few at a time, as a study's people arrive (not 200 password hashes at once,
+  // whose transient memory no study's phase should be charged with).
+  const capCookies = await mapLimit(world.cap, 8, (u) => signIn(u.email))
+  const people: Person[] = await mapLimit(world.people, 8, async (u) => ({ ...u, cookie: await signIn(u.email) }))
   const pointer = world.cap.map(() => 0)
   const pageUrl = (c: number) => `${ORIGIN}/sessions/${world.pageSessions[c]}`
   const page = async (c: number, stats: Stats) => {
@@ -529,7 +562,17 @@ try {
     durationSeconds: DURATION / 1000,
     studySeconds: STUDY_DURATION / 1000,
     seedSeconds: round(seedSeconds, 1),
+    server: SERVE ? 'scripts/serve.mjs' : 'next start',
+    rssBeforeSignInMb,
     rssAfterStartMb: meter.take(),
+  }
+  if (values['dump-page']) {
+    const { text } = await timed(null, pageUrl(0), { cookie: capCookies[0] as string, expect: 200 })
+    writeFileSync(values['dump-page'], text ?? '')
+  }
+  if (Number(values.hold) > 0) {
+    console.error(JSON.stringify({ hold: Number(values.hold), page: pageUrl(0), cookie: capCookies[0] }))
+    await sleep(Number(values.hold) * 1000)
   }
   // Warm-up (not measured): first renders, RDKit's WebAssembly, JIT.
   await closedLoop(10, WARMUP, page)

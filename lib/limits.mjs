@@ -74,7 +74,7 @@ export function webHeapMb() {
 /**
  * How many web processes share the port (PARLEY_WEB_PROCESSES, 1 by default). Node runs a page's
  * JavaScript on one core, so one process leaves a second core to PostgreSQL and the job workers;
- * one per core serves about 1.5 times the pages at about 300 MB more memory (README "Load").
+ * one per core serves about 1.3 times the pages at about 300 MB more memory (README "Load").
  */
 export function webProcesses() {
   const n = positive('PARLEY_WEB_PROCESSES', 1)

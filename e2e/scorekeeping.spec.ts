@@ -108,10 +108,12 @@ test('a person plays the released travel-booking game in the browser and scores 
       await page.getByLabel('Your answer, in one short sentence').fill(slots.get(slot as string) ?? '')
       await page.keyboard.press('Enter')
     }
-    // The next question arrives on the same page (no reload), or the game ends.
+    // The next question arrives on the same page (no reload), or the game ends. The turn number is
+    // read without waiting: a form that disappears between a count and a getAttribute (the game
+    // just ended) made getAttribute wait for a form that never came back, past toPass's timeout.
     await expect(async () => {
       const ended = await outcome.isVisible()
-      const now = (await seq.count()) ? await seq.getAttribute('value') : null
+      const now = await seq.evaluateAll((inputs) => inputs[0]?.getAttribute('value') ?? null)
       expect(ended || (now !== null && now !== j)).toBe(true)
     }).toPass({ timeout: 20_000 })
   }

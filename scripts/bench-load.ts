@@ -168,12 +168,12 @@ class RssMeter {
   }
   /** The peak RSS since the last reset, in MB. */
   take(): number {
-    this.sample()
-    return round(this.peak / 2 ** 20, 0)
+    return this.peaks().peakRssMb
   }
-  /** The peak PSS since the last reset, in MB (call after take()). */
-  takePss(): number {
-    return round(this.peakPss / 2 ** 20, 0)
+  /** The peak RSS and PSS since the last reset, in MB. */
+  peaks(): { peakRssMb: number; peakPssMb: number } {
+    this.sample()
+    return { peakRssMb: round(this.peak / 2 ** 20, 0), peakPssMb: round(this.peakPss / 2 ** 20, 0) }
   }
   stop() {
     clearInterval(this.timer)
@@ -667,8 +667,7 @@ try {
       queue: queueStats.summary(seconds),
       idleWaits: idle,
       errors: pageStats.errors + submitStats.errors + queueStats.errors,
-      peakRssMb: meter.take(),
-      peakPssMb: meter.takePss(),
+      ...meter.peaks(),
     }
     result.study = {
       ...study,
@@ -682,7 +681,7 @@ try {
       for (const clients of CLIENTS) {
         meter.reset()
         const { stats, seconds } = await closedLoop(clients, DURATION, kind === 'page' ? page : submit)
-        byClients[clients] = { ...stats.summary(seconds), peakRssMb: meter.take(), peakPssMb: meter.takePss() }
+        byClients[clients] = { ...stats.summary(seconds), ...meter.peaks() }
         if (kind === 'submit' && world.pools.some((p, i) => i < clients && (pointer[i] as number) >= p.length))
           (byClients[clients] as Record<string, unknown>).poolExhausted = true
       }

@@ -51,3 +51,17 @@ describe('moleculeSvg (the cache of RDKit drawings)', () => {
     expect(moleculeSvgCache.calculatedSize).toBe(bytes)
   })
 })
+
+describe('one RDKit per process', () => {
+  it('is shared by every copy of the module, as Next loads one per server layer', async () => {
+    // vi.resetModules() makes the next import evaluate chem.ts afresh: a second copy of the module,
+    // like the pages' and the route handlers' bundles of one Next process.
+    vi.resetModules()
+    const first = await import('./chem')
+    vi.resetModules()
+    const second = await import('./chem')
+    expect(second).not.toBe(first)
+    expect(await second.getRDKit()).toBe(await first.getRDKit())
+    expect(second.moleculeSvgCache).toBe(first.moleculeSvgCache)
+  })
+})

@@ -4,14 +4,19 @@ import { LRUCache } from 'lru-cache'
 /**
  * Chemistry through RDKit's WebAssembly build. One RDKit instance per process, loaded on first use
  * (about 0.1 s). In Next the package is listed in serverExternalPackages so its .wasm is found.
+ *
+ * The instance is kept on globalThis, not in this module: Next bundles this module once per server
+ * layer (the pages' and the route handlers'), and each copy used to start its own RDKit, two
+ * 16 MB WebAssembly memories and their compiled code in every web process.
  */
-let rdkit: Promise<MainModule> | undefined
+const shared = globalThis as unknown as { parleyRdkit?: Promise<MainModule>; parleyMoleculeSvgCache?: SvgCache }
+
 export function getRDKit(): Promise<MainModule> {
-  rdkit ??= import('@rdkit/rdkit').then(async (m) => {
+  shared.parleyRdkit ??= import('@rdkit/rdkit').then(async (m) => {
     const init = (m as unknown as { default: (opts?: object) => Promise<MainModule> }).default
     return init()
   })
-  return rdkit
+  return shared.parleyRdkit
 }
 
 /** Canonical SMILES of one molecule, or null when RDKit cannot parse it. */
@@ -85,11 +90,14 @@ export function depictSvg(rd: MainModule, smiles: string, width = 320, height = 
  * RDKit redrew the same molecules for every expert and every reload. Unparsable SMILES are
  * remembered too (as null).
  */
-export const moleculeSvgCache = new LRUCache<string, { svg: string | null }>({
+type SvgCache = LRUCache<string, { svg: string | null }>
+// One per process, like the RDKit instance (each server layer's copy of this module shares it).
+shared.parleyMoleculeSvgCache ??= new LRUCache<string, { svg: string | null }>({
   max: 5000,
   maxSize: 32 * 2 ** 20,
   sizeCalculation: (v, k) => (v.svg?.length ?? 0) + k.length + 16,
 })
+export const moleculeSvgCache: SvgCache = shared.parleyMoleculeSvgCache
 
 /** The sizes molecules are drawn at (width, height in px): one of a session's products, one of a reply's reactants. */
 export const MOLECULE_SIZES = { lg: [340, 240], sm: [220, 150] } as const satisfies Record<

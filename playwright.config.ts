@@ -33,7 +33,9 @@ export default defineConfig({
     },
   },
   webServer: {
-    // What production runs (npm run start:next): scripts/serve.mjs, one web process by default.
+    // What production runs (npm run start:next): scripts/serve.mjs, here with one web process, so
+    // the browser tests share the CI machine's two cores with one server process and Chromium. The
+    // default (one per core, at most two) is served and tested in tests/integration/web-processes.test.ts.
     command: `node scripts/serve.mjs -p ${port} -H 127.0.0.1`,
     url: `${baseURL}/api/v1/health`,
     reuseExistingServer: false,
@@ -47,6 +49,7 @@ export default defineConfig({
       PORT: String(port),
       PARLEY_DEMO: '1',
       PARLEY_SIGNIN_PER_MINUTE: '10000',
+      PARLEY_WEB_PROCESSES: '1',
       NEXT_TELEMETRY_DISABLED: '1',
     },
   },

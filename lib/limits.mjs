@@ -2,8 +2,8 @@
 // Plain JavaScript so next.config.js can read the upload limit too: Next's own body limits are
 // derived from the same number, so the limit a person meets is ours, answered with a clear 413.
 
-/** @param {string} name @param {number} fallback */
-function positive(name, fallback) {
+/** A positive number from the environment, or the fallback. @param {string} name @param {number} fallback */
+export function positive(name, fallback) {
   const raw = process.env[name]
   if (raw === undefined || raw.trim() === '') return fallback
   const n = Number(raw)
@@ -60,24 +60,4 @@ export function maxImagesBytes() {
 /** Sessions one experiment or debate run may have: instances × repetitions (PARLEY_MAX_SESSIONS, 100,000). */
 export function maxSessions() {
   return Math.floor(positive('PARLEY_MAX_SESSIONS', 100_000))
-}
-
-/**
- * The V8 heap limit of each web process, in MB (PARLEY_HEAP_MB, 512 by default; scripts/serve.mjs).
- * Without it V8 sizes the heap from the machine's memory and, on a large machine, lets a busy
- * server's heap grow to several times what it holds live before collecting.
- */
-export function webHeapMb() {
-  return positive('PARLEY_HEAP_MB', 512)
-}
-
-/**
- * How many web processes share the port (PARLEY_WEB_PROCESSES, 1 by default). Node runs a page's
- * JavaScript on one core, so one process leaves a second core to PostgreSQL and the job workers;
- * one per core serves about 1.3 times the pages at about 300 MB more memory (README "Load").
- */
-export function webProcesses() {
-  const n = positive('PARLEY_WEB_PROCESSES', 1)
-  if (!Number.isInteger(n)) throw new Error(`PARLEY_WEB_PROCESSES must be a whole number (got "${n}").`)
-  return n
 }

@@ -5,36 +5,56 @@
 // a V8 heap of at most PARLEY_HEAP_MB. Arguments are next start's.
 //
 // - Only the first process works the job queue (PARLEY_WORKERS); the others serve requests only.
+// - The processes run with jemalloc when it is installed (PARLEY_MALLOC, lib/web-server.mjs).
 // - SIGTERM / SIGINT: every process shuts down as one `next start` does (readiness 503, sessions
 //   handed back, live streams closed); the primary exits when they all have.
 // - A process that dies after it was serving is replaced; one that dies before it ever listened
 //   (a configuration error, a port in use) stops the server with its exit code.
 import cluster from 'node:cluster'
 import { createRequire } from 'node:module'
-import { webHeapMb, webProcesses } from '../lib/limits.mjs'
+import { webAllocator, webHeapMb, webProcesses, webV8Flags } from '../lib/web-server.mjs'
 
 const require = createRequire(import.meta.url)
 
 if (cluster.isPrimary) {
-  const n = webProcesses()
+  // Settings are read before the first fork: a wrong one stops the server with its message.
+  let n
+  let allocator
+  try {
+    n = webProcesses()
+    allocator = webAllocator()
+  } catch (e) {
+    console.error(e instanceof Error ? e.message : String(e))
+    process.exit(1)
+  }
   // The heap limit goes in NODE_OPTIONS (next start retitles its process, hiding its arguments);
   // a limit the operator set already wins.
   const nodeOptions = process.env.NODE_OPTIONS ?? ''
-  // A young generation of 2 x 32 MB (V8 sizes it down under a heap limit): a page view makes
-  // megabytes of short-lived garbage, and a small one is scavenged several times per request.
+  // The young generation's size and the collector's threads (lib/web-server.mjs, webV8Flags):
+  // 2 x 32 MB for one process; 2 x 8 MB each for several, single-threaded when they fill the cores.
+  const v8 = webV8Flags(n)
   const given = [...process.execArgv, ...nodeOptions.split(/\s+/)]
+  const has = (flag) => given.some((a) => a.startsWith(flag))
   const heapOption = [
     nodeOptions,
-    given.some((a) => a.startsWith('--max-old-space-size')) ? '' : `--max-old-space-size=${webHeapMb()}`,
-    given.some((a) => a.startsWith('--max-semi-space-size')) ? '' : '--max-semi-space-size=32',
+    has('--max-old-space-size') ? '' : `--max-old-space-size=${webHeapMb()}`,
+    has('--max-semi-space-size') ? '' : `--max-semi-space-size=${v8.semiSpaceMb}`,
   ]
     .filter(Boolean)
     .join(' ')
+  // Node refuses this one in NODE_OPTIONS: it goes on the processes' command line (which next start
+  // overwrites with its title, so PARLEY_WEB_EXEC_ARGV records it for ps and the tests).
+  const execArgv =
+    v8.singleThreadedGc && !has('--single-threaded-gc') && !has('--no-single-threaded-gc')
+      ? [...process.execArgv, '--single-threaded-gc']
+      : process.execArgv
+  cluster.setupPrimary({ execArgv })
   let stopping = false
   const fork = (index) => {
     const env = {
       PARLEY_WEB_INDEX: String(index),
       NODE_OPTIONS: heapOption,
+      PARLEY_WEB_EXEC_ARGV: execArgv.join(' '),
       // The first keeps the PARLEY_WORKERS it inherits (cluster.fork adds this to process.env).
       ...(index > 0 ? { PARLEY_WORKERS: '0' } : {}),
       // glibc: large blocks (a password hash's 32 MB scrypt buffer, big query results) are mapped
@@ -42,6 +62,8 @@ if (cluster.isPrimary) {
       // (no effect with another C library).
       MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      // jemalloc instead (LD_PRELOAD), which returns freed pages to the system.
+      ...allocator.env,
     }
     const worker = cluster.fork(env)
     let listened = false

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
+import { JEMALLOC_PATHS } from '../../lib/web-server.mjs'
 import { hasBuild, type Proc, ROOT, startWeb, waitFor } from '../support/processes'
 
 /**
@@ -50,8 +52,20 @@ describe.skipIf(!hasBuild())('the production web server (scripts/serve.mjs)', ()
       async () => childrenOf(primary),
       (c) => c.length === 2,
     )
-    for (const pid of web)
-      expect(environ(pid)).toContain('NODE_OPTIONS=--max-old-space-size=300 --max-semi-space-size=32')
+    for (const pid of web) {
+      expect(environ(pid)).toContain('NODE_OPTIONS=--max-old-space-size=300 --max-semi-space-size=8')
+      // Two processes fill a machine of two cores or fewer: their collectors run single-threaded.
+      const execArgv = environ(pid).find((e) => e.startsWith('PARLEY_WEB_EXEC_ARGV=')) ?? ''
+      expect(execArgv.split(/[= ]/).includes('--single-threaded-gc')).toBe(availableParallelism() <= 2)
+    }
+    // The C allocator: jemalloc, loaded into each process, where the machine has it (CI installs
+    // libjemalloc2); glibc's otherwise.
+    const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p))
+    if (!jemalloc) console.log('[skip] jemalloc is not installed here: the web processes run on the system allocator')
+    for (const pid of web) {
+      const maps = readFileSync(`/proc/${pid}/maps`, 'utf8')
+      expect(maps.includes('libjemalloc')).toBe(Boolean(jemalloc))
+    }
     // Only the first process works the job queue.
     const workers = web.map((pid) => environ(pid).find((e) => e.startsWith('PARLEY_WORKERS=')))
     expect(workers.sort()).toEqual(['PARLEY_WORKERS=0', 'PARLEY_WORKERS=1'])
@@ -89,6 +103,21 @@ describe.skipIf(!hasBuild())('the production web server (scripts/serve.mjs)', ()
         15_000,
       )
   }, 120_000)
+
+  it('refuses a PARLEY_MALLOC it does not know before starting anything', async () => {
+    const child = spawn(process.execPath, [`${ROOT}/scripts/serve.mjs`, '-p', String(PORT + 2), '-H', '127.0.0.1'], {
+      cwd: ROOT,
+      env: { ...process.env, PARLEY_MALLOC: 'tcmalloc', PARLEY_WORKERS: '0' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr?.on('data', (d) => {
+      stderr += d
+    })
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)))
+    expect(code).toBe(1)
+    expect(stderr).toContain('PARLEY_MALLOC must be auto, jemalloc or system (got "tcmalloc").')
+  }, 30_000)
 
   it('stops with the error when a process cannot start (the port is taken)', async () => {
     const blocker = await startWeb(PORT + 1, { PARLEY_WORKERS: '0' })

@@ -2,10 +2,9 @@
 // and young generation, and their C memory allocator. Plain JavaScript: serve.mjs runs before
 // anything is compiled. Server-only (lib/limits.mjs is read by the browser's import form too).
 //
-// glibc's malloc keeps what a busy Node process freed in its arenas: in bench:load's study profile
-// each web process held about 40 MB of freed C heap ([heap] in /proc/<pid>/smaps). jemalloc gives
-// freed pages back to the system after `dirty_decay_ms`, and is what many Node and Ruby servers run
-// under for that reason. It is loaded with LD_PRELOAD when the web processes start, from the
+// glibc's malloc keeps what a busy Node process freed in its arenas: bench:load's study with two web
+// processes peaked at 625-634 MB RSS on it and at 558-566 MB on jemalloc, which gives freed pages
+// back to the system after `dirty_decay_ms` (many Node and Ruby servers run on it for that reason). It is loaded with LD_PRELOAD when the web processes start, from the
 // distribution's package (Debian and Ubuntu: libjemalloc2), never bundled.
 
 import { existsSync } from 'node:fs'
@@ -23,8 +22,8 @@ export function webHeapMb() {
 
 /**
  * How many web processes share the port (PARLEY_WEB_PROCESSES; by default one per core, at most
- * two). Node runs a page's JavaScript on one core, so on two cores a second process serves about
- * twice the pages of the first release (README "Load"); each costs about 250 MB.
+ * two). Node runs a page's JavaScript on one core, so on two cores a second process brings page
+ * capacity to about twice the first release's (README "Load"); each costs about 250 MB.
  *
  * @param {number} [cores] the cores this process may use (os.availableParallelism())
  */

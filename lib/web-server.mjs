@@ -4,8 +4,9 @@
 //
 // glibc's malloc keeps what a busy Node process freed in its arenas: bench:load's study with two web
 // processes peaked at 625-634 MB RSS on it and at 558-566 MB on jemalloc, which gives freed pages
-// back to the system after `dirty_decay_ms` (many Node and Ruby servers run on it for that reason). It is loaded with LD_PRELOAD when the web processes start, from the
-// distribution's package (Debian and Ubuntu: libjemalloc2), never bundled.
+// back to the system after `dirty_decay_ms` (many Node and Ruby servers run on it for that reason).
+// jemalloc is loaded with LD_PRELOAD when the web processes start, from the distribution's package
+// (Debian and Ubuntu: libjemalloc2), never bundled.
 
 import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'

@@ -61,7 +61,8 @@ describe.skipIf(!hasBuild())('the production web server (scripts/serve.mjs)', ()
     // The C allocator: jemalloc, loaded into each process, where the machine has it (CI installs
     // libjemalloc2); glibc's otherwise.
     const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p))
-    if (!jemalloc) console.log('note: jemalloc is not installed here; checking that the web processes run on the system allocator')
+    if (!jemalloc)
+      console.log('note: jemalloc is not installed here; checking that the web processes run on the system allocator')
     for (const pid of web) {
       const maps = readFileSync(`/proc/${pid}/maps`, 'utf8')
       expect(maps.includes('libjemalloc')).toBe(Boolean(jemalloc))

@@ -123,49 +123,94 @@ async function ensureBuild() {
 }
 
 /**
- * The memory (bytes) of a process and all its descendants, from /proc: the sum of their resident
- * sets (RSS, what the targets use: pages shared between the processes, such as Node's own code,
- * count once per process) and of their proportional sets (PSS: a shared page split between the
- * processes mapping it, so the sum is closer to what the machine gives the server).
+ * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
+ * [0] state, [1] ppid, … [11] utime, [12] stime.
  */
-function treeMemory(rootPid: number): { rss: number; pss: number } {
+function procStat(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/** The pids of a process and all its descendants, from /proc. */
+function processTree(rootPid: number): number[] {
   const children = new Map<number, number[]>()
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      const ppid = Number(procStat(name)[1])
       const list = children.get(ppid) ?? []
       list.push(Number(name))
       children.set(ppid, list)
     } catch {}
   }
-  let rss = 0
-  let pss = 0
+  const tree: number[] = []
   const todo = [rootPid]
   while (todo.length) {
     const pid = todo.pop() as number
-    try {
-      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-      rss += Number(/^Rss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) * 1024
-      pss += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) * 1024
-    } catch {}
+    tree.push(pid)
     todo.push(...(children.get(pid) ?? []))
   }
-  return { rss, pss }
+  return tree
 }
 
+const TICKS_PER_SECOND = 100 // USER_HZ: Linux reports process times in 1/100 s on every architecture Node runs on.
+
+/** The sum of one figure over these processes (one that has exited counts 0). */
+function sumOver(pids: number[], read: (pid: number) => number): number {
+  let sum = 0
+  for (const pid of pids) {
+    try {
+      sum += read(pid)
+    } catch {}
+  }
+  return sum
+}
+
+/**
+ * The resident memory (bytes) of these processes, summed: RSS, what the targets use (pages the
+ * processes share, such as Node's own code, count once per process). VmRSS of /proc/<pid>/status,
+ * in kB whatever the machine's page size: the kernel's counters, which cost nothing to read.
+ */
+const treeRss = (pids: number[]) =>
+  sumOver(pids, (pid) => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024)
+
+/**
+ * Their proportional sets (PSS, bytes): a page shared between the processes is split between them,
+ * so the sum is closer to what the machine gives the server. The kernel walks every page table to
+ * answer (/proc/<pid>/smaps_rollup): on a 2-core machine, reading it every 250 ms took ~4 % of the
+ * CPU the server competes for, so it is sampled less often than RSS.
+ */
+const treePss = (pids: number[]) =>
+  sumOver(
+    pids,
+    (pid) => Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024,
+  )
+
+/** CPU time (ms, user + system, all threads) these processes have used. */
+const treeCpuMs = (pids: number[]) =>
+  sumOver(pids, (pid) => {
+    const f = procStat(pid)
+    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND // utime, stime
+  })
+
+/**
+ * Samples the server's memory: RSS every 250 ms, PSS every 2 s (and at every read-out). The process
+ * tree is looked up again every 2 s (the web processes are forked once, at start).
+ */
 class RssMeter {
   peak = 0
   peakPss = 0
   private timer: NodeJS.Timeout
+  private pids: number[]
+  private ticks = 0
   constructor(private pid: number) {
-    this.timer = setInterval(() => this.sample(), 250)
+    this.pids = processTree(pid)
+    this.timer = setInterval(() => this.sample(this.ticks++ % 8 === 0), 250)
   }
-  sample() {
-    const m = treeMemory(this.pid)
-    this.peak = Math.max(this.peak, m.rss)
-    this.peakPss = Math.max(this.peakPss, m.pss)
+  sample(withPss: boolean) {
+    if (withPss) this.pids = processTree(this.pid)
+    this.peak = Math.max(this.peak, treeRss(this.pids))
+    if (withPss) this.peakPss = Math.max(this.peakPss, treePss(this.pids))
   }
   reset() {
     this.peak = 0
@@ -177,8 +222,12 @@ class RssMeter {
   }
   /** The peak RSS and PSS since the last reset, in MB. */
   peaks(): { peakRssMb: number; peakPssMb: number } {
-    this.sample()
+    this.sample(true)
     return { peakRssMb: round(this.peak / 2 ** 20, 0), peakPssMb: round(this.peakPss / 2 ** 20, 0) }
+  }
+  /** CPU time (ms) the server's processes have used so far. */
+  cpuMs(): number {
+    return treeCpuMs(processTree(this.pid))
   }
   stop() {
     clearInterval(this.timer)
@@ -631,6 +680,7 @@ try {
   }
   if (PROFILES.has('study')) {
     meter.reset()
+    const studyCpuBefore = meter.cpuMs()
     const pageStats = new Stats()
     const submitStats = new Stats()
     const queueStats = new Stats()
@@ -672,6 +722,8 @@ try {
       queue: queueStats.summary(seconds),
       idleWaits: idle,
       errors: pageStats.errors + submitStats.errors + queueStats.errors,
+      // How busy the server was: its processes' CPU time over the phase, in cores (2 = both cores).
+      serverCpuCores: round((meter.cpuMs() - studyCpuBefore) / (seconds * 1000), 2),
       ...meter.peaks(),
     }
     result.study = {
@@ -685,8 +737,16 @@ try {
       const byClients: Record<string, unknown> = {}
       for (const clients of CLIENTS) {
         meter.reset()
+        const cpuBefore = meter.cpuMs()
         const { stats, seconds } = await closedLoop(clients, DURATION, kind === 'page' ? page : submit)
-        byClients[clients] = { ...stats.summary(seconds), ...meter.peaks() }
+        const serverCpuMs = meter.cpuMs() - cpuBefore
+        byClients[clients] = {
+          ...stats.summary(seconds),
+          // The server's CPU time per answered request: unlike req/s, it does not move with what
+          // else the machine's cores run meanwhile (the bench's own client, PostgreSQL, neighbours).
+          serverCpuMsPerRequest: round(serverCpuMs / Math.max(1, stats.lat.length), 2),
+          ...meter.peaks(),
+        }
         if (kind === 'submit' && world.pools.some((p, i) => i < clients && (pointer[i] as number) >= p.length))
           (byClients[clients] as Record<string, unknown>).poolExhausted = true
       }

@@ -22,7 +22,7 @@ import {
   retryStalled,
   startRun,
 } from '@/lib/server/services/runs'
-import { getSession, submitTurn } from '@/lib/server/services/sessions'
+import { getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { evinceFixture } from './fixtures/evince'
@@ -344,6 +344,35 @@ for (const id of [...PROTOCOL_IDS, 'toy']) {
         await workers.stop()
         workers = undefined
       }
+    })
+
+    it('the step that hands the turn to a person marks the session awaiting in the same write', async () => {
+      const w = await world()
+      fake().setScript(fx.script(0))
+      const run = await create(w, id, fx.humanSetup(w, await fx.dataset(w, 1)))
+      const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
+      await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
+      // Step by step, no worker: after every step the session's status (what the work queue lists)
+      // agrees with the turn its messages give the expert (what the session page shows).
+      let yourTurn = false
+      for (let i = 0; i < 30 && !yourTurn; i++) {
+        const r = await stepSession(s.id)
+        const view = await execute(getSession, w.expert, { sessionId: s.id })
+        if (!view.ok) throw new Error(view.error)
+        yourTurn = view.data.yourTurn
+        const row = await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })
+        const queue = await execute(myQueue, w.expert, {})
+        if (!queue.ok) throw new Error(queue.error)
+        if (yourTurn) {
+          expect(row).toMatchObject({ status: 'awaiting', awaitingSeat: (view.data.ask as { seat: string }).seat })
+          expect(queue.data).toMatchObject({ counts: { yours: 1 }, next: s.id })
+        } else {
+          expect(r.kind).toBe('appended')
+          expect(row.status).toBe('queued')
+          expect(queue.data.counts.yours).toBe(0)
+        }
+      }
+      expect(yourTurn).toBe(true)
     })
 
     it('cancel drops the queued steps and marks the open sessions cancelled', async () => {

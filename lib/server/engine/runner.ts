@@ -144,14 +144,16 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
   try {
     const produced = await agent(agentCtx)
     const after = plugin.protocol.apply(ctx.state, produced.message)
-    const next = plugin.protocol.next(after)
-    const runStatus = await appendMessage(loaded, produced, next.done ? next.reason : null, 'queued')
+    const next = plugin.protocol.next(after) as Ask<string, string, string> | { done: true; reason: string }
+    const awaitingSeat = humanSeatAsked(next, ctx.seats)
+    const runStatus = await appendMessage(loaded, produced, next.done ? next.reason : null, awaitingSeat)
     notifyAppended(session, j, next.done ? next.reason : null)
     const nextLoaded: Loaded = {
       ...loaded,
       session: {
         ...session,
-        status: next.done ? 'done' : 'queued',
+        status: next.done ? 'done' : awaitingSeat ? 'awaiting' : 'queued',
+        awaitingSeat,
         runStatus,
         messages: [...session.messages, produced.message],
       },
@@ -186,15 +188,26 @@ export type Exec = <R>(text: string, params: unknown[]) => Promise<R[]>
 const pgExec: Exec = async <R>(text: string, params: unknown[]) => (await sql().query(text, params)).rows as R[]
 
 /**
+ * The seat a person fills that the protocol asks next, if any: the append that leads to it marks the
+ * session awaiting that seat in the same statement, so no reader sees the person's turn in the
+ * messages while the session still says queued (the work queue lists sessions by their status).
+ */
+export function humanSeatAsked(next: Ask<string, string, string> | { done: true }, seats: Seats): string | null {
+  return !next.done && seats[next.seat]?.kind === 'human' ? next.seat : null
+}
+
+/**
  * Append one message: M + C + the session's status (and its stop reason when this message ends the
- * session) in one statement. Returns the run's status as of the append. Throws a unique violation
- * when another writer took the message number. The caller sends the live notice after the commit.
+ * session) in one statement: done with a reason, awaiting when the next seat is a person's
+ * (`awaitingSeat`), queued for the runner otherwise. Returns the run's status as of the append. Throws
+ * a unique violation when another writer took the message number. The caller sends the live notice
+ * after the commit.
  */
 export async function appendMessage(
   loaded: Loaded,
   produced: Produced,
   doneReason: string | null,
-  status: 'queued',
+  awaitingSeat: string | null,
   author?: { userId: string },
   exec: Exec = pgExec,
 ): Promise<string | null> {
@@ -212,9 +225,11 @@ export async function appendMessage(
        SELECT "sessionId", $3, $13::jsonb FROM m
      ), u AS (
        UPDATE "ProtocolSession"
-       SET status = CASE WHEN $14::text IS NULL THEN $15 ELSE 'done' END, "stopReason" = $14,
+       SET status = CASE WHEN $14::text IS NOT NULL THEN 'done' WHEN $15::text IS NOT NULL THEN 'awaiting'
+                         ELSE 'queued' END,
+           "stopReason" = $14,
            "doneAt" = CASE WHEN $14::text IS NULL THEN NULL ELSE now() END,
-           "stallError" = NULL, "awaitingSeat" = NULL, "updatedAt" = now()
+           "stallError" = NULL, "awaitingSeat" = CASE WHEN $14::text IS NULL THEN $15::text END, "updatedAt" = now()
        WHERE id = (SELECT "sessionId" FROM m)
        RETURNING id
      )
@@ -234,7 +249,7 @@ export async function appendMessage(
       author?.userId ?? null,
       pgJson(produced.context ?? null),
       doneReason,
-      status,
+      awaitingSeat,
       session.experimentId,
     ],
   )

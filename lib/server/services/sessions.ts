@@ -14,6 +14,7 @@ import {
   afterSessionDone,
   appendMessage,
   type Exec,
+  humanSeatAsked,
   loadSession,
   notifyAppended,
   prepare,
@@ -345,8 +346,9 @@ export const submitTurn = defineOperation({
       if (err instanceof ProtocolError) throw badRequest(err.message)
       throw err
     }
-    const end = plugin.protocol.next(after) as { done: boolean; reason?: string }
+    const end = plugin.protocol.next(after) as Ask<string, string, string> | { done: true; reason: string }
     const doneReason = end.done ? (end.reason ?? 'done') : null
+    const awaitingSeat = humanSeatAsked(end, ctx.seats)
     try {
       await db.$transaction(async (tx) => {
         const exec: Exec = (text, params) => tx.$queryRawUnsafe(text, ...params)
@@ -354,7 +356,7 @@ export const submitTurn = defineOperation({
           loaded,
           { ...produced, context: produced.context ?? { person: actor.email } },
           doneReason,
-          'queued',
+          awaitingSeat,
           { userId: actor.userId },
           exec,
         )
@@ -381,7 +383,7 @@ export const submitTurn = defineOperation({
     }
     notifyAppended(session, next.j, doneReason)
     if (doneReason) await afterSessionDone(session.id)
-    else if (!session.experimentId || session.runStatus === 'running')
+    else if (!awaitingSeat && (!session.experimentId || session.runStatus === 'running'))
       await enqueueSteps([session.id], session.experimentId)
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
   },

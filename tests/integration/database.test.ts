@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { db, UnguardedBulkWriteError } from '@/lib/server/db'
+import { randomUUID } from 'node:crypto'
+import type pg from 'pg'
+import { db, pgTransaction, sql, UnguardedBulkWriteError } from '@/lib/server/db'
 import { deploy } from '../../scripts/migrate.mjs'
 
 afterAll(() => db.$disconnect())
@@ -29,5 +31,27 @@ describe('database', () => {
 
   it('the guard also holds inside transactions', async () => {
     await expect(db.$transaction((tx) => tx.auditLog.deleteMany({}))).rejects.toBeInstanceOf(UnguardedBulkWriteError)
+  })
+
+  it('pgTransaction commits what its function wrote, and writes nothing when the function throws', async () => {
+    const row = (id: string) => sql().query(`SELECT 1 FROM "AuditLog" WHERE id = $1`, [id])
+    const insert = (c: pg.PoolClient, id: string) =>
+      c.query(
+        `INSERT INTO "AuditLog" (id, via, action, "resourceType", "resourceId") VALUES ($1, 'test', 'tx.test', 'test', $1)`,
+        [id],
+      )
+    const kept = randomUUID()
+    expect(await pgTransaction(async (c) => (await insert(c, kept), 'done'))).toBe('done')
+    expect((await row(kept)).rowCount).toBe(1)
+    const lost = randomUUID()
+    await expect(
+      pgTransaction(async (c) => {
+        await insert(c, lost)
+        throw new Error('after the insert')
+      }),
+    ).rejects.toThrow('after the insert')
+    expect((await row(lost)).rowCount).toBe(0)
+    // The pool's client went back clean: the next statement is not inside an aborted transaction.
+    expect((await sql().query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
   })
 })

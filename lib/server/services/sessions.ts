@@ -4,7 +4,7 @@ import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { studyPermissions } from '@/lib/server/auth/study-roles'
-import { db, sql } from '@/lib/server/db'
+import { db, pgTransaction, sql } from '@/lib/server/db'
 import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
 import type { StepSession } from '@/lib/server/engine/plugin'
@@ -23,7 +23,7 @@ import { kindLabel } from '@/lib/server/engine/seats'
 import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/services/audit'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
@@ -327,7 +327,10 @@ export const submitTurn = defineOperation({
   input: SubmitTurnInput,
   async run(actor, raw) {
     const { sessionId, seq, ...rest } = raw
-    const mine = await db.sessionSeat.findMany({ where: { sessionId, userId: actor.userId }, select: { seat: true } })
+    const { rows: mine } = await sql().query<{ seat: string }>(
+      `SELECT seat FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2`,
+      [sessionId, actor.userId],
+    )
     if (!mine.length) throw notFound('Session')
     const loaded = await prepare(await loadSession(sessionId))
     const { plugin, ctx, session } = loaded
@@ -350,8 +353,9 @@ export const submitTurn = defineOperation({
     const doneReason = end.done ? (end.reason ?? 'done') : null
     const awaitingSeat = humanSeatAsked(end, ctx.seats)
     try {
-      await db.$transaction(async (tx) => {
-        const exec: Exec = (text, params) => tx.$queryRawUnsafe(text, ...params)
+      // One transaction on `pg`: the message (M + C + status), this person's drafts up to it, the audit row.
+      await pgTransaction(async (client) => {
+        const exec: Exec = async (text, params) => (await client.query(text, params)).rows
         await appendMessage(
           loaded,
           { ...produced, context: produced.context ?? { person: actor.email } },
@@ -360,8 +364,12 @@ export const submitTurn = defineOperation({
           { userId: actor.userId },
           exec,
         )
-        await tx.turnDraft.deleteMany({ where: { sessionId, userId: actor.userId, seq: { lte: next.j } } })
-        await writeAudit(tx, {
+        await client.query(`DELETE FROM "TurnDraft" WHERE "sessionId" = $1 AND "userId" = $2 AND seq <= $3`, [
+          sessionId,
+          actor.userId,
+          next.j,
+        ])
+        await writeAuditSql(client, {
           actor: actorRef(actor),
           action: 'session.turn',
           resourceType: 'session',

@@ -79,9 +79,10 @@ export function sql(): pg.Pool {
 
 /**
  * Run `fn` in one transaction on a client of the `sql()` pool: committed when it resolves, rolled
- * back when it throws (the error is rethrown). For the hot writes that must be atomic (a person's
- * turn: message, drafts, audit row), where Prisma's interactive transaction cost about three times
- * the CPU of the same statements on `pg`.
+ * back when it throws (the error is rethrown). For writes that must be atomic on `pg`: a person's
+ * turn (message, drafts, audit row; Prisma's interactive transaction cost about three times the CPU
+ * of the same statements), and those that put a pg-boss job in the same commit (a dataset import,
+ * a run's first steps).
  */
 export async function pgTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await sql().connect()

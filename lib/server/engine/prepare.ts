@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { maxSessions } from '@/lib/limits.mjs'
-import { sql } from '@/lib/server/db'
+import { pgTransaction, sql } from '@/lib/server/db'
 import { enqueueSteps, wakeStepWorkers } from '@/lib/server/engine/step-queue'
 import type { InstanceRow } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
@@ -233,18 +233,14 @@ async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessions
   }
   // The status and, for a run that starts at once, its first steps on the queue commit together: a
   // crash in between would leave a running run that nothing advances.
-  const client = await sql().connect()
-  let moved = false
-  try {
-    await client.query('BEGIN')
+  const moved = await pgTransaction(async (client) => {
     const r = await client.query(
       `UPDATE "Experiment" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
          "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)
        WHERE id = $1 AND status = 'preparing'`,
       [runId, plan.statusWhenReady],
     )
-    moved = r.rowCount === 1
-    if (moved && plan.statusWhenReady === 'running') {
+    if (r.rowCount === 1 && plan.statusWhenReady === 'running') {
       const { rows: queued } = await client.query<{ id: string }>(
         `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'queued' ORDER BY repetition, position`,
         [runId],
@@ -255,13 +251,8 @@ async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessions
         { executeSql: (text, values) => client.query(text, values) },
       )
     }
-    await client.query('COMMIT')
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw err
-  } finally {
-    client.release()
-  }
+    return r.rowCount === 1
+  })
   if (moved && plan.statusWhenReady === 'running') {
     await wakeStepWorkers()
     await closeIfFinished(runId)

@@ -183,7 +183,7 @@ async function chainLogs(session: StepSession): Promise<BaseMessage[][]> {
   return rows.map((r) => r.messages ?? [])
 }
 
-/** Runs one statement and returns its rows (the pg pool by default; a Prisma transaction for human turns). */
+/** Runs one statement and returns its rows (the pg pool by default; a `pgTransaction` client for a person's turn). */
 export type Exec = <R>(text: string, params: unknown[]) => Promise<R[]>
 const pgExec: Exec = async <R>(text: string, params: unknown[]) => (await sql().query(text, params)).rows as R[]
 

@@ -4,7 +4,7 @@ import { maxUploadBytes, maxUploadMb, uploadTooLargeMessage } from '@/lib/limits
 import { DATASET_KINDS, GenericMapping } from '@/lib/tasks/datasets'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
-import { db, sql } from '@/lib/server/db'
+import { db, pgTransaction, sql } from '@/lib/server/db'
 import { badRequest, conflict, notFound, tooLarge } from '@/lib/server/errors'
 import { jsonText } from '@/lib/server/input'
 import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
@@ -46,9 +46,7 @@ export const importDataset = defineOperation({
       actor: actorRef(actor),
       ...(input.kind === 'generic' && input.mapping ? { mapping: input.mapping } : {}),
     }
-    const client = await sql().connect()
-    try {
-      await client.query('BEGIN')
+    await pgTransaction(async (client) => {
       await client.query(
         `INSERT INTO "Dataset" (id, "studyId", name, kind, source, status, "createdById")
          VALUES ($1, $2, $3, $4, $5, 'importing', $6)`,
@@ -69,13 +67,7 @@ export const importDataset = defineOperation({
         ...bulkJobOptions(),
         db: { executeSql: (text, values) => client.query(text, values) },
       })
-      await client.query('COMMIT')
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw err
-    } finally {
-      client.release()
-    }
+    })
     await wakeWorkers(DATASET_IMPORT_QUEUE)
     return { id: datasetId, name: input.name, status: 'importing' as const }
   },

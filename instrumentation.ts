@@ -1,5 +1,9 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return
+  // Before the first render: a completed render's abort reason must not keep the renders after it
+  // (lib/server/abort-reasons.ts).
+  const { formatAbortReasons } = await import('@/lib/server/abort-reasons')
+  formatAbortReasons()
   // The configuration first: a bad value refuses to start, naming the variable.
   const { ConfigError, config } = await import('@/lib/server/config')
   try {

@@ -1,7 +1,6 @@
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { db } from '@/lib/server/db'
-import { makeSession, makeStudy, makeUser } from '../support/fixtures'
+import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 import { hasBuild, type Proc, ROOT, signInCookie, startWeb } from '../support/processes'
 
 /**
@@ -63,29 +62,9 @@ describe.skipIf(!hasBuild())('a web process under sustained page loads', () => {
     const researcher = await makeUser('researcher')
     const expert = await makeUser('expert')
     const study = await makeStudy(researcher, [expert])
-    const s = await makeSession(study.id, {
-      protocol: 'pxp',
-      config: { n: 10, k: 3 },
-      task: 'drug',
-      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'Fischer esterification.' },
-      seats: {
-        m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
-        h: { kind: 'human', userId: expert.userId },
-      },
-    })
-    await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
-    await db.protocolMessage.create({
-      data: {
-        sessionId: s.id,
-        seq: 1,
-        sender: 'm',
-        receiver: 'h',
-        tag: 'INIT',
-        prediction: 'CCO.CC(=O)O',
-        explanation: 'An ester: hydrolysis gives the acid and the alcohol.',
-        body: { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO.CC(=O)O', explanation: 'An ester.' },
-        payload: { raw: 'Prediction: CCO.CC(=O)O' },
-      },
+    const s = await makeAwaitingPxpSession(study.id, expert.userId, {
+      prediction: 'CCO.CC(=O)O',
+      explanation: 'An ester: hydrolysis gives the acid and the alcohol.',
     })
     const cookie = await signInCookie(base, expert.email)
     const page = `${base}/sessions/${s.id}`

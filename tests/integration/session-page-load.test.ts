@@ -4,7 +4,7 @@ import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { getSession } from '@/lib/server/services/sessions'
 import type { Actor } from '@/lib/server/actor'
-import { makeSession, makeStudy, makeUser } from '../support/fixtures'
+import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 
 /**
  * The session page under load (bench:load): sessions.get reads the session, its seats and people,
@@ -27,30 +27,7 @@ async function world() {
   const outsider = await makeUser('researcher')
   const viewer = await makeUser('viewer')
   const study = await makeStudy(researcher, [expert, otherExpert, viewer])
-  const s = await makeSession(study.id, {
-    protocol: 'pxp',
-    config: { n: 10, k: 3 },
-    task: 'drug',
-    instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'Fischer esterification.' },
-    seats: {
-      m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
-      h: { kind: 'human', userId: expert.userId },
-    },
-  })
-  await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
-  await db.protocolMessage.create({
-    data: {
-      sessionId: s.id,
-      seq: 1,
-      sender: 'm',
-      receiver: 'h',
-      tag: 'INIT',
-      prediction: 'CCO',
-      explanation: 'A reduction.',
-      body: { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction.' },
-      payload: { raw: 'Prediction: CCO' },
-    },
-  })
+  const s = await makeAwaitingPxpSession(study.id, expert.userId)
   return { researcher, expert, otherExpert, outsider, viewer, study, s }
 }
 

@@ -73,3 +73,39 @@ export async function makeSession(
     })
   return session
 }
+
+/**
+ * What the session page shows an expert: a PXP DRUG session (n = 10, k = 3, machine without a
+ * connection) in `studyId` whose machine opened with `first` (message 1, INIT) and that now awaits
+ * `expertUserId` in seat h.
+ */
+export async function makeAwaitingPxpSession(
+  studyId: string,
+  expertUserId: string,
+  first: { prediction: string; explanation: string } = { prediction: 'CCO', explanation: 'A reduction.' },
+) {
+  const s = await makeSession(studyId, {
+    protocol: 'pxp',
+    config: { n: 10, k: 3 },
+    task: 'drug',
+    instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'Fischer esterification.' },
+    seats: {
+      m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+      h: { kind: 'human', userId: expertUserId },
+    },
+  })
+  await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
+  await db.protocolMessage.create({
+    data: {
+      sessionId: s.id,
+      seq: 1,
+      sender: 'm',
+      receiver: 'h',
+      tag: 'INIT',
+      ...first,
+      body: { seq: 1, sender: 'm', tag: 'INIT', ...first },
+      payload: { raw: `Prediction: ${first.prediction}` },
+    },
+  })
+  return s
+}

@@ -41,7 +41,11 @@ describe('database', () => {
         [id],
       )
     const kept = randomUUID()
-    expect(await pgTransaction(async (c) => (await insert(c, kept), 'done'))).toBe('done')
+    const done = await pgTransaction(async (c) => {
+      await insert(c, kept)
+      return 'done'
+    })
+    expect(done).toBe('done')
     expect((await row(kept)).rowCount).toBe(1)
     const lost = randomUUID()
     await expect(

@@ -4,7 +4,7 @@ import { maxUploadBytes, maxUploadMb, uploadTooLargeMessage } from '@/lib/limits
 import { DATASET_KINDS, GenericMapping } from '@/lib/tasks/datasets'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
-import { db, pgTransaction, sql } from '@/lib/server/db'
+import { db, pgTransaction } from '@/lib/server/db'
 import { badRequest, conflict, notFound, tooLarge } from '@/lib/server/errors'
 import { jsonText } from '@/lib/server/input'
 import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'

@@ -7,7 +7,7 @@ import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
 import { OPERATIONS } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
-import { makeSession, makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { machineOpens, makeSession, makeStudy, makeUser, makeWork } from '../support/fixtures'
 
 afterAll(async () => {
   await stopBoss()
@@ -276,18 +276,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => {
       const s = await humanSession(c)
-      await db.protocolMessage.create({
-        data: {
-          sessionId: s.id,
-          seq: 1,
-          sender: 'm',
-          receiver: 'h',
-          tag: 'INIT',
-          prediction: 'CCO',
-          explanation: 'a guess',
-          body: { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'a guess' },
-        },
-      })
+      await machineOpens(s.id, { prediction: 'CCO', explanation: 'a guess' })
       return {
         sessionId: s.id,
         seq: 2,

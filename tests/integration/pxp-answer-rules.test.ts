@@ -5,7 +5,7 @@ import { execute } from '@/lib/server/operation'
 import { checkPxpAnswer } from '@/lib/server/protocols/pxp/operations'
 import { createRun } from '@/lib/server/services/runs'
 import { getSession, submitTurn } from '@/lib/server/services/sessions'
-import { makeSession, makeStudy, makeUser } from '../support/fixtures'
+import { machineOpens, makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
 /**
@@ -42,17 +42,7 @@ async function sessionAwaitingExpert(task: 'drug' | 'rad') {
       h: { kind: 'human', userId: expert.userId },
     },
   })
-  await db.protocolMessage.create({
-    data: {
-      sessionId: s.id,
-      seq: 1,
-      sender: 'm',
-      receiver: 'h',
-      tag: 'INIT',
-      ...first,
-      body: { seq: 1, sender: 'm', tag: 'INIT', ...first },
-    },
-  })
+  await machineOpens(s.id, first)
   await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
   return { s, expert }
 }

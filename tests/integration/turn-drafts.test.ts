@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { getSession, saveDraft, submitTurn } from '@/lib/server/services/sessions'
-import { makeSession, makeStudy, makeUser } from '../support/fixtures'
+import { machineOpens, makeSession, makeStudy, makeUser } from '../support/fixtures'
 
 /** Drafts of a turn live on the server per (session, message number, person): any browser gets them back. */
 describe('turn drafts on the server', () => {
@@ -21,19 +21,7 @@ describe('turn drafts on the server', () => {
         h: { kind: 'human', userId: expert.userId },
       },
     })
-    const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction.' }
-    await db.protocolMessage.create({
-      data: {
-        sessionId: s.id,
-        seq: 1,
-        sender: 'm',
-        receiver: 'h',
-        tag: 'INIT',
-        prediction: 'CCO',
-        explanation: 'A reduction.',
-        body: first,
-      },
-    })
+    await machineOpens(s.id, { prediction: 'CCO', explanation: 'A reduction.' })
     await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
 
     const data = { match: false, agree: null, y: 'CCO.CC(=O)O', e: 'half written' }

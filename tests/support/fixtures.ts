@@ -95,17 +95,26 @@ export async function makeAwaitingPxpSession(
     },
   })
   await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
+  await machineOpens(s.id, first, { raw: `Prediction: ${first.prediction}` })
+  return s
+}
+
+/** A PXP session's message 1: the machine (seat m) opens with `first` (INIT) to the person in seat h. */
+export async function machineOpens(
+  sessionId: string,
+  first: { prediction: string; explanation: string },
+  payload?: { raw: string },
+) {
   await db.protocolMessage.create({
     data: {
-      sessionId: s.id,
+      sessionId,
       seq: 1,
       sender: 'm',
       receiver: 'h',
       tag: 'INIT',
       ...first,
       body: { seq: 1, sender: 'm', tag: 'INIT', ...first },
-      payload: { raw: `Prediction: ${first.prediction}` },
+      ...(payload ? { payload } : {}),
     },
   })
-  return s
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { getSession, saveDraft, submitTurn } from '@/lib/server/services/sessions'
-import { machineOpens, makeSession, makeStudy, makeUser } from '../support/fixtures'
+import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 
 /** Drafts of a turn live on the server per (session, message number, person): any browser gets them back. */
 describe('turn drafts on the server', () => {
@@ -11,18 +11,7 @@ describe('turn drafts on the server', () => {
     const expert = await makeUser('expert')
     const other = await makeUser('expert')
     const study = await makeStudy(researcher, [expert, other])
-    const s = await makeSession(study.id, {
-      protocol: 'pxp',
-      config: { n: 10, k: 3 },
-      task: 'drug',
-      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'ester' },
-      seats: {
-        m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
-        h: { kind: 'human', userId: expert.userId },
-      },
-    })
-    await machineOpens(s.id, { prediction: 'CCO', explanation: 'A reduction.' })
-    await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'h' } })
+    const s = await makeAwaitingPxpSession(study.id, expert.userId)
 
     const data = { match: false, agree: null, y: 'CCO.CC(=O)O', e: 'half written' }
     expect(await execute(saveDraft, expert, { sessionId: s.id, seq: 2, data })).toMatchObject({ ok: true })

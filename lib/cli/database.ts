@@ -17,8 +17,9 @@ export async function ensureDatabaseUrl<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } finally {
-    const { db } = await import('@/lib/server/db')
-    await db.$disconnect()
+    // Everything that talks to the cluster stops before the cluster does.
+    const { releaseProcessResources } = await import('@/lib/server/release')
+    await releaseProcessResources()
     await embedded.stop()
   }
 }

@@ -428,20 +428,10 @@ export async function main(argv: string[]): Promise<number> {
     return 1
   } finally {
     // Only a command that used the database created a client (see lib/server/db.ts); the pxp
-    // commands never do, so they do not load Prisma at all.
-    // A command that queued jobs or played the demo model (the demo seed does both) started the
-    // queue and the demo server: stop them, or they keep the process alive after the command is done.
-    if ((globalThis as { parleyDemoServer?: unknown }).parleyDemoServer) {
-      const { stopDemoEndpoint } = await import('@/lib/server/llm/runtime')
-      await stopDemoEndpoint().catch(() => {})
-    }
-    if ((globalThis as { parleyBoss?: unknown }).parleyBoss) {
-      const { stopBoss } = await import('@/lib/server/jobs/queue')
-      await stopBoss().catch(() => {})
-    }
-    if ((globalThis as { parleyDb?: unknown }).parleyDb) {
-      const { db } = await import('@/lib/server/db')
-      await db.$disconnect().catch(() => {})
-    }
+    // commands never do, so they do not load Prisma at all. A command that queued jobs or played the
+    // demo model (the demo seed does both) started the queue and the demo server: stop them, or they
+    // keep the process alive after the command is done.
+    const { releaseProcessResources } = await import('@/lib/server/release')
+    await releaseProcessResources()
   }
 }

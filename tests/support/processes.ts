@@ -126,3 +126,17 @@ export async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) 
     await new Promise((r) => setTimeout(r, 100))
   }
 }
+
+/** A TCP port nobody listens on right now (the kernel's choice), for a server a test starts. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net')
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.unref()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}

@@ -15,7 +15,8 @@ import { deploy } from './migrate.mjs'
 
 const only = process.argv.slice(2) // e.g. `npm test -- unit` or `npm test -- e2e`
 const want = (name) => only.length === 0 || only.includes(name)
-const results = path.join(ROOT, '.data', 'test-results')
+// PARLEY_TEST_RESULTS: where the runners' JSON reports go (a test of this script points it elsewhere).
+const results = process.env.PARLEY_TEST_RESULTS ?? path.join(ROOT, '.data', 'test-results')
 rmSync(results, { recursive: true, force: true })
 mkdirSync(results, { recursive: true })
 
@@ -31,6 +32,21 @@ function run(cmd, args, env = {}) {
   })
 }
 const bin = (name) => path.join(ROOT, 'node_modules', '.bin', name)
+
+/**
+ * Debian's Chromium (never a downloaded browser): CHROMIUM_PATH, else /usr/bin/chromium, as
+ * playwright.config.ts launches it. Detected before anything runs, so a machine without it gets one
+ * line saying how to install it instead of a launch error per browser test.
+ */
+function findChromium() {
+  const where = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+  if (existsSync(where)) return { ok: true, where }
+  return {
+    ok: false,
+    where,
+    why: `which is not at ${where}: install it with \`sudo apt-get install -y chromium\` (Debian's package; no browser is downloaded), or set CHROMIUM_PATH.`,
+  }
+}
 
 let embedded
 let adminUrl = process.env.DATABASE_URL
@@ -59,7 +75,9 @@ async function freshDb(suffix) {
 }
 
 const steps = []
+const skippedSteps = []
 let failed = false
+const browser = findChromium()
 async function step(name, fn) {
   const r = await fn()
   steps.push({ name, ...r })
@@ -75,7 +93,18 @@ try {
   // The production build comes before vitest, so the integration tests that start real `next start`
   // processes (several instances, shutdown, backup) run in the full suite instead of skipping.
   let built = false
-  if (want('e2e')) {
+  if (want('e2e') && !browser.ok) {
+    // One visible line instead of a launch error in every browser test. CI has Chromium and requires it.
+    console.log(`skipped: the browser tests (Playwright) need Chromium, ${browser.why}`)
+    if (process.env.CI) {
+      steps.push({ name: 'end-to-end (playwright, chromium): no Chromium', code: 1, seconds: 0 })
+      failed = true
+    } else {
+      skippedSteps.push(`end-to-end (playwright): no Chromium at ${browser.where}`)
+    }
+  }
+  // Without a browser the build is still needed by the integration tests, not by anything else.
+  if (want('e2e') && (browser.ok || want('unit'))) {
     const before = steps.length
     await step('build (next build)', () => run(bin('next'), ['build']))
     built = steps[before]?.code === 0
@@ -88,7 +117,7 @@ try {
       }),
     )
   }
-  if (want('e2e')) {
+  if (want('e2e') && browser.ok) {
     const url = await freshDb('e2e')
     // Migrate before Playwright starts the web server (it starts before globalSetup runs).
     await deploy([], { url, quiet: true })
@@ -151,6 +180,7 @@ if (existsSync(pwFile)) {
   for (const suite of report.suites ?? []) walk(suite, [])
 }
 for (const s of steps) console.log(`${s.code === 0 ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds.toFixed(1)} s)`)
+for (const name of skippedSteps) console.log(`skipped ${name}`)
 for (const name of failedNames) console.log(`failed: ${name}`)
 if (failed && failures === 0) failures = steps.filter((s) => s.code !== 0).length
 console.log(`Tests: ${passed} passed, ${failures} failed${skipped ? `, ${skipped} skipped` : ''}`)

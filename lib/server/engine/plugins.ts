@@ -7,22 +7,38 @@ import { setDemoRules } from '@/lib/server/llm/runtime'
  * loaded on first use, so the engine never names a protocol. Tests may register more (the contract
  * suite's toy protocol), which proves a protocol runs end to end with nothing but its own folder
  * and a registration.
+ *
+ * The registry is process-wide state, so it lives on `globalThis`: Next bundles this module once per
+ * server layer (pages, route handlers, instrumentation), and a copy of its own per layer meant that
+ * the demo rules the last-loaded copy installed read a registry nobody had filled, so every new run
+ * on the simulated model got the generic fallback replies (tests/engine/plugins.test.ts).
  */
-const registered = new Map<string, ProtocolPlugin>()
-let builtins: Promise<void> | undefined
-
-function loadBuiltins(): Promise<void> {
-  builtins ??= import('@/lib/server/protocols/registry').then((m) => {
-    for (const [id, plugin] of Object.entries(m.plugins as Record<string, ProtocolPlugin>))
-      if (!registered.has(id)) registered.set(id, plugin)
-  })
-  return builtins
+type Registry = { plugins: Map<string, ProtocolPlugin>; builtins?: Promise<void> }
+const g = globalThis as unknown as { parleyPlugins?: Registry }
+const registry = (): Registry => {
+  g.parleyPlugins ??= { plugins: new Map() }
+  return g.parleyPlugins
 }
 
-// The offline demo model answers each protocol's requests by its plugin's rules (read per request,
-// so plugins registered later count too).
+function loadBuiltins(): Promise<void> {
+  const r = registry()
+  r.builtins ??= import('@/lib/server/protocols/registry')
+    .then((m) => {
+      for (const [id, plugin] of Object.entries(m.plugins as Record<string, ProtocolPlugin>))
+        if (!r.plugins.has(id)) r.plugins.set(id, plugin)
+    })
+    .catch((err) => {
+      r.builtins = undefined
+      throw err
+    })
+  return r.builtins
+}
+
+// The offline demo model answers each protocol's requests by its plugin's rules (read per request
+// from the one registry, so plugins registered later count too, whichever copy of this module
+// installed the rules).
 setDemoRules((req) => {
-  for (const p of registered.values()) {
+  for (const p of registry().plugins.values()) {
     const reply = p.demo?.(req)
     if (reply !== undefined) return reply
   }
@@ -30,21 +46,24 @@ setDemoRules((req) => {
 })
 
 export function registerPlugin(plugin: ProtocolPlugin): void {
-  registered.set(plugin.protocol.id, plugin)
+  registry().plugins.set(plugin.protocol.id, plugin)
 }
 
 /** The plugin of a protocol id; an unknown id throws (nothing defaults to any protocol). */
 export async function pluginFor(id: string): Promise<ProtocolPlugin> {
   await loadBuiltins()
-  const p = registered.get(id)
+  const p = registry().plugins.get(id)
   if (!p) throw new UnknownProtocolError(id)
   return p
 }
 
 export async function allPlugins(): Promise<ProtocolPlugin[]> {
   await loadBuiltins()
-  return [...registered.values()]
+  return [...registry().plugins.values()]
 }
+
+/** Load the built-in plugins now (a process that serves the demo model before any step ran). */
+export const loadPlugins = (): Promise<void> => loadBuiltins()
 
 export class UnknownProtocolError extends Error {
   constructor(readonly protocol: string) {

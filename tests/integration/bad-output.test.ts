@@ -7,6 +7,7 @@ import { execute } from '@/lib/server/operation'
 import type { EvinceRunView } from '@/lib/server/protocols/evince/plugin'
 import { exportRun } from '@/lib/server/services/run-export'
 import { createRun, retrySession, viewRun } from '@/lib/server/services/runs'
+import { getSession } from '@/lib/server/services/sessions'
 import { debateRules, loadDebateFixture } from '../support/evince'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -250,6 +251,14 @@ describe('EVINCE: a distribution that breaks the rules is re-asked, never stored
     for await (const l of rounds.data.lines()) rows.push(JSON.parse(l))
     expect(rows.filter((x) => x.session === dengueSession)).toEqual([])
     expect(rows.filter((x) => x.session !== dengueSession)).toHaveLength(3)
+    // Its session page cannot replay it: a 409 that names the message, not a 500 saying "try again".
+    expect(await execute(getSession, w.researcher, { sessionId: dengueSession })).toMatchObject({
+      ok: false,
+      status: 409,
+      error: expect.stringMatching(
+        /^This session's log breaks the protocol's rules as they are now: Message 1 \(A\): the probabilities sum to 200 %.*the inspector shows every message\.$/,
+      ),
+    })
   })
 })
 

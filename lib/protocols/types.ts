@@ -128,3 +128,40 @@ export function replay<Config, State, Message, Instance>(
   for (const m of messages) state = protocol.apply(state, m)
   return state
 }
+
+/** The first stored message the rules refuse: its number and the protocol's error. */
+export interface RefusedMessage {
+  seq: number
+  code: string
+  message: string
+}
+
+/**
+ * {@link replay} for reading stored logs in results and exports: the state of the longest prefix the
+ * rules accept, and the first message they refuse (null when they accept the whole log). A log
+ * written before a rule existed may hold a message the current `apply` refuses; a reader that
+ * counts results excludes such a log and says why, rather than failing or counting it. Any error
+ * that is not a {@link ProtocolError} is thrown.
+ */
+export function replayAccepted<Config, State, Message extends BaseMessage, Instance>(
+  protocol: { init(config: Config, instance: Instance): State; apply(state: State, msg: Message): State },
+  config: Config,
+  instance: Instance,
+  messages: Iterable<Message>,
+): { state: State; refused: RefusedMessage | null } {
+  let state = protocol.init(config, instance)
+  for (const m of messages) {
+    try {
+      state = protocol.apply(state, m)
+    } catch (err) {
+      if (!(err instanceof ProtocolError)) throw err
+      return { state, refused: { seq: m.seq, code: err.code, message: err.message } }
+    }
+  }
+  return { state, refused: null }
+}
+
+/** A refused stored message in words: "Message 3 …" (the protocol's own sentence, numbered once). */
+export function describeRefused(r: RefusedMessage): string {
+  return /^message \d+\b/i.test(r.message) ? r.message : `Message ${r.seq}: ${r.message}`
+}

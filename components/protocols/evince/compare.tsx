@@ -12,6 +12,12 @@ function Cell({ row, value }: { row: Row | undefined; value: (r: Row) => string 
   return row ? <span className="tabular-nums">{value(row)}</span> : <span className="text-stone-400">—</span>
 }
 
+/** Debates left out because their logs break the rules (see the run pages), if any. */
+function excludedNote(a: number, b: number): string {
+  if (!a && !b) return ''
+  return ` Left out because their logs hold a message the rules refuse: ${a} in A, ${b} in B (their run pages name them).`
+}
+
 /**
  * Two debate runs' accuracy tables side by side (each with its own label merges): top-1, top-k and
  * MRR with 95 % intervals per predictor, and B − A in percentage points (MRR in its own units).
@@ -24,7 +30,7 @@ export function EvinceCompareView({ a, b, data }: CompareProps) {
   return (
     <Card
       title="Accuracy, A vs B"
-      description={`A (${a.name}): ${d.a.accuracy.n} of ${d.a.cases} cases scored (k = ${d.a.k}); B (${b.name}): ${d.b.accuracy.n} of ${d.b.cases} (k = ${d.b.k}). Δ is B − A, in percentage points for top-1 and top-k.${sameK ? '' : ' The runs use different k, so their top-k columns are not comparable.'}`}
+      description={`A (${a.name}): ${d.a.accuracy.n} of ${d.a.cases} cases scored (k = ${d.a.k}); B (${b.name}): ${d.b.accuracy.n} of ${d.b.cases} (k = ${d.b.k}). Δ is B − A, in percentage points for top-1 and top-k.${sameK ? '' : ' The runs use different k, so their top-k columns are not comparable.'}${excludedNote(d.a.accuracy.excluded, d.b.accuracy.excluded)}`}
     >
       <Table
         caption="Accuracy of both runs"

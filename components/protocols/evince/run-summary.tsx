@@ -37,6 +37,29 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
         ) : null}
       </Card>
 
+      {d.excluded.count ? (
+        <div className="rounded-md border border-amber-200 bg-amber-50 p-3 text-sm" data-testid="excluded-cases">
+          <p className="font-medium text-amber-900">
+            {d.excluded.count} debate{d.excluded.count === 1 ? ' is' : 's are'} left out of every result below
+            (accuracy, intervals, confusion, finals): {d.excluded.count === 1 ? 'its log holds' : 'their logs hold'} a
+            message the rules refuse, written before the rule existed. The inspector shows each log as stored.
+          </p>
+          <ul className="mt-1 list-disc pl-5 text-amber-900">
+            {d.excluded.cases.map((c) => (
+              <li key={c.sessionId}>
+                <Link href={`/runs/${run.run.id}/sessions/${c.sessionId}`} className="underline">
+                  Case {c.position + 1}
+                </Link>
+                : {c.reason}
+              </li>
+            ))}
+          </ul>
+          {d.excluded.count > d.excluded.cases.length ? (
+            <p className="mt-1 text-amber-900">… and {d.excluded.count - d.excluded.cases.length} more.</p>
+          ) : null}
+        </div>
+      ) : null}
+
       <Card title={`Accuracy over ${d.accuracy.n} finished case${d.accuracy.n === 1 ? '' : 's'} with a ground truth`}>
         {d.accuracy.n === 0 ? (
           <p className="text-sm text-stone-500">Appears when cases with a ground truth have finished.</p>
@@ -153,6 +176,7 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
             <Td>{c.stopReason ? (STOP_REASONS[c.stopReason as keyof typeof STOP_REASONS] ?? c.stopReason) : '—'}</Td>
             <Td>
               <StatusBadge status={c.status} />
+              {c.excluded ? <span className="ml-1 text-xs text-amber-800">excluded</span> : null}
               {c.status === 'stalled' && canRun ? <RetryButton sessionId={c.sessionId} runId={run.run.id} /> : null}
             </Td>
           </tr>

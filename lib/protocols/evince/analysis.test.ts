@@ -76,6 +76,7 @@ describe('confusion: a square table', () => {
     final: [{ label: top, probability: 1 }],
     entopps: null,
     finalEntropy: 1,
+    excluded: null,
   })
   it('one label order on both axes, the diagonal the correct cases, labels as written in the cases', async () => {
     const { confusion } = await import('./analysis')

@@ -12,6 +12,7 @@ import {
   type RoundMetrics,
   rankOf,
 } from '../../metrics/evince'
+import { describeRefused, type RefusedMessage } from '../types'
 import { type EvinceInstance, type EvinceRound, type EvinceState, finalDistribution } from './protocol'
 
 /** One round's numbers, flat: what the charts, the metrics table and the rounds export show. */
@@ -52,17 +53,43 @@ export interface CaseResult {
   /** EnToPPS (appendix F) of the same last round, for comparison. */
   entopps: LabelProb[] | null
   finalEntropy: number | null
+  /**
+   * Why the case is left out of the results, when its stored log holds a message the rules refuse
+   * (written before the rule existed, e.g. a distribution summing to 200 %); null otherwise.
+   */
+  excluded: string | null
 }
 
-/** A replayed debate as one case's result (finals only for finished debates). */
+/**
+ * A replayed debate as one case's result (finals only for finished debates). A debate whose log the
+ * rules refuse at some message (`refused`, from `replayAccepted`) is excluded: no distribution of it
+ * is counted or charted, and `excluded` says which message broke which rule.
+ */
 export function caseResult(
   s: { id: string; position: number; status: string; stopReason: string | null },
   instance: EvinceInstance,
   state: EvinceState,
+  refused: RefusedMessage | null = null,
 ): CaseResult {
   const final = finalDistribution(state)
   const first = state.rounds[0]
   const done = s.status === 'done'
+  if (refused)
+    return {
+      sessionId: s.id,
+      position: s.position,
+      status: s.status,
+      stopReason: s.stopReason,
+      symptoms: instance.input.symptoms,
+      truth: instance.prediction,
+      rounds: state.rounds.filter((r) => r.A && r.B).length,
+      aloneA: null,
+      firstB: null,
+      final: null,
+      entopps: null,
+      finalEntropy: null,
+      excluded: describeRefused(refused),
+    }
   return {
     sessionId: s.id,
     position: s.position,
@@ -76,12 +103,18 @@ export function caseResult(
     final: done ? (final?.crit ?? null) : null,
     entopps: done ? (final?.entopps ?? null) : null,
     finalEntropy: done && final ? entropy(final.crit.map((p) => p.probability)) : null,
+    excluded: null,
   }
 }
 
-/** Accuracy (top-1, top-k, MRR with 95% intervals) of A alone, B's first answer and the debate. */
+/**
+ * Accuracy (top-1, top-k, MRR with 95% intervals) of A alone, B's first answer and the debate, over
+ * the finished cases with a ground truth; excluded cases (see {@link CaseResult.excluded}) are not
+ * counted, and `excluded` says how many were left out.
+ */
 export function batchAccuracy(cases: CaseResult[], k: number, aliases: Record<string, string>) {
-  const withTruth = cases.filter((c) => c.truth && c.status === 'done')
+  const finished = cases.filter((c) => c.truth && c.status === 'done')
+  const withTruth = finished.filter((c) => !c.excluded)
   const of = (pick: (c: CaseResult) => LabelProb[] | null) =>
     accuracy(
       withTruth.flatMap((c) => {
@@ -93,6 +126,7 @@ export function batchAccuracy(cases: CaseResult[], k: number, aliases: Record<st
     )
   return {
     n: withTruth.length,
+    excluded: finished.length - withTruth.length,
     rows: [
       { key: 'A', label: 'Debater A alone (round 1)', ...of((c) => c.aloneA) },
       { key: 'B', label: "Debater B, round 1 (after seeing A's answer)", ...of((c) => c.firstB) },
@@ -112,7 +146,7 @@ export function confusion(cases: CaseResult[], aliases: Record<string, string>) 
     if (!names.has(c)) names.set(c, displayName(written))
   }
   for (const c of cases) {
-    if (!c.truth || !c.final?.length) continue
+    if (!c.truth || !c.final?.length || c.excluded) continue
     const t = canonicalLabel(c.truth, aliases)
     const p = canonicalLabel(c.final[0]?.label ?? '', aliases)
     name(t, c.truth)
@@ -120,7 +154,8 @@ export function confusion(cases: CaseResult[], aliases: Record<string, string>) 
     row.set(p, (row.get(p) ?? 0) + 1)
     m.set(t, row)
   }
-  for (const c of cases) if (c.truth && c.final?.[0]) name(canonicalLabel(c.final[0].label, aliases), c.final[0].label)
+  for (const c of cases)
+    if (c.truth && c.final?.[0] && !c.excluded) name(canonicalLabel(c.final[0].label, aliases), c.final[0].label)
   const truths = [...m.keys()].sort()
   const predicted = [...new Set([...m.values()].flatMap((r) => [...r.keys()]))].sort()
   // The square table: one label order on both axes (the truths, then labels only ever predicted),

@@ -24,9 +24,16 @@
  *   A swap of the two lists (the paper's Jaundice round 2) is not a plateau: both distributions moved.
  * - Final P_f = (Ω_A·P_A + Ω_B·P_B)/(Ω_A + Ω_B) over the last round, Ω = the agents' CRIT scores
  *   (equal weights without CRIT or when both are 0); EnToPPS (appendix F) is offered beside it.
+ *
+ * `apply` refuses (an {@link EvinceMessageError}) a message out of turn, mis-numbered or after the
+ * debate, a CRIT score outside [0, 1] (or a reason scored outside 1–10), and a turn whose distribution
+ * breaks the rules of {@link turnProblem}: at most k labels, each naming a diagnosis once (and from the
+ * label space when the debate has one), probabilities in [0, 1] summing to 1 within
+ * {@link EVINCE_SUM_TOLERANCE}. A refused message is never appended: the engine stalls the session.
  */
 import { z } from 'zod'
 import {
+  canonicalLabel,
   combineCrit,
   contentiousness,
   entopps,
@@ -39,7 +46,17 @@ import {
 import { type Ask, type Done, type Protocol, ProtocolError, type SeatDecl } from '../types'
 
 export const EVINCE_PROTOCOL_ID = 'evince'
-export const EVINCE_PROTOCOL_VERSION = '1'
+/** 2: `apply` refuses distributions that break the rules below (`turnProblem`). */
+export const EVINCE_PROTOCOL_VERSION = '2'
+
+/**
+ * How far a debater's probabilities may sum from 1 (|Σp − 1| ≤ 0.05) for its turn to be accepted.
+ * The paper's own Dengue debate (appendix B) has Gemini's round 1 at 95 %, so 5 % is the tightest
+ * tolerance that still admits the paper's debates; the metrics renormalise every list and warn when
+ * a raw sum is off by more than 2 % (lib/metrics/evince `align`). A one-label list at 200 %, or any
+ * list summing to 0, is refused.
+ */
+export const EVINCE_SUM_TOLERANCE = 0.05
 
 export const evinceConfig = z.strictObject({
   /** Top-k size asked of each debater (the paper: 5; 3 in the Dengue appendix). */
@@ -94,7 +111,8 @@ export const EVINCE_SEATS = [
 
 const prediction = z.object({
   label: z.string().trim().min(1).max(200),
-  probability: z.number().finite().min(0),
+  /** A finite number (z.number() refuses NaN and ±Infinity); `turnProblem` holds it to [0, 1] and the sum to 1. */
+  probability: z.number(),
   justification: z.string().max(4000).optional(),
 })
 
@@ -195,6 +213,10 @@ export const ProtocolErrorCodes = [
   'wrong-seq',
   'out-of-turn',
   'too-many-labels',
+  'invalid-distribution',
+  'invalid-label',
+  'duplicate-label',
+  'label-not-in-space',
 ] as const
 export type EvinceErrorCode = (typeof ProtocolErrorCodes)[number]
 
@@ -206,6 +228,78 @@ export class EvinceMessageError extends ProtocolError<EvinceErrorCode> {
 }
 
 export const deltaFor = (config: EvinceConfig, round: number) => contentiousness(round, config.delta)
+
+/** A turn's problem with the rules: the code `apply` throws and a sentence a model or a person can act on. */
+export interface TurnProblem {
+  code: Exclude<EvinceErrorCode, 'invalid-message' | 'session-over' | 'wrong-seq' | 'out-of-turn'>
+  message: string
+}
+
+/** A label names something: at least one letter or digit (an echoed placeholder such as "…" does not). */
+const NAMES_SOMETHING = /[\p{L}\p{N}]/u
+
+const percent = (x: number) => `${Number((x * 100).toFixed(1))} %`
+
+/**
+ * The rules every debater's distribution obeys, whoever wrote it (an LLM, a person): 1 to k entries;
+ * each label non-empty, naming something (a letter or digit), and listed once (compared as the metrics
+ * compare labels: canonicalised with the run's aliases); in a closed label space (`config.labels`)
+ * every label is in it or is an alias of one of its labels; each probability finite and in [0, 1];
+ * and the probabilities sum to 1 within {@link EVINCE_SUM_TOLERANCE}. `apply` throws the problem;
+ * the LLM agents re-ask with it (lib/server/protocols/evince/agents.ts), so a reply that breaks a
+ * rule never becomes a turn. Null when the list obeys them all.
+ */
+export function turnProblem(
+  config: Pick<EvinceConfig, 'k' | 'labels' | 'aliases'>,
+  predictions: ReadonlyArray<{ label: unknown; probability: unknown }>,
+): TurnProblem | null {
+  if (!predictions.length) return { code: 'invalid-distribution', message: 'the list names no diagnosis' }
+  if (predictions.length > config.k)
+    return {
+      code: 'too-many-labels',
+      message: `${predictions.length} labels are listed; the debate asks for at most k = ${config.k}`,
+    }
+  const seen = new Map<string, string>()
+  const space = config.labels.length ? new Set(config.labels.map((l) => canonicalLabel(l, config.aliases))) : null
+  let sum = 0
+  for (const p of predictions) {
+    const label = typeof p.label === 'string' ? p.label.trim() : ''
+    if (!label || !NAMES_SOMETHING.test(label))
+      return { code: 'invalid-label', message: `${JSON.stringify(p.label)} is not a diagnosis (a label is a name)` }
+    const c = canonicalLabel(label, config.aliases)
+    if (!c || !NAMES_SOMETHING.test(c))
+      return { code: 'invalid-label', message: `"${label}" names no diagnosis once parentheticals are removed` }
+    const had = seen.get(c)
+    if (had !== undefined)
+      return {
+        code: 'duplicate-label',
+        message: `"${label}" is listed twice (also as "${had}"); list each diagnosis once`,
+      }
+    seen.set(c, label)
+    if (space && !space.has(c))
+      return {
+        code: 'label-not-in-space',
+        message: `"${label}" is not in this debate's label space (${config.labels.join('; ')})`,
+      }
+    const x = p.probability
+    if (typeof x !== 'number' || !Number.isFinite(x))
+      return { code: 'invalid-distribution', message: `the probability of "${label}" is not a number` }
+    sum += x
+  }
+  // A few ulps of slack, so a list that sums to 0.95 in decimal is not refused for its binary rounding.
+  if (Math.abs(sum - 1) > EVINCE_SUM_TOLERANCE + 1e-9)
+    return {
+      code: 'invalid-distribution',
+      message: `the probabilities sum to ${percent(sum)}; they must sum to 100 % (within ${percent(EVINCE_SUM_TOLERANCE)})`,
+    }
+  const out = predictions.find((p) => (p.probability as number) < 0 || (p.probability as number) > 1)
+  if (out)
+    return {
+      code: 'invalid-distribution',
+      message: `the probability of "${String(out.label).trim()}" is ${String(out.probability)}; each probability is a number from 0 to 1`,
+    }
+  return null
+}
 
 function init<Instance>(config: EvinceConfig, instance: Instance): EvinceState<Instance> {
   return { config, instance, messages: [], rounds: [], stopChecks: [], stop: null, report: null }
@@ -266,8 +360,11 @@ function next(state: EvinceState): EvinceAsk | EvinceDone {
 
 function apply<Instance>(state: EvinceState<Instance>, raw: EvinceMessage): EvinceState<Instance> {
   const parsed = evinceMessage.safeParse(raw)
-  if (!parsed.success)
-    throw new EvinceMessageError('invalid-message', `Message ${raw?.seq}: ${parsed.error.issues[0]?.message}`)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    const where = issue?.path.length ? `${issue.path.join('.')}: ` : ''
+    throw new EvinceMessageError('invalid-message', `Message ${raw?.seq}: ${where}${issue?.message}`)
+  }
   const msg = parsed.data
   const ask = next(state)
   if (ask.done) throw new EvinceMessageError('session-over', `The debate is over (${ask.reason}).`)
@@ -287,11 +384,10 @@ function apply<Instance>(state: EvinceState<Instance>, raw: EvinceMessage): Evin
   const config = state.config
   const messages = [...state.messages, msg]
   if (msg.kind === 'report') return { ...state, messages, report: msg }
-  if (msg.kind === 'turn' && msg.predictions.length > config.k)
-    throw new EvinceMessageError(
-      'too-many-labels',
-      `${msg.sender} listed ${msg.predictions.length} labels; the debate asks for at most k = ${config.k}.`,
-    )
+  if (msg.kind === 'turn') {
+    const problem = turnProblem(config, msg.predictions)
+    if (problem) throw new EvinceMessageError(problem.code, `Message ${msg.seq} (${msg.sender}): ${problem.message}.`)
+  }
   const rounds = [...state.rounds]
   // A's turn always opens a round; every other message completes the latest one.
   let cur: EvinceRound

@@ -13,7 +13,10 @@
  *
  * The protocol does not recompute tags: MATCH and AGREE belong to the agents (./agent.ts derives a
  * tag for an LLM or a proxy; an expert picks one from `allowedTags`). It enforces what every
- * message must satisfy and refuses the rest with a {@link PxpMessageError}.
+ * message must satisfy and refuses the rest with a {@link PxpMessageError}: the message number and
+ * sender, a tag the rules allow at j (INIT exactly at j = 1, REJECT only when j > k), and a
+ * prediction y that shows something ({@link answerProblem}); the explanation e may be empty, since
+ * a dataset's ground truth (the proxy's answer) may have none.
  */
 import { z } from 'zod'
 import { type Ask, type Done, type Protocol, ProtocolError, type SeatDecl } from '../types'
@@ -21,7 +24,8 @@ import { legalTags } from './agent'
 import { type PxpSeat, type PxpTag, pxpSeat, pxpTag, seatForMessage } from './tags'
 
 export const PXP_PROTOCOL_ID = 'pxp'
-export const PXP_PROTOCOL_VERSION = '1'
+/** 2: `apply` refuses a prediction that shows nothing (`answerProblem`). */
+export const PXP_PROTOCOL_VERSION = '2'
 
 export const pxpConfig = z.strictObject({
   /** Upper bound on the number of messages in a session (paper: 10, i.e. 5 cycles). */
@@ -100,12 +104,28 @@ export type PxpErrorCode =
   | 'init-required'
   | 'init-not-first'
   | 'reject-too-early'
+  | 'invalid-answer'
 
 export class PxpMessageError extends ProtocolError<PxpErrorCode> {
   constructor(code: PxpErrorCode, message: string) {
     super(PXP_PROTOCOL_ID, code, message)
     this.name = 'PxpMessageError'
   }
+}
+
+/** A character that shows: not white space, and not an invisible format character (U+200B, U+FEFF …). */
+const VISIBLE = /[^\p{White_Space}\p{Cf}]/u
+
+/**
+ * What is wrong with μ's answer (y, e), or null: y must show something, in any task (a label, SMILES,
+ * a generic template's text); e is any text. `apply` refuses such a message, and an LLM seat's reply
+ * is re-asked with the same sentence (lib/server/protocols/pxp/agents.ts).
+ */
+export function answerProblem(prediction: unknown, explanation: unknown): string | null {
+  if (typeof prediction !== 'string' || !VISIBLE.test(prediction))
+    return 'The prediction is empty: it shows no character.'
+  if (typeof explanation !== 'string') return 'The explanation is not text.'
+  return null
 }
 
 function init<Instance>(config: PxpConfig, instance: Instance): PxpState<Instance> {
@@ -149,6 +169,8 @@ function apply<Instance>(state: PxpState<Instance>, raw: PxpMessage): PxpState<I
     throw new PxpMessageError('init-not-first', `INIT is the tag of message 1 only; message ${j} cannot use it.`)
   if (msg.tag === 'REJECT' && j <= k)
     throw new PxpMessageError('reject-too-early', `REJECT is allowed only after message ${k} (this is message ${j}).`)
+  const problem = answerProblem(msg.prediction, msg.explanation)
+  if (problem) throw new PxpMessageError('invalid-answer', `Message ${j}: ${problem}`)
 
   const latest = { ...state.latest, [msg.sender]: msg.tag }
   let stop: PxpState['stop'] = null

@@ -211,6 +211,19 @@ async function loadSessionForViewer(sessionId: string, userId: string): Promise<
   return rows[0] ?? null
 }
 
+/**
+ * A stored log the protocol's rules refuse (a message written before a rule existed): a clear 409
+ * naming the message, not a 500 that says to try again. The log is kept as it is; the inspector,
+ * which does not replay it, shows every message.
+ */
+function storedLogRefused(err: unknown): never {
+  if (!(err instanceof ProtocolError)) throw err
+  const why = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`
+  throw conflict(
+    `This session's log breaks the protocol's rules as they are now: ${why} It is kept as stored; the inspector shows every message.`,
+  )
+}
+
 export const getSession = defineOperation({
   name: 'sessions.get',
   scope: 'work:read-own',
@@ -248,7 +261,9 @@ export const getSession = defineOperation({
       stopReason,
       retryCount,
     }
-    const loaded = await prepare({ ...step, messages: rows.map((m) => m.body) as StepSession['messages'] })
+    const loaded = await prepare({ ...step, messages: rows.map((m) => m.body) as StepSession['messages'] }).catch(
+      storedLogRefused,
+    )
     const { plugin, ctx, session } = loaded
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
     const mySeats = meta.people.filter((p) => p.userId === actor.userId).map((p) => p.seat)

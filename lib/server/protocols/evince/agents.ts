@@ -1,8 +1,10 @@
 import type { z } from 'zod'
-import { canonicalLabel, critScore } from '@/lib/metrics/evince'
+import { critScore } from '@/lib/metrics/evince'
 import {
   type CritMessage,
   type Debater,
+  EVINCE_SUM_TOLERANCE,
+  evince,
   type EvinceAsk,
   type EvinceConfig,
   type EvinceInstance,
@@ -10,6 +12,7 @@ import {
   type EvinceState,
   finalDistribution,
   type TurnMessage,
+  turnProblem,
 } from '@/lib/protocols/evince'
 import {
   critPrompt,
@@ -21,13 +24,14 @@ import {
   turnReply,
 } from '@/lib/tasks/evince-prompts'
 import { LlmError } from '@/lib/llm/client'
+import { ProtocolError } from '@/lib/protocols/types'
 import type { ChatMessage } from '@/lib/server/engine/llm'
 import type { Agent, AgentContext } from '@/lib/server/engine/plugin'
 
 /**
- * EVINCE's agents. A debater LLM answers a JSON top-k distribution (re-asked with the error when
- * invalid, bounded; a list longer than k is cut to the top k with a warning kept in C; a closed label
- * space is enforced); the moderator's judge LLM scores CRIT for one agent or writes the final report
+ * EVINCE's agents. A debater LLM answers a JSON top-k distribution, held to the protocol's rules
+ * (`debaterTurn`: re-asked with the error when it breaks them, bounded, then the session stalls; a
+ * list longer than k is cut to the top k and rescaled, with a warning kept in C); the moderator's judge LLM scores CRIT for one agent or writes the final report
  * (temperature 0 unless set). The program "no-judge" fills the moderator without a model: the debate
  * then runs without CRIT and report (equal weights), so it is never asked anything.
  */
@@ -37,27 +41,75 @@ const caseOf = (instance: EvinceInstance): DebateCase => ({ symptoms: instance.i
 export const turnsOf = (log: readonly EvinceMessage[]) => log.filter((m): m is TurnMessage => m.kind === 'turn')
 
 /**
- * A debater's reply → its turn message: sorted by probability (stable), cut to the top k (a warning
- * is kept), checked against a closed label space.
+ * A debater's reply → its turn, or why the reply cannot be one. The reply is read as the model meant
+ * it, then held to the protocol's own rules (`turnProblem`, the rules `apply` enforces), so a reply
+ * that breaks them is re-asked with the reason and never becomes a turn:
+ * - probabilities written in percent (each in [0, 100], some above 1, summing to 100 within the
+ *   tolerance) are read as fractions, with a warning;
+ * - the whole list must obey the rules except k (labels naming a diagnosis once, in the label space
+ *   when the debate has one, probabilities in [0, 1] summing to 1 within the tolerance);
+ * - sorted by probability (stable), a list longer than k is cut to the top k and rescaled to sum to
+ *   1, with a warning (kept in C);
+ * - the turn itself then obeys every rule, k included.
  */
-function turnFrom(config: EvinceConfig, reply: z.output<typeof turnReply>) {
-  const sorted = reply.predictions
-    .map((p, i) => ({ p, i }))
-    .sort((a, b) => b.p.probability - a.p.probability || a.i - b.i)
-  const kept = sorted.slice(0, config.k).map((x) => x.p)
+export function debaterTurn(
+  config: EvinceConfig,
+  reply: z.output<typeof turnReply>,
+):
+  | {
+      ok: true
+      predictions: TurnMessage['predictions']
+      arguments: string[]
+      counterArguments: string[]
+      warnings: string[]
+    }
+  | { ok: false; error: string } {
+  const warnings: string[] = []
+  let listed = reply.predictions.map((p) => ({ ...p, label: p.label.trim() }))
+  const raw = listed.reduce((a, p) => a + p.probability, 0)
+  if (
+    listed.some((p) => p.probability > 1) &&
+    listed.every((p) => p.probability <= 100) &&
+    Math.abs(raw / 100 - 1) <= EVINCE_SUM_TOLERANCE + 1e-9
+  ) {
+    listed = listed.map((p) => ({ ...p, probability: p.probability / 100 }))
+    warnings.push('probabilities given in percent; read as fractions')
+  }
+  const whole = turnProblem({ ...config, k: Number.POSITIVE_INFINITY }, listed)
+  if (whole) return { ok: false, error: whole.message }
+  const sorted = listed.map((p, i) => ({ p, i })).sort((a, b) => b.p.probability - a.p.probability || a.i - b.i)
+  let kept = sorted.slice(0, config.k).map((x) => x.p)
+  if (sorted.length > config.k) {
+    const mass = kept.reduce((a, p) => a + p.probability, 0)
+    if (mass <= 0) return { ok: false, error: `the top ${config.k} labels have no probability` }
+    kept = kept.map((p) => ({ ...p, probability: p.probability / mass }))
+    warnings.push(
+      `listed ${sorted.length} labels; kept the top ${config.k} (${Number((mass * 100).toFixed(1))} % of the probability) and rescaled them to 100 %`,
+    )
+  }
+  const problem = turnProblem(config, kept)
+  if (problem) return { ok: false, error: problem.message }
   return {
+    ok: true,
     predictions: kept,
     arguments: reply.arguments,
     counterArguments: reply.counterArguments,
-    warnings: sorted.length > config.k ? [`listed ${sorted.length} labels; kept the top ${config.k}`] : [],
+    warnings,
   }
 }
 
-export function labelSpaceProblem(config: EvinceConfig, labels: string[]): string | null {
-  if (!config.labels.length) return null
-  const allowed = new Set(config.labels.map((l) => canonicalLabel(l, config.aliases)))
-  const bad = labels.filter((l) => !allowed.has(canonicalLabel(l, config.aliases)))
-  return bad.length ? `these labels are not in the label space: ${bad.join(', ')}` : null
+/**
+ * Why `apply` would refuse `message` in `state` (its words), or null: the last check of every reply,
+ * so the agent re-asks for exactly what the protocol refuses and a refused message is never produced.
+ */
+function refusal(state: EvinceState, message: EvinceMessage): string | null {
+  try {
+    evince.apply(state, message)
+    return null
+  } catch (err) {
+    if (err instanceof ProtocolError) return err.message
+    throw err
+  }
 }
 
 const llm: Agent = async (raw) => {
@@ -75,26 +127,38 @@ const llm: Agent = async (raw) => {
       case: caseOf(instance),
       turns: turnsOf(log),
     })
+    const turn = (v: z.output<typeof turnReply>) => {
+      const t = debaterTurn(config, v)
+      if (!t.ok) return t
+      const message: TurnMessage = {
+        seq: ask.j,
+        kind: 'turn',
+        sender: ask.seat as Debater,
+        round: ask.round,
+        predictions: t.predictions,
+        arguments: t.arguments,
+        counterArguments: t.counterArguments,
+      }
+      const refused = refusal(state, message)
+      return refused ? { ok: false as const, error: refused } : { ...t, message }
+    }
     const r = await ctx.llm.json(model, { messages: prompt as ChatMessage[] }, turnReply, {
       purpose: 'evince-debate',
       stream: true,
-      check: (v) =>
-        labelSpaceProblem(
-          config,
-          v.predictions.map((p) => p.label),
-        ),
+      check: (v) => {
+        const t = turn(v)
+        return t.ok ? null : t.error
+      },
     })
-    const t = turnFrom(config, r.value)
-    const message: TurnMessage = {
-      seq: ask.j,
-      kind: 'turn',
-      sender: ask.seat as Debater,
-      round: ask.round,
-      predictions: t.predictions,
-      arguments: t.arguments,
-      counterArguments: t.counterArguments,
+    // The check above accepted this very value, and `turn` is pure.
+    const t = turn(r.value)
+    if (!t.ok) throw new Error(`unreachable: ${t.error}`)
+    return {
+      message: t.message,
+      context: { messages: prompt, warnings: t.warnings },
+      meta: { raw: r.text },
+      callId: r.callId,
     }
-    return { message, context: { messages: prompt, warnings: t.warnings }, meta: { raw: r.text }, callId: r.callId }
   }
   // The judge scores at temperature 0 unless the run set one.
   const judge = { ...model, temperature: model.temperature ?? 0 }
@@ -104,25 +168,37 @@ const llm: Agent = async (raw) => {
     if (!turn) throw new Error('unreachable: CRIT before the turn')
     const rival = round?.[ask.target === 'A' ? 'B' : 'A']
     const prompt = critPrompt({ target: ask.target, case: caseOf(instance), turn, rival })
-    const r = await ctx.llm.json(judge, { messages: prompt as ChatMessage[] }, critReply, { purpose: 'evince-crit' })
-    const message: CritMessage = {
+    const crit = (v: z.output<typeof critReply>): CritMessage => ({
       seq: ask.j,
       kind: 'crit',
       sender: 'moderator',
       round: ask.round,
       target: ask.target,
-      score: critScore(r.value.reasons, r.value.rivals),
-      reasons: r.value.reasons,
-      rivals: r.value.rivals,
-      comment: r.value.comment,
-    }
-    return { message, context: { messages: prompt }, meta: { raw: r.text }, callId: r.callId }
+      score: critScore(v.reasons, v.rivals),
+      reasons: v.reasons,
+      rivals: v.rivals,
+      comment: v.comment,
+    })
+    const r = await ctx.llm.json(judge, { messages: prompt as ChatMessage[] }, critReply, {
+      purpose: 'evince-crit',
+      check: (v) => refusal(state, crit(v)),
+    })
+    return { message: crit(r.value), context: { messages: prompt }, meta: { raw: r.text }, callId: r.callId }
   }
   const final = finalDistribution(state)
   const prompt = reportPrompt({ case: caseOf(instance), turns: turnsOf(log), final: final?.crit ?? [] })
-  const r = await ctx.llm.json(judge, { messages: prompt as ChatMessage[] }, reportReply, { purpose: 'evince-report' })
+  const report = (v: z.output<typeof reportReply>): EvinceMessage => ({
+    seq: ask.j,
+    kind: 'report',
+    sender: 'moderator',
+    ...v,
+  })
+  const r = await ctx.llm.json(judge, { messages: prompt as ChatMessage[] }, reportReply, {
+    purpose: 'evince-report',
+    check: (v) => refusal(state, report(v)),
+  })
   return {
-    message: { seq: ask.j, kind: 'report', sender: 'moderator', ...r.value },
+    message: report(r.value),
     context: { messages: prompt },
     meta: { raw: r.text },
     callId: r.callId,

@@ -21,7 +21,7 @@ import {
   top1Correct,
   type TurnMessage,
 } from '@/lib/protocols/evince'
-import { replay } from '@/lib/protocols/types'
+import { describeRefused, type RefusedMessage, replayAccepted } from '@/lib/protocols/types'
 import { highEntropy } from '@/lib/tasks/evince-prompts'
 import { db } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
@@ -134,12 +134,16 @@ function sessionView(ctx: ViewContext<EvinceConfig, EvinceInstance, EvinceState>
 }
 export type EvinceSessionView = ReturnType<typeof sessionView>
 
-/** Replays one stored debate. */
+/**
+ * Replays one stored debate for the results and exports: up to the first message the rules refuse
+ * (`refused`; a log written before a rule existed may hold one), so such a debate is excluded and
+ * named instead of being counted or failing the page.
+ */
 function replayed(s: { config: unknown; instance: unknown; messages: unknown[] }) {
   const config = evinceConfig.parse(s.config)
   const instance = evince.instance.parse(s.instance) as EvinceInstance
-  const state = replay(evince, config, instance, s.messages as EvinceMessage[]) as EvinceState
-  return { config, instance, state }
+  const { state, refused } = replayAccepted(evince, config, instance, s.messages as EvinceMessage[])
+  return { config, instance, state: state as EvinceState, refused }
 }
 
 /**
@@ -169,9 +173,9 @@ async function caseResults(
       },
     })
     for (const row of rows) {
-      const { instance, state } = replayed({ ...row, messages: row.messages.map((m) => m.body) })
+      const { instance, state, refused } = replayed({ ...row, messages: row.messages.map((m) => m.body) })
       if (resultCache.size >= RESULT_CACHE_MAX) resultCache.delete(resultCache.keys().next().value as string)
-      resultCache.set(row.id, { at: row.updatedAt.getTime(), result: caseResult(row, instance, state) })
+      resultCache.set(row.id, { at: row.updatedAt.getTime(), result: caseResult(row, instance, state, refused) })
     }
   }
   // A session changed between the two reads is shown as replayed (its newer version).
@@ -196,11 +200,19 @@ async function runView(runId: string, rawArgs: Record<string, string | undefined
   const stops: Record<string, number> = {}
   for (const c of cases) if (c.stopReason) stops[c.stopReason] = (stops[c.stopReason] ?? 0) + 1
   const start = (page - 1) * pageSize
+  const excluded = cases.filter((c) => c.excluded)
   return {
     config,
     seats: Seats.parse(e.seats),
     stops,
     merges,
+    /** Debates left out of every result because their logs break the rules (the first 20, and how many). */
+    excluded: {
+      count: excluded.length,
+      cases: excluded
+        .slice(0, 20)
+        .map((c) => ({ sessionId: c.sessionId, position: c.position, reason: c.excluded as string })),
+    },
     accuracy: batchAccuracy(cases, config.k, resultAliases),
     confusion: confusion(cases, resultAliases),
     cases: pageOf(
@@ -278,6 +290,9 @@ async function exportSettings(runId: string) {
   return { k: config.k, aliases: { ...config.aliases, ...analysisOf(e.analysis).merges } }
 }
 
+/** The finals' `excluded` cell: which stored message the rules refuse, or null. */
+const exclusion = (refused: RefusedMessage | null) => (refused ? describeRefused(refused) : null)
+
 /**
  * JSONL keeps the lists as lists; CSV writes a distribution as one column per item (`A_1_label`,
  * `A_1_probability` … up to k; P_f and EnToPPS up to 2k, the most two top-k lists can hold) and a
@@ -314,9 +329,10 @@ const exports: Record<string, ExportTable> = {
     label: 'Finals (one row per case)',
     async *rows(runId, format) {
       const { k, aliases } = await exportSettings(runId)
-      for await (const { s, instance, state } of debates(runId)) {
+      for await (const { s, instance, state, refused } of debates(runId)) {
         const final = finalDistribution(state)
-        const done = s.status === 'done'
+        // A debate whose log the rules refuse has no final: it is excluded, and the row says why.
+        const done = s.status === 'done' && !refused
         const crit = done ? (final?.crit ?? null) : null
         const entopps = done ? (final?.entopps ?? null) : null
         const head = {
@@ -340,6 +356,7 @@ const exports: Record<string, ExportTable> = {
               conclusion: state.report?.conclusion ?? null,
               missingInformation: textList(state.report?.missingInformation),
               labTests: textList(state.report?.labTests),
+              excluded: exclusion(refused),
             }
           : {
               ...head,
@@ -349,6 +366,7 @@ const exports: Record<string, ExportTable> = {
               conclusion: state.report?.conclusion ?? null,
               missingInformation: state.report?.missingInformation ?? null,
               labTests: state.report?.labTests ?? null,
+              excluded: exclusion(refused),
             }
       }
     },

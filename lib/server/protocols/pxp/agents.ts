@@ -1,6 +1,7 @@
 import {
   type Answer,
   agentTagAsync,
+  answerProblem,
   type PxpAsk,
   type PxpConfig,
   type PxpInstance,
@@ -26,7 +27,8 @@ import { pxp } from '@/lib/protocols/pxp'
 
 /**
  * PXP's agents: an LLM seat (the machine, or an LLM tester) asks its model for (y, e), re-asked when
- * the reply cannot be parsed; the proxy answers the instance's ground truth. Both tag their message
+ * the reply cannot be parsed or its answer breaks the protocol's rule (`answerProblem`), then the
+ * session stalls; the proxy answers the instance's ground truth. Both tag their message
  * with Procedure 2: MATCH is the task's (labels, canonical reactant sets, a template's mode), AGREE
  * is the seat's checker LLM at temperature 0 (identical explanations agree without a call).
  */
@@ -180,7 +182,12 @@ const llm: Agent = async (raw) => {
     {
       parse: (text) => {
         const p = parseReply(text, keys)
-        return p.ok ? { ok: true, value: { y: p.value.prediction, e: p.value.explanation } } : p
+        if (!p.ok) return p
+        // The protocol's own rule for (y, e), so a reply `apply` would refuse is re-asked instead.
+        const problem = answerProblem(p.value.prediction, p.value.explanation)
+        return problem
+          ? { ok: false, error: problem }
+          : { ok: true, value: { y: p.value.prediction, e: p.value.explanation } }
       },
       reaskPrompt: (error) => `${error} Answer again in the required format.`,
     },

@@ -576,6 +576,7 @@ function generatedCases(): Case[] {
       })),
     )
     if (template.includes('{')) out.push(like('unknown id', 404, (c) => ({ ...c, path: unknown })))
+    out.push(like('U+0000 in the query', 400, (c) => ({ ...c, query: 'x=%00' })))
     const scope = scopes.get(op)
     const lacking = (Object.keys(ROLE_SCOPES) as Role[]).find(
       (r) => scope && !(ROLE_SCOPES[r] as readonly string[]).includes(scope),

@@ -111,10 +111,10 @@ function pathParams(path: string): string[] {
 
 /** The statuses an endpoint answers besides success: `handle()`'s and those the endpoint declares. */
 function errorResponses(ep: Endpoint): Record<string, unknown> {
-  const hasInput = ep.source !== 'none' || pathParams(ep.path).length > 0
   const hasBody = ep.source === 'body' || ep.source === 'multipart'
   return {
-    ...(hasInput ? { '400': ref('BadRequest') } : {}),
+    // Every path: proxy.ts refuses a path or query that is not valid UTF-8 or holds U+0000.
+    '400': ref('BadRequest'),
     '401': ref('Unauthorized'),
     '403': ref('Forbidden'),
     ...(ep.errors?.[404] ? { '404': err(ep.errors[404]) } : {}),

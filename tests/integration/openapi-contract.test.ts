@@ -206,6 +206,8 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
   })
   const toAnswer = await makeAwaitingPxpSession(study.id, expert.userId)
   const other = await makeAwaitingPxpSession(study.id, expert.userId)
+  // A log written before today's rules: PXP refuses a prediction that shows nothing.
+  const broken = await makeAwaitingPxpSession(study.id, expert.userId, { prediction: ' ', explanation: 'Blank.' })
   const work = await makeWork(study.id, expert)
   return {
     keys,
@@ -216,7 +218,7 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
     connectionId: conn.id,
     runs: { draft, toCancel, running, paused, stalled, game },
     claim: { sessionId: claimable.sessionId, seat: claimable.seat },
-    sessions: { toAnswer: toAnswer.id, other: other.id },
+    sessions: { toAnswer: toAnswer.id, other: other.id, broken: broken.id },
     workId: work.id,
     metricsToken: METRICS_TOKEN,
   }
@@ -487,6 +489,12 @@ const CASES: Case[] = [
     name: 'as a researcher of the study',
     status: 200,
     call: (fx) => ({ path: `/sessions/${fx.sessions.other}` }),
+  },
+  {
+    op: 'GET /sessions/{sessionId}',
+    name: "a stored log today's rules refuse",
+    status: 409,
+    call: (fx) => ({ path: `/sessions/${fx.sessions.broken}`, key: fx.keys.expert }),
   },
   {
     op: 'POST /sessions/{sessionId}/turns',

@@ -323,7 +323,10 @@ export const endpoints = {
     op: getSession,
     source: 'none',
     output: SessionDetail,
-    errors: { 404: 'No such session, or not one you may open' },
+    errors: {
+      404: 'No such session, or not one you may open',
+      409: "Its stored log breaks the protocol's rules as they are now (the inspector shows it)",
+    },
   },
   submitTurn: {
     method: 'POST',

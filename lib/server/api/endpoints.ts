@@ -3,22 +3,27 @@ import { ROLE_SCOPES } from '@/lib/server/auth/roles'
 import { defineOperation, type Operation } from '@/lib/server/operation'
 import { plugins } from '@/lib/server/protocols/registry'
 import {
-  AuditEntry,
+  AuditPage,
+  DatasetImportStarted,
+  DatasetImportStatus,
   Me,
-  ProtocolData,
+  pageOfSchema,
   Queue,
+  RunCancelled,
   RunCreated,
+  RunDashboard,
   RunDetail,
-  RunMove,
+  RunPaused,
+  RunResults,
+  RunStarted,
   RunSummary,
+  SeatClaimed,
   SessionDetail,
+  StalledRetried,
   StudyDetail,
   StudySummary,
   TurnResult,
   Work,
-  pageOfSchema,
-  DatasetImportStarted,
-  DatasetImportStatus,
 } from '@/lib/server/api/schemas'
 import {
   cancelRun,
@@ -54,6 +59,13 @@ export interface Endpoint {
   status?: 200 | 201
   /** The request body as the OpenAPI document shows it, when the operation's input is more open. */
   docBody?: () => z.ZodType
+  /**
+   * The statuses it answers besides those every endpoint can (400, 401, 403, 413, 415, 500, 503:
+   * see openapi.ts), each with when. The contract test holds the document to what is sent.
+   */
+  errors?: { 404?: string; 409?: string }
+  /** A create: accepts an Idempotency-Key (lib/server/api/idempotency.ts). */
+  idempotent?: boolean
 }
 
 const me = defineOperation({
@@ -101,6 +113,7 @@ export const endpoints = {
     source: 'body',
     output: StudySummary,
     status: 201,
+    idempotent: true,
   },
   getStudy: {
     method: 'GET',
@@ -110,6 +123,7 @@ export const endpoints = {
     op: getStudy,
     source: 'none',
     output: StudyDetail,
+    errors: { 404: 'No such study, or not visible to you' },
   },
   listMyWork: {
     method: 'GET',
@@ -128,6 +142,7 @@ export const endpoints = {
     op: getWork,
     source: 'none',
     output: Work,
+    errors: { 404: 'No such work item, or not visible to you' },
   },
   completeWork: {
     method: 'POST',
@@ -137,6 +152,7 @@ export const endpoints = {
     op: completeWork,
     source: 'none',
     output: Work,
+    errors: { 404: 'No such work item of yours', 409: 'It is done already' },
   },
   listAudit: {
     method: 'GET',
@@ -145,9 +161,7 @@ export const endpoints = {
     tag: 'Admin',
     op: listAudit,
     source: 'query',
-    output: pageOfSchema(AuditEntry, 'AuditPage').extend({
-      resourceTypes: z.array(z.string()).meta({ description: 'Every resource type in the log (for a filter)' }),
-    }),
+    output: AuditPage,
   },
   importDataset: {
     method: 'POST',
@@ -171,6 +185,8 @@ export const endpoints = {
           .meta({ description: 'RAD: the X-rays, as image files or zips of them.' }),
         mapping: z.string().optional().meta({ description: 'Generic datasets: the column mapping as JSON.' }),
       }),
+    errors: { 404: 'No such study, or not visible to you' },
+    idempotent: true,
   },
   datasetImport: {
     method: 'GET',
@@ -181,6 +197,7 @@ export const endpoints = {
     op: awaitDatasetImport,
     source: 'query',
     output: DatasetImportStatus,
+    errors: { 404: 'No such dataset, or not visible to you' },
   },
   listRuns: {
     method: 'GET',
@@ -190,6 +207,7 @@ export const endpoints = {
     op: listRuns,
     source: 'query',
     output: pageOfSchema(RunSummary, 'RunPage'),
+    errors: { 404: 'The `studyId` filter names a study not visible to you' },
   },
   createRun: {
     method: 'POST',
@@ -202,6 +220,8 @@ export const endpoints = {
     output: RunCreated,
     status: 201,
     docBody: () => setupBodies(),
+    errors: { 404: 'The study, dataset or a connection is not there, or not visible to you' },
+    idempotent: true,
   },
   getRun: {
     method: 'GET',
@@ -211,6 +231,7 @@ export const endpoints = {
     op: getRun,
     source: 'query',
     output: RunDetail,
+    errors: { 404: 'No such run, or not visible to you' },
   },
   startRun: {
     method: 'POST',
@@ -219,7 +240,11 @@ export const endpoints = {
     tag: 'Runs',
     op: startRun,
     source: 'none',
-    output: RunMove,
+    output: RunStarted,
+    errors: {
+      404: 'No such run, or not visible to you',
+      409: 'The run is not a draft (it is running, paused, over, or still preparing)',
+    },
   },
   pauseRun: {
     method: 'POST',
@@ -228,7 +253,8 @@ export const endpoints = {
     tag: 'Runs',
     op: pauseRun,
     source: 'none',
-    output: RunMove,
+    output: RunPaused,
+    errors: { 404: 'No such run, or not visible to you', 409: 'The run is not running' },
   },
   resumeRun: {
     method: 'POST',
@@ -237,7 +263,8 @@ export const endpoints = {
     tag: 'Runs',
     op: resumeRun,
     source: 'none',
-    output: RunMove,
+    output: RunStarted,
+    errors: { 404: 'No such run, or not visible to you', 409: 'The run is not paused' },
   },
   cancelRun: {
     method: 'POST',
@@ -246,7 +273,8 @@ export const endpoints = {
     tag: 'Runs',
     op: cancelRun,
     source: 'none',
-    output: RunMove,
+    output: RunCancelled,
+    errors: { 404: 'No such run, or not visible to you', 409: 'The run is over already' },
   },
   retryStalled: {
     method: 'POST',
@@ -255,7 +283,8 @@ export const endpoints = {
     tag: 'Runs',
     op: retryStalled,
     source: 'none',
-    output: RunMove,
+    output: StalledRetried,
+    errors: { 404: 'No such run, or not visible to you', 409: 'No session of the run is stalled' },
   },
   runResults: {
     method: 'GET',
@@ -264,7 +293,8 @@ export const endpoints = {
     tag: 'Runs',
     op: viewRun,
     source: 'query',
-    output: ProtocolData,
+    output: RunResults,
+    errors: { 404: 'No such run, or not visible to you' },
   },
   runDashboard: {
     method: 'GET',
@@ -273,7 +303,8 @@ export const endpoints = {
     tag: 'Runs',
     op: runDashboard,
     source: 'query',
-    output: ProtocolData,
+    output: RunDashboard,
+    errors: { 404: 'No such run (or its protocol has no dashboard), or not visible to you' },
   },
   myQueue: {
     method: 'GET',
@@ -292,6 +323,10 @@ export const endpoints = {
     op: getSession,
     source: 'none',
     output: SessionDetail,
+    errors: {
+      404: 'No such session, or not one you may open',
+      409: "Its stored log breaks the protocol's rules as they are now (the inspector shows it)",
+    },
   },
   submitTurn: {
     method: 'POST',
@@ -302,6 +337,10 @@ export const endpoints = {
     source: 'body',
     output: TurnResult,
     status: 201,
+    errors: {
+      404: 'No such session, or you fill no seat in it',
+      409: 'Not your turn (yet), answered already, or the session is over',
+    },
   },
   claimSeat: {
     method: 'POST',
@@ -310,7 +349,8 @@ export const endpoints = {
     tag: 'Sessions',
     op: claimSeat,
     source: 'body',
-    output: z.object({ sessionId: z.string(), seat: z.string() }),
+    output: SeatClaimed,
+    errors: { 404: 'No such session in a study of yours', 409: 'You fill a seat of it already, or the seat was taken' },
   },
 } satisfies Record<string, Endpoint>
 
@@ -331,20 +371,31 @@ export function pluginEndpoints(): Endpoint[] {
   )
 }
 
-/** The plugin endpoint for a request path under /api/v1 and its path parameters, if any matches. */
+/** Path parameters of a plugin endpoint's path template for a request path, or null when it does not match. */
+function matchPath(template: string, path: string): Record<string, string> | null {
+  const names: string[] = []
+  const pattern = template.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '{' || c === '}' ? c : `\\${c}`))
+  const re = new RegExp(
+    `^${pattern.replace(/\{(\w+)\}/g, (_, n: string) => {
+      names.push(n)
+      return '([^/]+)'
+    })}$`,
+  )
+  const m = re.exec(path)
+  return m ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? '')])) : null
+}
+
+/**
+ * The plugin endpoint for a request path under /api/v1 and its path parameters, if any matches;
+ * `allow` lists the methods the path answers (empty: no plugin endpoint has this path).
+ */
 export function matchPluginEndpoint(method: string, path: string) {
+  const allow: string[] = []
   for (const ep of pluginEndpoints()) {
-    if (ep.method !== method) continue
-    const names: string[] = []
-    const pattern = ep.path.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '{' || c === '}' ? c : `\\${c}`))
-    const re = new RegExp(
-      `^${pattern.replace(/\{(\w+)\}/g, (_, n: string) => {
-        names.push(n)
-        return '([^/]+)'
-      })}$`,
-    )
-    const m = re.exec(path)
-    if (m) return { ep, params: Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? '')])) }
+    const params = matchPath(ep.path, path)
+    if (!params) continue
+    if (ep.method === method) return { ep, params, allow: [ep.method] }
+    allow.push(ep.method)
   }
-  return null
+  return { ep: null, params: {}, allow }
 }

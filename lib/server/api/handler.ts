@@ -1,8 +1,10 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
 import { cookieMutationRefusal } from '@/lib/server/api/csrf'
 import type { Endpoint } from '@/lib/server/api/endpoints'
+import { claimIdempotencyKey, fingerprintOf, idempotencyKeyOf } from '@/lib/server/api/idempotency'
 import { maxUploadBytes, maxUploadMb, uploadTooLargeMessage } from '@/lib/limits.mjs'
 import { formDataToObject } from '@/lib/server/form-data'
+import { log } from '@/lib/server/log'
 import { execute, failureFrom, MAX_INPUT_BYTES } from '@/lib/server/operation'
 
 type RouteContext = { params?: Promise<Record<string, string | string[]> | undefined> }
@@ -11,12 +13,49 @@ export function json(body: unknown, status = 200): Response {
   return Response.json(body, { status, headers: { 'cache-control': 'no-store' } })
 }
 
-const error = (status: number, message: string, fieldErrors?: Record<string, string[]>) => {
-  const res = json({ error: message, ...(fieldErrors ? { fieldErrors } : {}) }, status)
-  // Busy (the database had no room in time): worth retrying shortly.
+/**
+ * An error answer of the API: `{ error, fieldErrors? }` (the document's Error schema), with the
+ * headers its status promises: `WWW-Authenticate` on 401 (RFC 6750: `error="invalid_token"` when a
+ * key was sent), `Retry-After` on 503 (busy: worth retrying shortly).
+ */
+export function errorResponse(
+  status: number,
+  message: string,
+  opts: { fieldErrors?: Record<string, string[]>; invalidToken?: boolean; headers?: Record<string, string> } = {},
+): Response {
+  const res = json({ error: message, ...(opts.fieldErrors ? { fieldErrors: opts.fieldErrors } : {}) }, status)
+  if (status === 401)
+    res.headers.set('www-authenticate', `Bearer realm="Parley"${opts.invalidToken ? ', error="invalid_token"' : ''}`)
   if (status === 503) res.headers.set('retry-after', '1')
+  for (const [k, v] of Object.entries(opts.headers ?? {})) res.headers.set(k, v)
   return res
 }
+
+const error = (status: number, message: string, fieldErrors?: Record<string, string[]>) =>
+  errorResponse(status, message, { fieldErrors })
+
+/**
+ * Every HTTP method of a route file, for `export const { GET, HEAD, POST, PUT, PATCH, DELETE,
+ * OPTIONS } = methods({ GET: … })`: the given handlers (HEAD as GET, as Next does), OPTIONS with
+ * `Allow`, and for the rest a JSON 405 with `Allow` (Next's own 405 has neither).
+ */
+export function methods<H extends { GET?: RouteHandler; POST?: RouteHandler }>(handlers: H) {
+  const allow = [...Object.keys(handlers), ...(handlers.GET ? ['HEAD'] : []), 'OPTIONS'].sort().join(', ')
+  const notAllowed = (req: Request) =>
+    errorResponse(405, `${req.method} is not allowed here; this path answers ${allow}.`, { headers: { allow } })
+  type Or<K extends 'GET' | 'POST'> = H extends { [k in K]: infer F } ? F : typeof notAllowed
+  return {
+    GET: (handlers.GET ?? notAllowed) as Or<'GET'>,
+    HEAD: (handlers.GET ?? notAllowed) as Or<'GET'>,
+    POST: (handlers.POST ?? notAllowed) as Or<'POST'>,
+    PUT: notAllowed,
+    PATCH: notAllowed,
+    DELETE: notAllowed,
+    OPTIONS: () => new Response(null, { status: 204, headers: { allow } }),
+  }
+}
+
+type RouteHandler = (...args: never[]) => Response | Promise<Response>
 
 async function readBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
   const declared = Number(req.headers.get('content-length') ?? 0)
@@ -50,6 +89,18 @@ async function readMultipart(req: Request): Promise<{ ok: true; value: unknown }
   }
 }
 
+/** The operation, and its answer as the output schema has it (an answer that does not fit is our bug: 500). */
+async function run(endpoint: Endpoint, actor: NonNullable<Awaited<ReturnType<typeof apiActor>>>, raw: unknown) {
+  const result = await execute(endpoint.op, actor, raw)
+  if (!result.ok) return error(result.status, result.error, result.fieldErrors)
+  const parsed = endpoint.output.safeParse(JSON.parse(JSON.stringify(result.data)))
+  if (!parsed.success) {
+    log().error({ op: endpoint.op.name, issues: parsed.error.issues }, 'answer does not fit its output schema')
+    return error(500, 'Something went wrong on our side; please try again.')
+  }
+  return json(parsed.data, endpoint.status ?? 200)
+}
+
 function queryObject(url: URL): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [k, v] of url.searchParams) out[k] = v
@@ -66,10 +117,12 @@ export function handle(endpoint: Endpoint) {
       try {
         actor = await apiActor(req)
       } catch (e) {
-        if (e instanceof ApiAuthError) return error(401, e.message)
+        if (e instanceof ApiAuthError) return errorResponse(401, e.message, { invalidToken: true })
         throw e
       }
       if (!actor) return error(401, 'Authenticate with "Authorization: Bearer <API key>" or sign in.')
+      const idempotency = endpoint.idempotent ? idempotencyKeyOf(req) : { key: null }
+      if ('error' in idempotency) return error(400, idempotency.error)
       const params = Object.fromEntries(
         Object.entries((await ctx?.params) ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.join('/') : v]),
       )
@@ -86,10 +139,32 @@ export function handle(endpoint: Endpoint) {
         }
         raw = { ...(raw as object), ...params }
       }
-      const result = await execute(endpoint.op, actor, raw)
-      if (!result.ok) return error(result.status, result.error, result.fieldErrors)
-      const body = endpoint.output.parse(JSON.parse(JSON.stringify(result.data)))
-      return json(body, endpoint.status ?? 200)
+      if (!idempotency.key) return await run(endpoint, actor, raw)
+      const claim = await claimIdempotencyKey(
+        actor.userId,
+        idempotency.key,
+        await fingerprintOf(req.method, new URL(req.url).pathname, raw),
+      )
+      if (claim.kind === 'replay') {
+        const res = json(claim.body, claim.status)
+        res.headers.set('idempotent-replayed', 'true')
+        return res
+      }
+      if (claim.kind === 'other-request')
+        return error(422, 'This Idempotency-Key was used for another request (another path or body); use a new key.')
+      if (claim.kind === 'in-progress')
+        return errorResponse(
+          409,
+          `A request with this Idempotency-Key is still running (since ${claim.since.toISOString()}); try again shortly.`,
+          { headers: { 'retry-after': '1' } },
+        )
+      let res: Response | undefined
+      try {
+        res = await run(endpoint, actor, raw)
+      } finally {
+        await claim.finish(res?.status ?? 500, res?.ok ? await res.clone().json() : null)
+      }
+      return res
     } catch (err) {
       const f = failureFrom(err, `${endpoint.method} ${endpoint.path}`)
       return error(f.status, f.error, f.fieldErrors)

@@ -1,55 +1,67 @@
 import { z } from 'zod'
-import { PROTOCOLS } from '@/lib/server/services/studies'
 import { ROLES } from '@/lib/server/auth/roles'
 import { STUDY_PERMISSIONS } from '@/lib/server/auth/study-roles'
+import { Seats } from '@/lib/server/engine/seats'
+import { RUN_STATUSES, SESSION_STATUSES } from '@/lib/server/services/runs'
+import { QUEUE_FILTERS } from '@/lib/server/services/sessions'
+import { PROTOCOLS } from '@/lib/server/services/studies'
+import { WORK_STATUSES } from '@/lib/server/services/work'
 
-/** Response shapes of the REST API. Dates travel as ISO strings. */
+/**
+ * Response shapes of the REST API. Dates travel as ISO strings. Every object is closed: `handle()`
+ * parses each response with its schema, which drops any field not declared here, so what the
+ * document declares is exactly what is sent (a field a service adds reaches the API once it is
+ * declared here). Each schema with an `id` is a component of the OpenAPI document.
+ */
 export const ErrorBody = z
   .object({
     error: z.string().meta({ description: 'What went wrong, in words a person can act on.' }),
-    fieldErrors: z.record(z.string(), z.array(z.string())).optional(),
+    fieldErrors: z
+      .record(z.string(), z.array(z.string()))
+      .optional()
+      .meta({ description: 'The input fields that were refused, each with why.' }),
   })
   .meta({ id: 'Error' })
 
 const isoDate = z.string().meta({ format: 'date-time' })
+const int = () => z.number().int()
+const runStatus = z.enum(RUN_STATUSES).meta({ description: 'preparing | draft | running | paused | done | cancelled' })
+/** "running" is a queued session a worker steps now. */
+const sessionStatus = z.enum(SESSION_STATUSES)
+const userRef = z.object({ id: z.string(), name: z.string(), email: z.string() })
 
 export const StudySummary = z
   .object({
     id: z.string(),
     name: z.string(),
     description: z.string(),
-    protocol: z.enum(PROTOCOLS).nullable(),
+    protocol: z.enum(PROTOCOLS).nullable().meta({ description: 'null until the study chooses one' }),
     createdAt: isoDate,
     updatedAt: isoDate,
     archivedAt: isoDate.nullable(),
-    _count: z.object({ members: z.number().int(), assignments: z.number().int() }),
+    _count: z.object({ members: int(), assignments: int() }),
   })
   .meta({ id: 'StudySummary' })
 
 export const StudyDetail = StudySummary.extend({
   guidelines: z.string(),
-  createdBy: z.object({ id: z.string(), name: z.string(), email: z.string() }).nullable(),
+  createdBy: userRef.nullable(),
   members: z.array(
     z.object({
-      role: z.string(),
+      role: z.string().meta({ description: "The member's study role" }),
       addedAt: isoDate,
-      user: z.object({ id: z.string(), name: z.string(), email: z.string(), role: z.string() }),
+      user: userRef.extend({ role: z.enum(ROLES) }),
     }),
   ),
-  /** What the caller may do in this study: its account scopes AND its study role. */
-  access: z.array(z.enum(STUDY_PERMISSIONS)),
+  access: z
+    .array(z.enum(STUDY_PERMISSIONS))
+    .meta({ description: 'What the caller may do in this study: its account scopes AND its study role.' }),
 }).meta({ id: 'StudyDetail' })
 
+const page = { page: int(), pageSize: int(), total: int(), pageCount: int() }
+
 export const pageOfSchema = <T extends z.ZodType>(item: T, id: string) =>
-  z
-    .object({
-      items: z.array(item),
-      page: z.number().int(),
-      pageSize: z.number().int(),
-      total: z.number().int(),
-      pageCount: z.number().int(),
-    })
-    .meta({ id })
+  z.object({ items: z.array(item), ...page }).meta({ id })
 
 export const Work = z
   .object({
@@ -57,12 +69,12 @@ export const Work = z
     kind: z.string(),
     title: z.string(),
     instructions: z.string(),
-    status: z.string(),
+    status: z.enum(WORK_STATUSES),
     createdAt: isoDate,
     updatedAt: isoDate,
     userId: z.string(),
     study: z.object({ id: z.string(), name: z.string(), guidelines: z.string() }),
-    user: z.object({ id: z.string(), name: z.string(), email: z.string() }),
+    user: userRef,
   })
   .meta({ id: 'Work' })
 
@@ -72,7 +84,7 @@ export const Me = z
     email: z.string(),
     name: z.string(),
     role: z.enum(ROLES),
-    via: z.string(),
+    via: z.string().meta({ description: '"session" or "api-key:<prefix>"' }),
     scopes: z.array(z.string()),
   })
   .meta({ id: 'Me' })
@@ -88,13 +100,21 @@ export const AuditEntry = z
     resourceType: z.string(),
     resourceId: z.string(),
     studyId: z.string().nullable(),
-    before: z.unknown(),
-    after: z.unknown(),
+    before: z.unknown().meta({ description: 'The state before the change (any JSON, null when none)' }),
+    after: z.unknown().meta({ description: 'The state after the change (any JSON, null when none)' }),
     actorName: z.string().nullable().meta({ description: "The actor's current name" }),
     studyName: z.string().nullable(),
     resourceName: z.string().nullable().meta({ description: "The resource's current name, where it has one" }),
   })
   .meta({ id: 'AuditEntry' })
+
+export const AuditPage = z
+  .object({
+    items: z.array(AuditEntry),
+    ...page,
+    resourceTypes: z.array(z.string()).meta({ description: 'Every resource type in the log (for a filter)' }),
+  })
+  .meta({ id: 'AuditPage' })
 
 export const Health = z
   .object({ status: z.enum(['ok', 'error']), database: z.enum(['ok', 'unreachable']), version: z.string() })
@@ -113,20 +133,20 @@ export const Readiness = z
 // ---------------------------------------------------------------------------------------------
 
 export const RunSummary = z
-  .looseObject({
+  .object({
     id: z.string(),
     name: z.string(),
     protocol: z.string(),
     protocolLabel: z.string(),
     task: z.string(),
-    status: z.string().meta({ description: 'draft | running | paused | done | cancelled' }),
-    repetitions: z.number().int(),
+    status: runStatus,
+    repetitions: int(),
     createdAt: isoDate,
     study: z.object({ id: z.string(), name: z.string() }),
-    sessions: z.number().int(),
-    done: z.number().int(),
-    stalled: z.number().int(),
-    awaiting: z.number().int(),
+    sessions: int(),
+    done: int(),
+    stalled: int(),
+    awaiting: int(),
     blocked: z
       .enum(['stalled', 'people'])
       .nullable()
@@ -137,94 +157,210 @@ export const RunSummary = z
 export const RunCreated = z
   .object({
     id: z.string(),
-    sessions: z.number().int(),
+    sessions: int().meta({ description: 'Sessions planned' }),
     protocol: z.string(),
+    preparing: z
+      .boolean()
+      .meta({ description: 'A large run creates its sessions in the background (status `preparing`)' }),
     started: z.boolean(),
-    firstSessionId: z.string().nullable(),
+    firstSessionId: z.string().nullable().meta({ description: 'null while the run is preparing' }),
   })
   .meta({ id: 'RunCreated' })
 
 const counts = z.object({
-  total: z.number().int(),
-  queued: z.number().int(),
-  waiting: z.number().int(),
-  running: z.number().int(),
-  awaiting: z.number().int(),
-  stalled: z.number().int(),
-  done: z.number().int(),
-  cancelled: z.number().int(),
-  calls: z.number().int(),
-  failedCalls: z.number().int(),
-  tokensIn: z.number().int(),
-  tokensOut: z.number().int(),
+  total: int(),
+  queued: int(),
+  waiting: int(),
+  running: int(),
+  awaiting: int(),
+  stalled: int(),
+  done: int(),
+  cancelled: int(),
+  calls: int(),
+  failedCalls: int(),
+  tokensIn: int(),
+  tokensOut: int(),
   costUsd: z.number(),
 })
 
 export const RunDetail = z
-  .looseObject({
-    run: z.looseObject({ id: z.string(), name: z.string(), protocol: z.string(), status: z.string() }),
+  .object({
+    run: z.object({
+      id: z.string(),
+      studyId: z.string(),
+      study: z.object({ id: z.string(), name: z.string() }),
+      name: z.string(),
+      protocol: z.string(),
+      protocolLabel: z.string(),
+      task: z.string(),
+      datasetId: z.string(),
+      status: runStatus,
+      repetitions: int(),
+      carryOver: z.boolean().meta({ description: 'Sessions keep earlier dialogues of their repetition as context' }),
+      config: z.record(z.string(), z.unknown()).meta({ description: "The protocol's configuration of the run" }),
+      seats: Seats.meta({ description: 'Who fills each seat (the template every session starts from)' }),
+      sessionsPlanned: int(),
+      sessionsCreated: int(),
+      prepareError: z.string().nullable().meta({ description: 'Why creating the sessions failed, when it did' }),
+      createdAt: isoDate,
+      updatedAt: isoDate,
+    }),
+    access: z.array(z.enum(STUDY_PERMISSIONS)).meta({ description: "What the caller may do in the run's study" }),
+    seatDecls: z
+      .array(z.object({ name: z.string(), label: z.string(), kinds: z.array(z.string()) }))
+      .meta({ description: "The protocol's seats and what may fill them" }),
+    dataset: z.object({ id: z.string(), name: z.string(), kind: z.string() }).nullable(),
     counts,
-    blocked: z.object({ kind: z.string(), message: z.string() }).nullable(),
+    blocked: z.object({ kind: z.enum(['stalled', 'people']), message: z.string() }).nullable(),
+    lastStall: z
+      .object({ id: z.string(), stallError: z.string().nullable(), retryCount: int(), updatedAt: isoDate })
+      .nullable()
+      .meta({ description: 'The session that stalled last, with why' }),
     exports: z.array(z.object({ table: z.string(), label: z.string() })),
     files: z.array(z.object({ file: z.string(), label: z.string() })),
+    hasDashboard: z.boolean(),
     sessions: pageOfSchema(
-      z.looseObject({
+      z.object({
         id: z.string(),
-        repetition: z.number().int(),
-        position: z.number().int(),
-        status: z.string(),
+        repetition: int(),
+        position: int(),
+        status: sessionStatus,
         awaitingSeat: z.string().nullable(),
         stopReason: z.string().nullable(),
         stallError: z.string().nullable(),
-        messages: z.number().int(),
+        retryCount: int(),
+        instanceId: z.string().nullable(),
+        updatedAt: isoDate,
+        people: z.array(z.object({ seat: z.string(), claimable: z.boolean(), user: userRef.nullable() })),
+        messages: int(),
       }),
       'RunSessionPage',
     ),
   })
   .meta({ id: 'RunDetail' })
 
-export const RunMove = z.looseObject({ runId: z.string() }).meta({ id: 'RunMove' })
+export const RunStarted = z
+  .object({ runId: z.string(), enqueued: int().meta({ description: 'Sessions put on the queue' }) })
+  .meta({ id: 'RunStarted' })
+export const RunPaused = z.object({ runId: z.string(), status: z.literal('paused') }).meta({ id: 'RunPaused' })
+export const RunCancelled = z.object({ runId: z.string(), status: z.literal('cancelled') }).meta({ id: 'RunCancelled' })
+export const StalledRetried = z
+  .object({
+    runId: z.string(),
+    retried: int().meta({ description: 'Stalled sessions put back on the queue' }),
+    enqueued: z.boolean().meta({ description: 'Whether they step now (false: the run is paused)' }),
+  })
+  .meta({ id: 'StalledRetried' })
 
-export const ProtocolData = z
-  .looseObject({ protocol: z.string(), data: z.unknown() })
-  .meta({ id: 'ProtocolData', description: "The protocol's own part (its plugin's view): results, a dashboard." })
+export const RunResults = z
+  .object({
+    protocol: z.string(),
+    data: z.unknown().meta({ description: "The protocol's results of the run (its plugin's `views.run`), or null" }),
+  })
+  .meta({ id: 'RunResults' })
+
+export const RunDashboard = z
+  .object({
+    protocol: z.string(),
+    run: z.object({ id: z.string(), name: z.string(), status: runStatus }),
+    data: z.unknown().meta({ description: "The protocol's dashboard (its plugin's `views.dashboard`)" }),
+  })
+  .meta({ id: 'RunDashboard' })
 
 export const SessionDetail = z
-  .looseObject({
+  .object({
     id: z.string(),
     protocol: z.string(),
-    status: z.string().meta({ description: 'queued | waiting | running | awaiting | stalled | done | cancelled' }),
+    protocolLabel: z.string(),
+    status: sessionStatus.meta({ description: '"running" while a worker steps it (calling a model)' }),
     awaitingSeat: z.string().nullable(),
     stopReason: z.string().nullable(),
-    seats: z.array(z.looseObject({ name: z.string(), label: z.string(), kind: z.string().nullable() })),
-    messages: z.array(z.looseObject({ seq: z.number().int(), body: z.unknown() })),
-    ask: z.looseObject({ seat: z.string(), j: z.number().int(), kind: z.string().nullable() }).nullable(),
-    done: z.string().nullable(),
+    stallError: z.string().nullable().meta({ description: 'Why it stalled (to those in its seats and researchers)' }),
+    retryCount: int(),
+    task: z.string(),
+    title: z.string().nullable().meta({ description: 'What it is about (the case, the molecule, the game)' }),
+    study: z.object({ id: z.string(), name: z.string(), guidelines: z.string() }),
+    run: z.object({ id: z.string(), name: z.string(), status: runStatus }).nullable(),
+    updatedAt: isoDate,
+    seats: z.array(
+      z.object({
+        name: z.string(),
+        label: z.string(),
+        kind: z.enum(['human', 'llm', 'proxy', 'program']).nullable(),
+        kindLabel: z.string().nullable(),
+        person: z.string().nullable().meta({ description: 'Who fills a human seat (name or email)' }),
+        claimable: z.boolean().meta({ description: 'Open to any member of the study (POST …/claim)' }),
+        model: z.string().nullable(),
+        program: z.string().nullable(),
+      }),
+    ),
+    messages: z.array(
+      z.object({
+        seq: int(),
+        body: z.unknown().meta({ description: "The protocol's message" }),
+        byPerson: z.boolean(),
+        createdAt: isoDate,
+        meta: z.unknown().optional().meta({ description: 'What the agent noted beside it (researchers only)' }),
+      }),
+    ),
+    ask: z
+      .object({ seat: z.string(), j: int(), kind: z.string().nullable(), allowedTags: z.array(z.string()) })
+      .nullable()
+      .meta({ description: 'The message asked next (`j` is the `seq` a turn answers), null once it is over' }),
+    done: z.string().nullable().meta({ description: 'Why it ended, once it has' }),
     mySeats: z.array(z.string()),
     yourTurn: z.boolean(),
+    draft: z
+      .object({ data: z.record(z.string(), z.unknown()), updatedAt: isoDate })
+      .nullable()
+      .meta({ description: 'Your unsent turn for the message asked, kept on the server' }),
+    claimableSeats: z.array(z.string()),
     view: z.unknown().meta({ description: "The protocol's view of the session (its plugin's `views.session`)." }),
   })
   .meta({ id: 'SessionDetail' })
 
 export const TurnResult = z
-  .looseObject({ sessionId: z.string(), seq: z.number().int(), done: z.string().nullable(), message: z.unknown() })
+  .object({
+    sessionId: z.string(),
+    seq: int(),
+    done: z.string().nullable(),
+    message: z.unknown().meta({ description: "The protocol's message your turn became" }),
+  })
   .meta({ id: 'TurnResult' })
 
+export const SeatClaimed = z.object({ sessionId: z.string(), seat: z.string() }).meta({ id: 'SeatClaimed' })
+
 export const Queue = z
-  .looseObject({
-    counts: z.object({
-      yours: z.number().int(),
-      claimable: z.number().int(),
-      others: z.number().int(),
-      stalled: z.number().int(),
-      done: z.number().int(),
-    }),
-    next: z.string().nullable(),
-    items: z.array(z.looseObject({ id: z.string(), protocol: z.string(), status: z.string(), seat: z.string() })),
-    page: z.number().int(),
-    pageSize: z.number().int(),
-    total: z.number().int(),
-    pageCount: z.number().int(),
+  .object({
+    counts: z.object({ yours: int(), claimable: int(), others: int(), stalled: int(), done: int() }),
+    next: z.string().nullable().meta({ description: 'The session waiting for you longest' }),
+    items: z.array(
+      z.object({
+        id: z.string(),
+        grp: z.enum(QUEUE_FILTERS).meta({ description: 'The group of the queue it is in (the `filter` values)' }),
+        protocol: z.string(),
+        protocolLabel: z.string(),
+        title: z.string(),
+        status: sessionStatus,
+        awaitingSeat: z.string().nullable(),
+        seat: z.string(),
+        seatLabel: z.string(),
+        claimable: z.boolean(),
+        mine: z.boolean().meta({ description: 'You fill the seat (false: open to claim)' }),
+        task: z.string(),
+        repetition: int(),
+        position: int(),
+        updatedAt: isoDate,
+        studyId: z.string(),
+        studyName: z.string(),
+        runId: z.string().nullable(),
+        runName: z.string().nullable(),
+        messages: int(),
+        runMine: int().nullable().meta({ description: 'Your sessions in its run' }),
+        runDone: int().nullable().meta({ description: 'Of those, done' }),
+      }),
+    ),
+    ...page,
   })
   .meta({ id: 'WorkQueue' })
 
@@ -233,15 +369,14 @@ export const DatasetImportStarted = z
   .meta({ id: 'DatasetImportStarted' })
 
 export const DatasetImportStatus = z
-  .looseObject({
+  .object({
     id: z.string(),
     name: z.string(),
-    /** importing | ready (a failed import answers 400 with its reason). */
-    status: z.string(),
-    rowsDone: z.number().int(),
-    rowsTotal: z.number().int().nullable(),
+    status: z.enum(['importing', 'ready']).meta({ description: 'A failed import answers 400 with its reason' }),
+    rowsDone: int(),
+    rowsTotal: int().nullable(),
     error: z.string().nullable(),
-    instances: z.number().int(),
-    assets: z.number().int(),
+    instances: int(),
+    assets: int(),
   })
   .meta({ id: 'DatasetImportStatus' })

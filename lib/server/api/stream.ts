@@ -1,4 +1,5 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
+import { errorResponse } from '@/lib/server/api/handler'
 import { execute, type Operation } from '@/lib/server/operation'
 import { log } from '@/lib/server/log'
 
@@ -63,7 +64,7 @@ export function exportRoute(
     try {
       actor = await apiActor(req)
     } catch (err) {
-      if (err instanceof ApiAuthError) return Response.json({ error: err.message }, { status: 401 })
+      if (err instanceof ApiAuthError) return errorResponse(401, err.message, { invalidToken: true })
       throw err
     }
     const result = await execute(op, actor, {
@@ -71,8 +72,7 @@ export function exportRoute(
       table: url.searchParams.get('table') ?? undefined,
       format: url.searchParams.get('format') ?? undefined,
     })
-    if (!result.ok)
-      return Response.json({ error: result.error, fieldErrors: result.fieldErrors }, { status: result.status })
+    if (!result.ok) return errorResponse(result.status, result.error, { fieldErrors: result.fieldErrors })
     return streamedDownload(result.data.lines(), result.data)
   }
 }

@@ -257,4 +257,8 @@ export interface PluginEndpoint {
   status?: 200 | 201
   /** The request body as the OpenAPI document shows it (uploads: files as binary strings). */
   docBody?: () => z.ZodType
+  /** Statuses besides those every endpoint answers, each with when (as in endpoints.ts). */
+  errors?: { 404?: string; 409?: string }
+  /** A create: accepts an Idempotency-Key. */
+  idempotent?: boolean
 }

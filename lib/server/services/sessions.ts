@@ -80,7 +80,7 @@ export const myQueue = defineOperation({
     const canClaim = hasScope(actor.role, 'work:submit')
     // One statement: my seats, plus the unclaimed claimable seats of studies I belong to.
     const base = `
-      SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, (p."userId" = $1) AS mine, s.task,
+      SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, COALESCE(p."userId" = $1, false) AS mine, s.task,
              s.instance, s.repetition, s.position, s."updatedAt", s."studyId", st.name AS "studyName",
              e.id AS "runId", e.name AS "runName",
              (SELECT count(*)::int FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages,

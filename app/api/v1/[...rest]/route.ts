@@ -1,24 +1,36 @@
 import { matchPluginEndpoint } from '@/lib/server/api/endpoints'
-import { handle, json } from '@/lib/server/api/handler'
+import { errorResponse, handle } from '@/lib/server/api/handler'
 
 export const dynamic = 'force-dynamic'
 
-const notFound = () => json({ error: 'No such API route. See /api/v1/openapi.json for the routes that exist.' }, 404)
-
 /**
  * Routes no file of its own serves: the endpoints protocol plugins add for their operations (e.g. a
- * protocol's own import), matched by path; anything else is a JSON 404.
+ * protocol's own import), matched by path; another method on such a path is a 405 with `Allow`, and
+ * anything else a JSON 404.
  */
 async function dispatch(req: Request) {
   const path = new URL(req.url).pathname.replace(/^\/api\/v1/, '')
   let match: ReturnType<typeof matchPluginEndpoint>
   try {
-    match = matchPluginEndpoint(req.method, path)
+    match = matchPluginEndpoint(req.method === 'HEAD' ? 'GET' : req.method, path)
   } catch {
-    return json({ error: 'The path is not valid percent-encoded UTF-8.' }, 400)
+    return errorResponse(400, 'The path is not valid percent-encoded UTF-8.')
   }
-  if (!match) return notFound()
-  return handle(match.ep)(req, { params: Promise.resolve(match.params) })
+  if (match.ep) return handle(match.ep)(req, { params: Promise.resolve(match.params) })
+  if (match.allow.length) {
+    const allow = [...match.allow, ...(match.allow.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].sort().join(', ')
+    if (req.method === 'OPTIONS') return new Response(null, { status: 204, headers: { allow } })
+    return errorResponse(405, `${req.method} is not allowed here; this path answers ${allow}.`, { headers: { allow } })
+  }
+  return errorResponse(404, 'No such API route. See /api/v1/openapi.json for the routes that exist.')
 }
 
-export { dispatch as GET, dispatch as POST, notFound as PATCH, notFound as PUT, notFound as DELETE }
+export {
+  dispatch as GET,
+  dispatch as HEAD,
+  dispatch as POST,
+  dispatch as PUT,
+  dispatch as PATCH,
+  dispatch as DELETE,
+  dispatch as OPTIONS,
+}

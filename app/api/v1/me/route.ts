@@ -1,5 +1,5 @@
 import { endpoints } from '@/lib/server/api/endpoints'
-import { handle } from '@/lib/server/api/handler'
+import { handle, methods } from '@/lib/server/api/handler'
 
 export const dynamic = 'force-dynamic'
-export const GET = handle(endpoints.me)
+export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({ GET: handle(endpoints.me) })

@@ -1,4 +1,4 @@
-import { json } from '@/lib/server/api/handler'
+import { json, methods } from '@/lib/server/api/handler'
 import { VERSION } from '@/lib/server/api/openapi'
 import { db } from '@/lib/server/db'
 import { isReady } from '@/lib/server/processes'
@@ -10,7 +10,7 @@ export const dynamic = 'force-dynamic'
  * it is shutting down (SIGTERM) or cannot reach the database. `/api/v1/health` is liveness (the
  * process answers and reaches the database) and stays 200 while a shutdown drains.
  */
-export async function GET() {
+async function ready() {
   if (!isReady()) return json({ status: 'draining', version: VERSION }, 503)
   try {
     await db.$queryRaw`SELECT 1`
@@ -19,3 +19,5 @@ export async function GET() {
     return json({ status: 'error', database: 'unreachable', version: VERSION }, 503)
   }
 }
+
+export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({ GET: ready })

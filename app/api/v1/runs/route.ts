@@ -1,6 +1,8 @@
 import { endpoints } from '@/lib/server/api/endpoints'
-import { handle } from '@/lib/server/api/handler'
+import { handle, methods } from '@/lib/server/api/handler'
 
 export const dynamic = 'force-dynamic'
-export const GET = handle(endpoints.listRuns)
-export const POST = handle(endpoints.createRun)
+export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({
+  GET: handle(endpoints.listRuns),
+  POST: handle(endpoints.createRun),
+})

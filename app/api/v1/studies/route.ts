@@ -1,6 +1,8 @@
 import { endpoints } from '@/lib/server/api/endpoints'
-import { handle } from '@/lib/server/api/handler'
+import { handle, methods } from '@/lib/server/api/handler'
 
 export const dynamic = 'force-dynamic'
-export const GET = handle(endpoints.listStudies)
-export const POST = handle(endpoints.createStudy)
+export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({
+  GET: handle(endpoints.listStudies),
+  POST: handle(endpoints.createStudy),
+})

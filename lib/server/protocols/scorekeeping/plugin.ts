@@ -118,6 +118,8 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
       source: 'multipart',
       status: 201,
       output: z.object({ id: z.string(), instances: z.number().int(), experiments: z.array(z.string()) }),
+      errors: { 404: 'No such study, or not visible to you' },
+      idempotent: true,
       docBody: () =>
         z.object({
           studyId: z.string(),

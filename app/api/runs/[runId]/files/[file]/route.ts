@@ -1,4 +1,5 @@
 import { ApiAuthError, apiActor } from '@/lib/server/api/auth'
+import { errorResponse } from '@/lib/server/api/handler'
 import { execute } from '@/lib/server/operation'
 import { exportRunFile } from '@/lib/server/services/run-export'
 
@@ -14,12 +15,11 @@ export async function GET(req: Request, { params }: { params: Promise<{ runId: s
   try {
     actor = await apiActor(req)
   } catch (err) {
-    if (err instanceof ApiAuthError) return Response.json({ error: err.message }, { status: 401 })
+    if (err instanceof ApiAuthError) return errorResponse(401, err.message, { invalidToken: true })
     throw err
   }
   const result = await execute(exportRunFile, actor, { runId, file })
-  if (!result.ok)
-    return Response.json({ error: result.error, fieldErrors: result.fieldErrors }, { status: result.status })
+  if (!result.ok) return errorResponse(result.status, result.error, { fieldErrors: result.fieldErrors })
   const { bytes, filename, contentType } = result.data
   return new Response(new Uint8Array(bytes), {
     headers: {

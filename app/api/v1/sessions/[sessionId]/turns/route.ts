@@ -1,5 +1,5 @@
 import { endpoints } from '@/lib/server/api/endpoints'
-import { handle } from '@/lib/server/api/handler'
+import { handle, methods } from '@/lib/server/api/handler'
 
 export const dynamic = 'force-dynamic'
-export const POST = handle(endpoints.submitTurn)
+export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({ POST: handle(endpoints.submitTurn) })

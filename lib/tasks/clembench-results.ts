@@ -36,6 +36,8 @@
  *   not export (its own call log has every request).
  * - An invalid slot answer aborts the game (the README; clembench 2.0's message "Abort: invalid format
  *   in slot filling."), where the current master goes on without checking or probing that round.
+ * - After an abort in probing round 0, clemcore's runner still asks the programmatic questioner once
+ *   (its DUMMY_PROMPT and request appear before "end", never sent to the answerer); Parley does not.
  * - scores.json writes null where Python writes NaN (JSON has no NaN; clemcore's evaluation reads both).
  * - A second play of the same game by the same player (a repetition) goes to another root
  *   (`results-2/`, …): clemcore keeps one episode per game instance and model.

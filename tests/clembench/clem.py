@@ -108,9 +108,10 @@ def play(game_name, results_dir):
                 master.setup(**instance)
                 callbacks.on_game_start(master, instance)
                 master.before_game()
-                while not master.is_done():
+                done = False
+                while not done:  # as clemcore's runner: the first player is asked even if the game is over
                     player = master.current_player
-                    master.step(player(master.get_context_for(player)))
+                    done, _ = master.step(player(master.get_context_for(player)))
                 callbacks.on_game_end(master, instance)
 
 

@@ -14,12 +14,16 @@ import path from 'node:path'
 import { unzipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
 import { clemTable } from '@/lib/metrics/clembench'
+import type { Actor } from '@/lib/server/actor'
 import { execute } from '@/lib/server/operation'
 import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
 import { exportRunFile } from '@/lib/server/services/run-export'
+import { parseInstancesFile } from '@/lib/tasks/clembench'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
+import { type Reply, truthful } from '../support/scorekeeping'
 import { scriptedDataset, scriptedRun } from '../support/scorekeeping-db'
+import { sharedDir } from '../support/shared'
 
 /**
  * clembench's own tools on Parley's clembench export: clemcore's `clem score`, `clem transcribe` and
@@ -107,6 +111,67 @@ function csv(text: string) {
 
 const fake = useFakeLlm()
 
+/** The run's clembench export, unzipped into a new folder. */
+async function exported(actor: Actor, runId: string): Promise<string> {
+  const file = await execute(exportRunFile, actor, { runId, file: 'clembench' })
+  if (!file.ok) throw new Error(file.error)
+  const dir = mkdtempSync(path.join(tmpdir(), 'parley-clem-'))
+  for (const [name, bytes] of Object.entries(unzipSync(file.data.bytes))) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
+    writeFileSync(path.join(dir, name), bytes)
+  }
+  return dir
+}
+
+/**
+ * clem score, transcribe and eval on one results root of the export, whose episodes are `expected`
+ * (paths of scores.json under the root): clemcore's scores equal Parley's, every episode gets its
+ * transcripts, and clemcore's clem table equals Parley's for these episodes.
+ */
+function checkWithClem(dir: string, root: string, model: string, expected: string[]) {
+  const rootDir = path.join(dir, root)
+  expect(readdirSync(rootDir)).toEqual([model])
+  const parley = files(rootDir, 'scores.json')
+  expect(parley.map((f) => path.relative(rootDir, f))).toEqual(expected)
+  const ours = (f: string) => JSON.parse(readFileSync(f.replace(/scores\.json$/, 'parley-scores.json'), 'utf8'))
+  for (const f of parley) renameSync(f, f.replace(/scores\.json$/, 'parley-scores.json'))
+
+  const scored = clem(dir, ['score', '-g', 'privateshared', '-r', rootDir])
+  expect(scored.status, scored.out).toBe(0)
+  expect(scored.log).not.toMatch(/Cannot score|exceptions occurred/)
+  for (const f of parley) expect(pyJson(readFileSync(f, 'utf8')), f).toEqual(ours(f))
+
+  const transcribed = clem(dir, ['transcribe', '-g', 'privateshared', '-r', rootDir])
+  expect(transcribed.status, transcribed.out).toBe(0)
+  expect(transcribed.log).not.toMatch(/Cannot transcribe|exceptions occurred/)
+  for (const f of parley) {
+    const html = readFileSync(path.join(path.dirname(f), 'transcript.html'), 'utf8')
+    const { meta } = JSON.parse(readFileSync(path.join(path.dirname(f), 'interactions.json'), 'utf8'))
+    expect(html).toContain(
+      `game 'privateshared', experiment '${meta.experiment_name}', episode ${meta.game_id} with ${model}.`,
+    )
+    expect(html).toContain('Player 1 (Answerer) to GM (Game Master)')
+    expect(existsSync(path.join(path.dirname(f), 'transcript.tex'))).toBe(true)
+  }
+
+  const evaluated = clem(dir, ['eval', '-r', rootDir])
+  expect(evaluated.status, evaluated.out).toBe(0)
+  const rows = csv(readFileSync(path.join(rootDir, 'results.csv'), 'utf8'))
+  const table = clemTable(
+    parley.map((f) => ({
+      game: 'privateshared',
+      model,
+      aborted: ours(f)['episode scores'].Aborted,
+      mainScore: ours(f)['episode scores']['Main Score'],
+    })),
+  )
+  expect(rows).toHaveLength(1)
+  expect(rows[0]?.model).toBe(model)
+  expect(Number(rows[0]?.['-, clemscore'])).toBe(table[0]?.clemscore)
+  expect(Number(rows[0]?.['privateshared, % Played'])).toBe(table[0]?.games[0]?.played)
+  expect(Number(rows[0]?.['privateshared, Quality Score'])).toBe(table[0]?.games[0]?.quality)
+}
+
 describeClem("clembench's own tools read the scorekeeping export", () => {
   it('clem score reproduces every scores.json, clem transcribe writes every transcript, clem eval gives the clem table', async () => {
     const researcher = await makeUser('researcher')
@@ -119,63 +184,71 @@ describeClem("clembench's own tools read the scorekeeping export", () => {
       answerer: { kind: 'llm', connectionId: conn.id, model: 'gen', temperature: 0 },
       repetitions: 2,
     })
-    const file = await execute(exportRunFile, researcher, { runId, file: 'clembench' })
-    if (!file.ok) throw new Error(file.error)
-    const dir = mkdtempSync(path.join(tmpdir(), 'parley-clem-'))
-    for (const [name, bytes] of Object.entries(unzipSync(file.data.bytes))) {
-      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
-      writeFileSync(path.join(dir, name), bytes)
-    }
-    // clemcore's folders: the model with its temperature, the game, the experiment, instance_<game_id>
+    const dir = await exported(researcher, runId)
+    // clemcore's folders: the model with its temperature, the game, the experiment, instance_<game_id>;
+    // the second play of each game in a root of its own
     expect(readdirSync(dir).sort()).toEqual(['results', 'results-2'])
-    for (const root of ['results', 'results-2']) {
-      const rootDir = path.join(dir, root)
-      expect(readdirSync(rootDir)).toEqual(['gen-t0.0'])
-      const parley = files(rootDir, 'scores.json')
-      expect(parley.map((f) => path.relative(rootDir, f))).toEqual(
-        [0, 1, 2, 3, 4, 5].map((id) => `gen-t0.0/privateshared/test-trip/instance_0000${id}/scores.json`),
-      )
-      for (const f of parley) renameSync(f, f.replace(/scores\.json$/, 'parley-scores.json'))
-
-      const scored = clem(dir, ['score', '-g', 'privateshared', '-r', rootDir])
-      expect(scored.status, scored.out).toBe(0)
-      expect(scored.log).not.toMatch(/Cannot score|exceptions occurred/)
-      for (const f of parley) {
-        const ours = JSON.parse(readFileSync(f.replace(/scores\.json$/, 'parley-scores.json'), 'utf8'))
-        expect(pyJson(readFileSync(f, 'utf8')), f).toEqual(ours)
-      }
-
-      const transcribed = clem(dir, ['transcribe', '-g', 'privateshared', '-r', rootDir])
-      expect(transcribed.status, transcribed.out).toBe(0)
-      expect(transcribed.log).not.toMatch(/Cannot transcribe|exceptions occurred/)
-      for (const f of parley) {
-        const html = readFileSync(path.join(path.dirname(f), 'transcript.html'), 'utf8')
-        const id = Number(/instance_(\d+)/.exec(f)?.[1])
-        expect(html).toContain(`game 'privateshared', experiment 'test-trip', episode ${id} with gen-t0.0.`)
-        expect(html).toContain('Player 1 (Answerer) to GM (Game Master)')
-        expect(existsSync(path.join(path.dirname(f), 'transcript.tex'))).toBe(true)
-      }
-
-      const evaluated = clem(dir, ['eval', '-r', rootDir])
-      expect(evaluated.status, evaluated.out).toBe(0)
-      const [row] = csv(readFileSync(path.join(rootDir, 'results.csv'), 'utf8'))
-      const [ours] = clemTable(
-        parley.map((f) => {
-          const s = JSON.parse(readFileSync(f.replace(/scores\.json$/, 'parley-scores.json'), 'utf8'))
-          return {
-            game: 'privateshared',
-            model: 'gen-t0.0',
-            aborted: s['episode scores'].Aborted,
-            mainScore: s['episode scores']['Main Score'],
-          }
-        }),
-      )
-      expect(row?.model).toBe('gen-t0.0')
-      expect(Number(row?.['-, clemscore'])).toBe(ours?.clemscore)
-      expect(Number(row?.['privateshared, % Played'])).toBe(ours?.games[0]?.played)
-      expect(Number(row?.['privateshared, Quality Score'])).toBe(ours?.games[0]?.quality)
-    }
+    const episodes = [0, 1, 2, 3, 4, 5].map((id) => `gen-t0.0/privateshared/test-trip/instance_0000${id}/scores.json`)
+    for (const root of ['results', 'results-2']) checkWithClem(dir, root, 'gen-t0.0', episodes)
   }, 240_000)
+
+  it('the same on the released games (all five experiments, 5, 10 and 15 slots)', async (t) => {
+    const data = sharedDir('datasets', 'clembench-privateshared')
+    if (!existsSync(data)) {
+      console.log('skipped: the released games: needs ../shared/datasets/clembench-privateshared (released data)')
+      t.skip()
+    }
+    const resources: Record<string, string> = {}
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name)
+        if (e.isDirectory()) walk(p)
+        else resources[path.relative(data, p)] = readFileSync(p, 'utf8')
+      }
+    }
+    walk(path.join(data, 'resources'))
+    const parsed = parseInstancesFile(readFileSync(path.join(data, 'in', 'instances.json'), 'utf8'), resources)
+    // each game played its own way: truthful, "no" to every probe, anticipating, a wrong value, retries
+    const styles: Reply[] = [
+      truthful,
+      (ask, state) => (ask.kind === 'answer' ? truthful(ask, state) : 'ASIDE: no'),
+      (ask, state) => {
+        if (ask.kind !== 'answer') return truthful(ask, state)
+        const next = state.instance.requestOrder[ask.round]
+        const extra = state.instance.slots.find((s) => s.name === next)?.value
+        return `${truthful(ask, state).replace(/\.$/, '')}${extra ? `, and ${extra}` : ''}.`
+      },
+      (ask, state) => (ask.kind === 'answer' && ask.round === 2 ? 'ANSWER: I am not sure.' : truthful(ask, state)),
+      (ask, state) => (ask.kind === 'probe-answer' && ask.try < 3 ? 'Hmm.' : truthful(ask, state)),
+    ]
+    const games = parsed.experiments.flatMap((e) =>
+      e.instances.map((instance, i) => ({
+        what: `${e.name} ${i}`,
+        instance,
+        reply: styles[i % styles.length] as Reply,
+      })),
+    )
+    expect(games).toHaveLength(50)
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const conn = await fakeConnection(study.id, fake())
+    const ds = await scriptedDataset(study.id, games)
+    const { runId } = await scriptedRun(
+      researcher,
+      { studyId: study.id, datasetId: ds.id, answerer: { kind: 'llm', connectionId: conn.id, temperature: 0 } },
+      games,
+    )
+    const dir = await exported(researcher, runId)
+    expect(readdirSync(dir)).toEqual(['results'])
+    const episodes = parsed.experiments
+      .flatMap((e) =>
+        e.instances.map(
+          (i) => `gen-t0.0/privateshared/${e.name}/instance_${String(i.gameId).padStart(5, '0')}/scores.json`,
+        ),
+      )
+      .sort()
+    checkWithClem(dir, 'results', 'gen-t0.0', episodes)
+  }, 600_000)
 
   it("clembench's PrivateShared game master plays the demo game folder", (t) => {
     // From clemcore 3.5 the legacy master starts at round −1 and clembench's game fails on its own
@@ -212,4 +285,38 @@ describeClem("clembench's own tools read the scorekeeping export", () => {
       )
     }
   }, 120_000)
+
+  it("beside clembench's own run of the same model, clem eval shows one row", async (t) => {
+    const [major = 0, minor = 0] = clemcoreVersion()
+    if (major > 3 || (major === 3 && minor > 4)) {
+      console.log(`skipped: clembench's game master needs clemcore ≤ 3.4 (this is ${clemcoreVersion().join('.')})`)
+      t.skip()
+    }
+    // clembench's game played by clemcore's "mock" model at temperature 0 (clem run -m mock) …
+    const dir = mkdtempSync(path.join(tmpdir(), 'parley-clem-mixed-'))
+    const played = clem(dir, ['play', 'privateshared', path.join(dir, 'results')])
+    expect(played.status, played.out).toBe(0)
+    expect(readdirSync(path.join(dir, 'results'))).toEqual(['mock-t0.0'])
+    // … and a Parley run of a model called "mock" at temperature 0, in the same results folder
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const conn = await fakeConnection(study.id, fake())
+    const ds = await scriptedDataset(study.id)
+    const { runId } = await scriptedRun(researcher, {
+      studyId: study.id,
+      datasetId: ds.id,
+      answerer: { kind: 'llm', connectionId: conn.id, model: 'mock', temperature: 0 },
+    })
+    cpSync(path.join(await exported(researcher, runId), 'results'), path.join(dir, 'results'), { recursive: true })
+    expect(readdirSync(path.join(dir, 'results'))).toEqual(['mock-t0.0'])
+    const scored = clem(dir, ['score', '-g', 'privateshared', '-r', path.join(dir, 'results')])
+    expect(scored.status, scored.out).toBe(0)
+    const evaluated = clem(dir, ['eval', '-r', path.join(dir, 'results')])
+    expect(evaluated.status, evaluated.out).toBe(0)
+    const rows = csv(readFileSync(path.join(dir, 'results', 'results.csv'), 'utf8'))
+    expect(rows.map((r) => r.model)).toEqual(['mock-t0.0'])
+    // 50 of clembench's episodes and Parley's 6 in the one row
+    const raw = readFileSync(path.join(dir, 'results', 'raw.csv'), 'utf8')
+    expect(raw.split('\n').filter((l) => l.includes(',Main Score,')).length).toBe(56)
+  }, 240_000)
 })

@@ -103,9 +103,9 @@ interface Episode {
   state: ScorekeepingState
   /** Who answered: the LLM (its connection, model and temperature) or the person's name. */
   answerer: { kind: 'llm'; model: LlmRef } | { kind: 'person'; name: string } | { kind: 'unclaimed' }
-  /** When the session was created and when each message of `state.messages` was written (ISO). */
-  startedAt: string
-  times: string[]
+  /** When the session was created and when each message of `state.messages` was written (ms; kept small in the cache). */
+  startedAt: number
+  times: number[]
 }
 
 const cache = new Map<string, { at: number; episode: Episode }>()
@@ -180,8 +180,8 @@ export async function episodes(where: { experimentId?: string; experimentIds?: s
         json: done ? scoresJson(episodeOf(state)) : null,
         state,
         answerer,
-        startedAt: s.createdAt.toISOString(),
-        times: s.messages.map((m) => m.createdAt.toISOString()),
+        startedAt: s.createdAt.getTime(),
+        times: s.messages.map((m) => m.createdAt.getTime()),
       }
       if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string)
       cache.set(s.id, { at: s.updatedAt.getTime(), episode })
@@ -328,8 +328,8 @@ export const scorekeepingFiles: Record<string, ExportFile> = {
           state: e.state,
           player: players.get(e)!,
           fallbackGameId: e.position,
-          times: e.times,
-          startedAt: e.startedAt,
+          times: e.times.map((t) => new Date(t).toISOString()),
+          startedAt: new Date(e.startedAt).toISOString(),
         })),
       )
       const files: Record<string, Uint8Array> = {}

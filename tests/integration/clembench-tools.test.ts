@@ -7,12 +7,13 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { unzipSync } from 'fflate'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { clemTable } from '@/lib/metrics/clembench'
 import type { Actor } from '@/lib/server/actor'
 import { execute } from '@/lib/server/operation'
@@ -111,11 +112,22 @@ function csv(text: string) {
 
 const fake = useFakeLlm()
 
+const temps: string[] = []
+/** A new folder under the system's temp folder, removed after the file's tests. */
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix))
+  temps.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true })
+})
+
 /** The run's clembench export, unzipped into a new folder. */
 async function exported(actor: Actor, runId: string): Promise<string> {
   const file = await execute(exportRunFile, actor, { runId, file: 'clembench' })
   if (!file.ok) throw new Error(file.error)
-  const dir = mkdtempSync(path.join(tmpdir(), 'parley-clem-'))
+  const dir = tempDir('parley-clem-')
   for (const [name, bytes] of Object.entries(unzipSync(file.data.bytes))) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
     writeFileSync(path.join(dir, name), bytes)
@@ -259,7 +271,7 @@ describeClem("clembench's own tools read the scorekeeping export", () => {
       t.skip()
     }
     // clembench's game code with the demo game's instances and resources in place of its own
-    const game = path.join(mkdtempSync(path.join(tmpdir(), 'parley-demo-game-')), 'privateshared')
+    const game = path.join(tempDir('parley-demo-game-'), 'privateshared')
     mkdirSync(game)
     for (const f of ['master.py', 'constants.py', 'clemgame.json'])
       cpSync(path.join(CLEMBENCH as string, 'privateshared', f), path.join(game, f))
@@ -293,7 +305,7 @@ describeClem("clembench's own tools read the scorekeeping export", () => {
       t.skip()
     }
     // clembench's game played by clemcore's "mock" model at temperature 0 (clem run -m mock) …
-    const dir = mkdtempSync(path.join(tmpdir(), 'parley-clem-mixed-'))
+    const dir = tempDir('parley-clem-mixed-')
     const played = clem(dir, ['play', 'privateshared', path.join(dir, 'results')])
     expect(played.status, played.out).toBe(0)
     expect(readdirSync(path.join(dir, 'results'))).toEqual(['mock-t0.0'])

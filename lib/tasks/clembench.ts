@@ -67,6 +67,7 @@ const wordsFile = z.object({
   OK: z.string(),
   YES: z.string(),
   NO: z.string(),
+  DUMMY_PROMPT: z.string().optional(),
   tags: z.record(z.string(), z.string()).optional(),
 })
 const repromptsFile = z.object({ suffixes: z.array(z.string()).min(1) })
@@ -139,6 +140,7 @@ export function privateSharedResources(
         ok: w.OK,
         yes: w.YES,
         no: w.NO,
+        ...(w.DUMMY_PROMPT === undefined ? {} : { dummyPrompt: w.DUMMY_PROMPT }),
         tags: w.tags ?? {},
       }
     } else if (p === 'resources/texts/reprompts.json')
@@ -256,6 +258,7 @@ export function fromClembenchInstance(raw: unknown, opts: FromClembenchOptions =
             ok: words.ok,
             yes: words.yes,
             no: words.no,
+            ...(words.dummyPrompt === undefined ? {} : { dummyPrompt: words.dummyPrompt }),
           },
         }
       : {}),

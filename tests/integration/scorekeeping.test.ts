@@ -17,6 +17,7 @@ import { getSession, submitTurn } from '@/lib/server/services/sessions'
 import { runSession } from '@/lib/server/engine/runner'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
+import { scriptedDataset, scriptedRun } from '../support/scorekeeping-db'
 import { describeShared, sharedDir } from '../support/shared'
 
 const fake = useFakeLlm()
@@ -141,23 +142,52 @@ describeShared(
         // Every slot answered with its value: slot filling is perfect; "no" to every probe is not.
         expect(row?.slotFilling).toBe(1)
       }
-      // The clembench folder layout, one episode per experiment, scores.json as the pure game's.
+      // clemcore's results folder: the model with its temperature (left to the provider here), the game,
+      // the experiment, instance_<game_id>; scores.json as clemcore's scorer stores the pure game's scores
       const file = await execute(exportRunFile, w.researcher, { runId: created.id, file: 'clembench' })
       if (!file.ok) throw new Error(file.error)
       const files = unzipSync(file.data.bytes)
       const names = Object.keys(files).sort()
-      expect(names.filter((n) => n.endsWith('scores.json'))).toHaveLength(5)
-      expect(
-        names.every((n) =>
-          /^results\/gen--gen\/privateshared\/[a-z-]+\/episode_0\/(interactions|scores)\.json$/.test(n),
-        ),
-      ).toBe(true)
+      const experiments = ['job-interview', 'letter-number', 'restaurant', 'things-places', 'travel-booking']
+      expect(names).toEqual(
+        experiments.flatMap((e) => [
+          `results/gen-tdefault/privateshared/${e}/experiment.json`,
+          ...['instance', 'interactions', 'scores'].map(
+            (f) => `results/gen-tdefault/privateshared/${e}/instance_00000/${f}.json`,
+          ),
+        ]),
+      )
+      const read = (name: string) => JSON.parse(strFromU8(files[name] as Uint8Array))
       const travel = games.find((g) => g.experiment === 'travel-booking') as ScorekeepingInstance
+      expect(read('results/gen-tdefault/privateshared/travel-booking/instance_00000/scores.json')).toEqual({
+        meta: {},
+        players: {},
+        ...scoresJson(episodeOf(playGame(travel, reply(travel)))),
+      })
+      // instance.json is the game instance exactly as the released instances.json holds it
+      const released = JSON.parse(readFileSync(sharedDir('datasets/clembench-privateshared/in/instances.json'), 'utf8'))
+      for (const e of experiments) {
+        const original = released.experiments
+          .find((x: { name: string }) => x.name === e)
+          .game_instances.find((g: { game_id: number }) => g.game_id === 0)
+        const exported = strFromU8(
+          files[`results/gen-tdefault/privateshared/${e}/instance_00000/instance.json`] as Uint8Array,
+        )
+        expect(JSON.stringify(JSON.parse(exported)), e).toBe(JSON.stringify(original))
+      }
+      expect(read('results/gen-tdefault/privateshared/travel-booking/experiment.json')).toMatchObject({
+        name: 'travel-booking',
+        game_name: 'privateshared',
+        player_models: { '0': { model_name: 'gen', backend: 'openai_compatible' } },
+      })
       expect(
-        JSON.parse(
-          strFromU8(files['results/gen--gen/privateshared/travel-booking/episode_0/scores.json'] as Uint8Array),
-        ),
-      ).toEqual(scoresJson(episodeOf(playGame(travel, reply(travel)))))
+        read('results/gen-tdefault/privateshared/travel-booking/instance_00000/interactions.json').meta,
+      ).toMatchObject({
+        game_name: 'privateshared',
+        experiment_name: 'travel-booking',
+        game_id: 0,
+        results_folder: 'gen-tdefault',
+      })
     }, 120_000)
   },
   'datasets/clembench-privateshared',
@@ -264,5 +294,57 @@ describe('a scorekeeping run of our demo game', () => {
     expect(lines).toHaveLength(3)
     expect(lines[0]).toContain('mainScore')
     expect(lines[0]?.split(',')).toContain('kappa')
+  })
+
+  it("the demo game folder has every word clembench's game master reads, DUMMY_PROMPT included", async () => {
+    const { demoGameFiles } = await import('@/lib/server/protocols/scorekeeping/demo')
+    const words = JSON.parse(demoGameFiles(1)['resources/en_words.json'] as string)
+    // PrivateShared reads words.answer, aside, me, probe, ok, yes, no and dummy_prompt (its questioner's context)
+    for (const key of ['ANSWER', 'ASIDE', 'ME', 'PROBE', 'OK', 'YES', 'NO', 'DUMMY_PROMPT'])
+      expect(typeof words[key], key).toBe('string')
+  })
+})
+
+describe("the clembench export is clemcore's results folder", () => {
+  it('names each player as clemcore does (a model with its temperature, the connection default model when none was chosen; a person) and writes what clem score reads', async () => {
+    const w = await world()
+    const ds = await scriptedDataset(w.study.id)
+    const runs = [
+      { answerer: { kind: 'llm', connectionId: w.conn.id, temperature: 0.7 } },
+      { answerer: { kind: 'human', userId: w.expert.userId } },
+    ]
+    const zips = []
+    for (const r of runs) {
+      const { runId } = await scriptedRun(w.researcher, { studyId: w.study.id, datasetId: ds.id, ...r })
+      const file = await execute(exportRunFile, w.researcher, { runId, file: 'clembench' })
+      if (!file.ok) throw new Error(file.error)
+      zips.push(unzipSync(file.data.bytes))
+    }
+    const [llm, person] = zips as [Record<string, Uint8Array>, Record<string, Uint8Array>]
+    const folder = (files: Record<string, Uint8Array>) => [...new Set(Object.keys(files).map((n) => n.split('/')[1]))]
+    expect(folder(llm)).toEqual(['gen-t0.7'])
+    expect(folder(person)).toEqual(['person-expert_tester'])
+    for (const files of [llm, person]) {
+      const names = Object.keys(files)
+      const episodes = names.filter((n) => n.endsWith('/interactions.json'))
+      expect(episodes).toHaveLength(6)
+      for (const e of episodes) {
+        const dir = path.posix.dirname(e)
+        // clem score: instance.json beside interactions.json, experiment.json in the experiment's folder
+        expect(names).toContain(`${dir}/instance.json`)
+        expect(names).toContain(`${path.posix.dirname(dir)}/experiment.json`)
+        expect(dir).toMatch(/^results\/[^/]+\/privateshared\/test-trip\/instance_0000[0-5]$/)
+        // clem transcribe: meta, players, turns
+        const i = JSON.parse(strFromU8(files[e] as Uint8Array))
+        expect(Object.keys(i).slice(0, 4)).toEqual(['meta', 'player_models', 'players', 'turns'])
+        expect(i.meta.results_folder).toBe(dir.split('/')[1])
+      }
+    }
+    const perfect = JSON.parse(
+      strFromU8(llm['results/gen-t0.7/privateshared/test-trip/instance_00000/interactions.json'] as Uint8Array),
+    )
+    expect(perfect.players['Player 1']).toEqual({ game_role: 'Answerer', model_name: 'gen' })
+    // every event carries the time its message was written
+    expect(perfect.turns[0][2].timestamp).toBe('2026-03-02T10:00:01.000Z')
   })
 })

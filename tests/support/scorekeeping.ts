@@ -54,3 +54,49 @@ export function truthful(ask: ScorekeepingAsk, state: ScorekeepingState): string
   if (ask.kind === 'answer') return `ANSWER: ${state.instance.slots.find((s) => s.name === ask.slot)!.value}.`
   return probeTruth(state, ask) ? 'ASIDE: Yes.' : 'ASIDE: No.'
 }
+
+export type Reply = (ask: ScorekeepingAsk & { seat: 'answerer' }, state: ScorekeepingState) => string
+
+/**
+ * Hand-made trip games (experiment "test-trip", game ids 0 … 5) and how the answerer plays each: every
+ * way an episode ends, and the game's bookkeeping (retries, anticipation, wrong probes) on the way.
+ */
+export const SCRIPTED_GAMES: Array<{ what: string; instance: ScorekeepingInstanceInput; reply: Reply }> = [
+  { what: 'perfect', instance: tripInstance({ gameId: 0 }), reply: truthful },
+  {
+    what: 'anticipates a slot, a probe needs a second try',
+    instance: tripInstance({ gameId: 1 }),
+    reply: (ask, state) => {
+      // the answer to "to" (round 1) also gives "when": its ground truth turn moves from 1 to 0
+      if (ask.kind === 'answer' && ask.round === 1) return 'ANSWER: Rome, Tomorrow.'
+      if (ask.kind === 'probe-answer' && ask.round === 2 && ask.slot === 'by' && ask.try === 1) return 'ASIDE: maybe'
+      return truthful(ask, state)
+    },
+  },
+  {
+    what: 'aborted: a probe invalid after every try (round 2)',
+    instance: tripInstance({ gameId: 2 }),
+    reply: (ask, state) =>
+      ask.kind === 'probe-answer' && ask.round === 2 && ask.slot === 'to'
+        ? 'I would rather not say.'
+        : truthful(ask, state),
+  },
+  {
+    what: 'aborted: a slot answer without its tag (round 3)',
+    instance: tripInstance({ gameId: 3 }),
+    reply: (ask, state) => (ask.kind === 'answer' && ask.round === 3 ? 'By train.' : truthful(ask, state)),
+  },
+  {
+    what: 'aborted in probing round 0',
+    instance: tripInstance({ gameId: 4 }),
+    reply: (ask, state) => (ask.kind === 'probe-answer' && ask.round === 0 ? 'ASIDE:\nno' : truthful(ask, state)),
+  },
+  {
+    what: 'says no to every probe, one slot value wrong',
+    instance: tripInstance({ gameId: 5 }),
+    reply: (ask, state) => {
+      if (ask.kind === 'answer') return ask.slot === 'class' ? 'ANSWER: Business.' : truthful(ask, state)
+      return probeTruth(state, ask) === 1 && ask.round === 5 ? 'ASIDE: Yes' : 'ASIDE: no'
+    },
+  },
+]

@@ -76,6 +76,8 @@ export const CLEMBENCH_EN_WORDS = {
   ok: 'Ok.',
   yes: 'yes',
   no: 'no',
+  /** What clembench's game master sends its programmatic questioner before each request (DUMMY_PROMPT). */
+  dummyPrompt: 'What is the next request?',
 } as const
 
 /** The number of reprompt suffixes in clembench's `reprompts.json`, i.e. the tries per probe. */
@@ -92,6 +94,8 @@ const words = z.strictObject({
   ok: z.string(),
   yes: z.string().min(1),
   no: z.string().min(1),
+  /** DUMMY_PROMPT: only the exported interactions use it (older stored instances lack it). */
+  dummyPrompt: z.string().optional(),
 })
 export type ScorekeepingWords = z.output<typeof words>
 

@@ -142,6 +142,8 @@ export function demoGameFiles(count = 6, seed = 7): Record<string, string> {
       OK: w.ok,
       YES: w.yes,
       NO: w.no,
+      // clembench's game master reads it (Words.dummy_prompt) for its programmatic questioner
+      DUMMY_PROMPT: w.dummyPrompt,
       tags: { [DEMO_GAME.experiment]: DEMO_GAME.tag },
     }),
     'resources/texts/reprompts.json': json({ suffixes: DEMO_REPROMPTS }),

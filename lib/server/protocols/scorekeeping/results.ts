@@ -10,9 +10,15 @@ import {
   scorekeeping,
 } from '@/lib/protocols/scorekeeping'
 import { replay } from '@/lib/protocols/types'
+import {
+  type ClemPlayer,
+  clemModelPlayer,
+  clemPersonPlayer,
+  clembenchResultsFiles,
+} from '@/lib/tasks/clembench-results'
 import { db } from '@/lib/server/db'
 import type { ExportFile, ExportTable, ViewContext } from '@/lib/server/engine/plugin'
-import { Seats } from '@/lib/server/engine/seats'
+import { type LlmRef, Seats } from '@/lib/server/engine/seats'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 
 /**
@@ -95,21 +101,35 @@ interface Episode {
   scores: ReturnType<typeof privateSharedScores> | null
   json: ReturnType<typeof scoresJson> | null
   state: ScorekeepingState
+  /** Who answered: the LLM (its connection, model and temperature) or the person's name. */
+  answerer: { kind: 'llm'; model: LlmRef } | { kind: 'person'; name: string } | { kind: 'unclaimed' }
+  /** When the session was created and when each message of `state.messages` was written (ms; kept small in the cache). */
+  startedAt: number
+  times: number[]
 }
 
 const cache = new Map<string, { at: number; episode: Episode }>()
 const CACHE_MAX = 20_000
 
-/** Who played an episode: the answerer's model (with its temperature), or the person. */
-function playerOf(seats: unknown, people: Array<{ seat: string; user: { name: string; email: string } | null }>) {
+/** Who answered an episode: the answerer's model, or the person. */
+function answererOf(
+  seats: unknown,
+  people: Array<{ seat: string; user: { name: string; email: string } | null }>,
+): Episode['answerer'] {
   const parsed = Seats.safeParse(seats)
   const fill = parsed.success ? parsed.data.answerer : undefined
-  if (fill?.kind === 'llm') {
-    const m = fill.model
+  if (fill?.kind === 'llm') return { kind: 'llm', model: fill.model }
+  const person = people.find((p) => p.seat === 'answerer')?.user
+  return person ? { kind: 'person', name: person.name || person.email } : { kind: 'unclaimed' }
+}
+
+/** Who played an episode, for the tables: the model (with its temperature), or the person. */
+function playerOf(a: Episode['answerer']) {
+  if (a.kind === 'llm') {
+    const m = a.model
     return `${m.name ?? m.model ?? 'default model'}${m.temperature !== undefined ? ` · T=${m.temperature}` : ''}`
   }
-  const person = people.find((p) => p.seat === 'answerer')?.user
-  return person ? `${person.name || person.email} (person)` : 'unclaimed (person)'
+  return a.kind === 'person' ? `${a.name} (person)` : 'unclaimed (person)'
 }
 
 export async function episodes(where: { experimentId?: string; experimentIds?: string[] }): Promise<Episode[]> {
@@ -128,12 +148,13 @@ export async function episodes(where: { experimentId?: string; experimentIds?: s
         repetition: true,
         position: true,
         status: true,
+        createdAt: true,
         updatedAt: true,
         config: true,
         instance: true,
         seats: true,
         people: { select: { seat: true, user: { select: { name: true, email: true } } } },
-        messages: { orderBy: { seq: 'asc' }, select: { body: true } },
+        messages: { orderBy: { seq: 'asc' }, select: { body: true, createdAt: true } },
       },
     })
     for (const s of full) {
@@ -144,6 +165,7 @@ export async function episodes(where: { experimentId?: string; experimentIds?: s
         s.messages.map((m) => m.body as ScorekeepingMessage),
       ) as ScorekeepingState
       const done = state.outcome !== null
+      const answerer = answererOf(s.seats, s.people)
       const episode: Episode = {
         sessionId: s.id,
         runId: s.experimentId ?? '',
@@ -152,11 +174,14 @@ export async function episodes(where: { experimentId?: string; experimentIds?: s
         status: s.status,
         experiment: state.instance.experiment ?? 'unnamed',
         gameId: state.instance.gameId ?? null,
-        player: playerOf(s.seats, s.people),
+        player: playerOf(answerer),
         outcome: state.outcome,
         scores: done ? privateSharedScores(episodeOf(state)) : null,
         json: done ? scoresJson(episodeOf(state)) : null,
         state,
+        answerer,
+        startedAt: s.createdAt.getTime(),
+        times: s.messages.map((m) => m.createdAt.getTime()),
       }
       if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string)
       cache.set(s.id, { at: s.updatedAt.getTime(), episode })
@@ -265,69 +290,50 @@ export const scorekeepingExports: Record<string, ExportTable> = {
   },
 }
 
-/** clembench's results folder for one episode: interactions.json (what happened) and scores.json. */
-function interactions(e: Episode) {
-  const { state } = e
-  const turns: Array<Array<Record<string, unknown>>> = []
-  let current: Array<Record<string, unknown>> = []
-  const push = (from: string, to: string, type: string, content: unknown) =>
-    current.push({ from, to, action: { type, content } })
-  for (const m of state.messages) {
-    if (m.kind === 'request') {
-      turns.push(current)
-      current = []
-      push('Player 2', 'GM', 'send message', m.text)
-      push('GM', 'Player 1', 'send message', m.text)
-    } else if (m.kind === 'answer') {
-      push('Player 1', 'GM', 'get message', m.text)
-      const t = state.turns.find((x) => x.round === m.round)
-      push('GM', 'GM', 'parse', t?.parsed ?? 'invalid format')
-      if (t?.parsed !== null && t) push('GM', 'GM', 'metadata', `Slot filled: ${t.filled}`)
-    } else if (m.kind === 'probe') push('GM', 'Player 1', 'send message', m.text)
-    else push('Player 1', 'GM', 'get message', m.text)
+/** Who played an episode as clemcore names it: "<model>-t<temperature>" (the connection's default model when none was set), or the person. */
+async function clemPlayers(list: Episode[]): Promise<Map<Episode, ClemPlayer>> {
+  const ids = [...new Set(list.flatMap((e) => (e.answerer.kind === 'llm' ? [e.answerer.model.connectionId] : [])))]
+  const connections = new Map(
+    (
+      await db.llmConnection.findMany({
+        where: { id: { in: ids } },
+        select: { id: true, defaultModel: true, provider: true },
+      })
+    ).map((c) => [c.id, c]),
+  )
+  const out = new Map<Episode, ClemPlayer>()
+  for (const e of list) {
+    const a = e.answerer
+    if (a.kind === 'llm') {
+      const c = connections.get(a.model.connectionId)
+      const backend = c?.provider === 'openai-compatible' ? 'openai_compatible' : (c?.provider ?? 'unknown')
+      out.set(e, clemModelPlayer(a.model.model ?? c?.defaultModel ?? 'default-model', a.model.temperature, backend))
+    } else out.set(e, clemPersonPlayer(a.kind === 'person' ? a.name : 'unclaimed'))
   }
-  turns.push(current)
-  const ep = episodeOf(state)
-  return {
-    players: {
-      GM: 'Game master for privateshared',
-      'Player 1': `Answerer: ${e.player}`,
-      'Player 2': 'Questioner: programmatic',
-    },
-    turns,
-    probes: state.probing.map((r) => r.probes.map((p) => ({ target: p.target, gt: p.gt, value: p.value }))),
-    realised_slots: Object.fromEntries(state.instance.slots.map((s) => [s.name, s.value])),
-    'Filled Slots': ep.filledSlots.map((f) => (f ? 1 : 0)),
-    Aborted: ep.aborted ? 1 : 0,
-    'Played Probe Rounds': ep.playedProbeRounds,
-    'Request Count': ep.requestCounts,
-    'Parsed Request Count': ep.parsedRequestCounts,
-    'Violated Request Count': ep.violatedRequestCounts,
-  }
+  return out
 }
-
-/** A folder name clembench uses for a player pair ("model-t0.0--model-t0.0"). */
-const slug = (s: string) => s.replace(/\s*·\s*T=/, '-t').replace(/[^\w.-]+/g, '_')
 
 export const scorekeepingFiles: Record<string, ExportFile> = {
   clembench: {
     label: 'clembench results folder (zip)',
     description:
-      'results/<player>/privateshared/<experiment>/episode_<n>/{interactions.json, scores.json} per finished episode.',
+      "clemcore's results folder: results/<model>-t<temperature>/privateshared/<experiment>/experiment.json and instance_<game_id>/{instance.json, interactions.json, scores.json} per finished episode (clem score, clem transcribe and clem eval read it).",
     filename: 'clembench-results.zip',
     contentType: 'application/zip',
     async build(runId) {
+      const list = (await episodes({ experimentId: runId })).filter((e) => e.json)
+      const players = await clemPlayers(list)
+      const json = clembenchResultsFiles(
+        list.map((e) => ({
+          state: e.state,
+          player: players.get(e)!,
+          fallbackGameId: e.position,
+          times: e.times.map((t) => new Date(t).toISOString()),
+          startedAt: new Date(e.startedAt).toISOString(),
+        })),
+      )
       const files: Record<string, Uint8Array> = {}
-      const counters = new Map<string, number>()
-      for (const e of await episodes({ experimentId: runId })) {
-        if (!e.json) continue
-        const player = slug(e.player)
-        const folder = `results/${player}--${player}/${GAME}/${e.experiment}`
-        const n = counters.get(folder) ?? 0
-        counters.set(folder, n + 1)
-        files[`${folder}/episode_${n}/interactions.json`] = strToU8(JSON.stringify(interactions(e), null, 2))
-        files[`${folder}/episode_${n}/scores.json`] = strToU8(JSON.stringify(e.json, null, 2))
-      }
+      for (const [path, value] of Object.entries(json)) files[path] = strToU8(JSON.stringify(value, null, 2))
       if (!Object.keys(files).length)
         files['results/README.txt'] = strToU8('No episode of this run has finished yet.\n')
       return zipSync(files)

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { expect, test } from './fixtures'
 import { signIn, sql } from './helpers'
 
@@ -46,4 +47,52 @@ test('Fig. 5: the median as a line over a shaded min–max band, with the values
   await expect(tip.locator('[data-series="machine"]')).toHaveText(
     `one-way for m (machine): median ${m.median} (min ${m.min}, max ${m.max})`,
   )
+})
+
+test('My work says what a session waits for: the person’s own unfinished one, linked', async ({ page }) => {
+  const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
+  const run = `e2e-chain-${randomUUID()}`
+  await sql(
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "carryOver", "updatedAt")
+     VALUES ($1, 'demo-study', 'chained run', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', true, now())`,
+    [run],
+  )
+  const ids: string[] = []
+  for (const position of [0, 1]) {
+    const id = `e2e-chain-${position}-${randomUUID()}`
+    ids.push(id)
+    await sql(
+      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
+       VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, $5, $6, $7, now())`,
+      [
+        id,
+        run,
+        JSON.stringify({
+          input: { smiles: position ? 'CCOC(=O)CC' : 'CCOC(C)=O' },
+          prediction: 'CCO',
+          explanation: 'x',
+        }),
+        JSON.stringify({
+          m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+          h: { kind: 'human', userId: expert?.id, claimable: false },
+        }),
+        position ? 'waiting' : 'awaiting',
+        position ? null : 'h',
+        position,
+      ],
+    )
+    await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [id, expert?.id])
+  }
+  try {
+    await signIn(page, 'expert@parley.local')
+    await page.goto('/work?queue=waiting')
+    const row = page.locator(`tr[data-session-id="${ids[1]}"]`)
+    await expect(row).toContainText('waiting')
+    await expect(row).not.toContainText('in progress')
+    const waitsFor = row.getByTestId('waiting-for')
+    await expect(waitsFor).toHaveText(/^for your session .+ \(your turn there\)$/)
+    await expect(waitsFor.getByRole('link')).toHaveAttribute('href', `/sessions/${ids[0]}`)
+  } finally {
+    await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "experimentId" = $1`, [run])
+  }
 })

@@ -216,6 +216,7 @@ export const Queue = z
       yours: z.number().int(),
       claimable: z.number().int(),
       others: z.number().int(),
+      waiting: z.number().int(),
       stalled: z.number().int(),
       done: z.number().int(),
     }),

@@ -10,6 +10,40 @@ async function runId(name: string) {
   return run.id
 }
 
+test('a viewer is offered only links that open: no session page or inspector that answers 403', async ({ page }) => {
+  const id = await runId(RAD)
+  await signIn(page, 'viewer@parley.local')
+  await page.goto(`/runs/${id}`)
+  const sessions = page.getByRole('table', { name: 'Sessions of this run' })
+  await expect(sessions.locator('tbody tr').first()).toBeVisible()
+  await expect(sessions.getByRole('link', { name: 'Open' })).toHaveCount(0)
+  await expect(sessions.getByRole('link', { name: 'Inspect' })).toHaveCount(0)
+  // Every link the viewer's pages of the run and its study offer opens for them.
+  const offered = new Set<string>()
+  for (const path of [`/runs/${id}`, `/runs/${id}/dashboard`, '/studies/demo-study', '/runs']) {
+    await page.goto(path)
+    for (const href of await page
+      .locator('main a[href^="/"]')
+      .evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? '')))
+      offered.add(href)
+  }
+  expect(offered.size).toBeGreaterThan(3)
+  const refused: string[] = []
+  for (const href of offered) {
+    const res = await page.request.get(href, { maxRedirects: 5 })
+    if (res.status() >= 400) refused.push(`${href} → ${res.status()}`)
+  }
+  expect(refused).toEqual([])
+
+  // A researcher of the study is offered both, and both open.
+  await page.context().clearCookies()
+  await signIn(page, 'researcher@parley.local')
+  await page.goto(`/runs/${id}`)
+  const open = page.getByRole('table', { name: 'Sessions of this run' }).getByRole('link', { name: 'Open' }).first()
+  await expect(open).toBeVisible()
+  expect((await page.request.get((await open.getAttribute('href')) ?? '')).status()).toBe(200)
+})
+
 test('Fig. 5: the median as a line over a shaded min–max band, with the values of a bound on hover', async ({
   page,
 }) => {

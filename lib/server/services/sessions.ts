@@ -19,11 +19,12 @@ import {
   notifyAppended,
   prepare,
 } from '@/lib/server/engine/runner'
-import { kindLabel } from '@/lib/server/engine/seats'
+import { kindLabel, llmRefs, Seats } from '@/lib/server/engine/seats'
 import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/services/audit'
+import { connectionNames } from '@/lib/server/services/connections'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
@@ -560,8 +561,27 @@ export const inspectSession = defineOperation({
         latencyMs: true,
         costUsd: true,
         cached: true,
+        connectionId: true,
+        modelReported: true,
       },
     })
+    const seats = Seats.safeParse(s.seats)
+    const instance = (s.instance ?? {}) as { datasetId?: unknown; input?: unknown }
+    const datasetId = typeof instance.datasetId === 'string' ? instance.datasetId : null
+    // Strings of the instance's input that name an image of its dataset (an X-ray): drawn, not printed.
+    const names =
+      instance.input && typeof instance.input === 'object'
+        ? Object.values(instance.input).filter((v): v is string => typeof v === 'string' && v.length <= 300)
+        : []
+    const [connections, assets] = await Promise.all([
+      connectionNames([
+        ...(seats.success ? llmRefs(seats.data) : []),
+        ...calls.flatMap((c) => (c.connectionId ? [{ connectionId: c.connectionId }] : [])),
+      ]),
+      datasetId && names.length
+        ? db.asset.findMany({ where: { datasetId, name: { in: names } }, select: { name: true } })
+        : [],
+    ])
     const authors = await db.user.findMany({
       where: { id: { in: s.messages.map((m) => m.authorUserId).filter((x): x is string => !!x) } },
       select: { id: true, email: true },
@@ -569,6 +589,12 @@ export const inspectSession = defineOperation({
     const email = new Map(authors.map((u) => [u.id, u.email]))
     return {
       session: { ...s, protocolLabel: plugin.protocol.label },
+      /** The protocol's seats, to name them. */
+      seatDecls: plugin.protocol.seats.map((d) => ({ name: d.name, label: d.label })),
+      /** The connections of the seats and of the calls, by id: each model named with its connection. */
+      connections,
+      /** Names in the instance's input that are images of its dataset (`/api/assets/<datasetId>/<name>`). */
+      assets: assets.map((a) => a.name),
       messages: s.messages.map((m) => ({
         ...m,
         author: m.authorUserId ? (email.get(m.authorUserId) ?? 'a removed user') : null,

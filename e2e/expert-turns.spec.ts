@@ -156,6 +156,93 @@ test('RAD: the prediction is picked from the five labels (keys 1–9), with Parl
   await expect(page.getByTestId('derived-tag')).toContainText('Tag: REFUTE')
 })
 
+/**
+ * Records, on every DOM change and before every frame is painted, the MATCH hint beside the text in the
+ * prediction field and the message being written, so a test can check that no verdict was ever on
+ * screen for another text. (Not on the input event itself: there the field holds the new text before
+ * React has rendered anything for it, a state never painted.)
+ */
+async function recordHint(page: import('@playwright/test').Page) {
+  await page.evaluate(() => {
+    type Rec = { hint: string; field: string; heading: string }
+    const w = window as unknown as { __hint: Rec[] }
+    w.__hint = []
+    const take = () => {
+      const rec = {
+        hint: document.querySelector('[data-testid="match-hint"]')?.textContent ?? '',
+        field: (document.getElementById('pxp-y') as HTMLInputElement | null)?.value ?? '',
+        heading:
+          [...document.querySelectorAll('h2')].find((h) => h.textContent?.startsWith('Your response'))?.textContent ??
+          '',
+      }
+      const last = w.__hint.at(-1)
+      if (!last || last.hint !== rec.hint || last.field !== rec.field || last.heading !== rec.heading)
+        w.__hint.push(rec)
+    }
+    new MutationObserver(take).observe(document.body, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+      attributes: true,
+    })
+    const frame = () => {
+      take()
+      requestAnimationFrame(frame)
+    }
+    requestAnimationFrame(frame)
+  })
+}
+
+test('the MATCH hint is only ever shown for the text on screen, and a new turn opens without one', async ({ page }) => {
+  const sessionId = await drugSession('drug')
+  await signIn(page, 'expert@parley.local')
+  await page.goto(`/sessions/${sessionId}`)
+  const hint = page.getByTestId('match-hint')
+  const field = page.getByLabel('Your prediction')
+  await expect(hint).toContainText('once you give it')
+  await recordHint(page)
+  // The machine said CCO (message 1); OCC is the same molecule.
+  const matching = new Set(['CCO', 'OCC'])
+  const verdict = async (y: string) => {
+    await field.fill(y)
+    await expect(hint).toContainText(matching.has(y) ? 'prediction matches yours' : 'does not match yours')
+    await expect(hint).toContainText(`(“${y}”)`)
+  }
+  for (const y of [TRUTH.y, 'OCC', 'CC', 'CCO']) await verdict(y)
+  // Quick edits: the verdict for the text before never stands beside the text after.
+  await field.fill(TRUTH.y)
+  await verdict('CCO')
+  await field.fill('OCC')
+  await field.fill('CC')
+  await verdict(TRUTH.y)
+
+  // Send message 2; the machine keeps CCO (message 3) and the form for message 4 opens.
+  await page.getByRole('group', { name: 'Does the prediction match yours?' }).getByLabel('No').check()
+  await page.getByRole('group', { name: 'Does the explanation agree with yours?' }).getByLabel('No').check()
+  await page.getByLabel('Your explanation').fill(TRUTH.e)
+  await page.getByRole('button', { name: 'Send' }).click()
+  await expect(page.getByRole('heading', { name: 'Your response (message 4)' })).toBeVisible()
+  await expect(field).toHaveValue('')
+  await expect(hint).toContainText('once you give it')
+  // Long enough for any check the page might still be waiting for to come back.
+  await page.waitForTimeout(1500)
+  await expect(hint).toContainText('once you give it')
+  // At message 4 the hint judges the text on screen too: the machine's CCO against what is typed now.
+  await verdict('CCO')
+  await verdict(TRUTH.y)
+
+  const records = await page.evaluate(
+    () => (window as unknown as { __hint: Array<{ hint: string; field: string; heading: string }> }).__hint,
+  )
+  expect(records.some((r) => r.heading === 'Your response (message 4)')).toBe(true)
+  const wrong = records.filter((r) => {
+    const says = r.hint.includes('does not match') ? false : r.hint.includes('matches') ? true : null
+    if (says === null) return false
+    return !r.field.trim() || says !== matching.has(r.field.trim())
+  })
+  expect(wrong, 'a verdict shown beside a text it was not computed for').toEqual([])
+})
+
 test('DRUG: SMILES are parsed while typing, the expert’s reactants drawn, and an invalid one cannot be sent', async ({
   page,
 }) => {

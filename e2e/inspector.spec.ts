@@ -152,6 +152,16 @@ test('the inspector draws images as images, collapses contexts to what is new, a
   await page.goto(`/runs/${runId}/sessions/${sessionId}`)
   await expect(page.getByRole('heading', { name: 'C — contexts and LLM calls' })).toBeVisible()
 
+  // D: the instance's X-ray is drawn (not its file name), the seats are a table naming each model.
+  const image = page.getByTestId('instance-fields').getByRole('img', { name: "The instance's image (tiny.png)" })
+  await expect(image).toHaveAttribute('src', `/api/assets/${datasetId}/tiny.png`)
+  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true)
+  const seats = page.getByRole('table', { name: 'Seats of this session' })
+  await expect(seats.getByTestId('seat-row-m')).toContainText('gen on a removed connection (none)')
+  await expect(seats.getByTestId('seat-row-h')).toContainText('the ground-truth proxy')
+  await expect(seats.getByTestId('seat-row-h/checker')).toBeVisible()
+  await expect(page.locator('main')).not.toContainText('"kind"')
+
   // Contexts are collapsed: nothing of the prompts is on the page until asked for.
   await expect(page.getByTestId('prompt-turn')).toHaveCount(0)
   await page.getByRole('button', { name: /Context of message 1 \(2 turns\)/ }).click()

@@ -65,19 +65,37 @@ test('a run whose model cannot be reached stalls, says why, and offers Retry all
   await expect(row.getByTestId('run-status')).toContainText('running')
   await expect(row.getByTestId('run-status')).toContainText('blocked')
 
-  // Change model: both debaters move to the offline demo model; a retry then finishes the debate.
+  // Seats name their model and connection (chosen as the connection's default: resolved to its name).
   await page.goto(runUrl)
+  for (const seat of ['A', 'B'])
+    await expect(page.getByTestId(`seat-${seat}`)).toContainText(`LLM gone on “${connectionName}”`)
+  // Change model: one action moves both debaters off the connection whose call failed (preselected),
+  // and queues the stalled session again: the debate finishes without another click.
   await page.getByRole('button', { name: 'Change model' }).click()
-  const form = page.locator('form', { has: page.getByLabel('Seat', { exact: true }) })
-  for (const seat of ['A', 'B']) {
-    await form.getByLabel('Seat', { exact: true }).selectOption(seat)
-    await form.getByLabel('New model').selectOption(JSON.stringify({ connectionId: 'builtin-demo' }))
-    await form.getByLabel('Model override').fill('parley-demo-simulated')
-    await form.getByRole('button', { name: 'Change model' }).click()
-    await expect(page.getByTestId(`seat-${seat}`)).toContainText('LLM parley-demo-simulated')
+  const dialog = page.getByRole('dialog', { name: 'Change model' })
+  const replace = dialog.getByLabel('Replace')
+  await expect(replace).toHaveValue(`from:${connectionId}`)
+  await expect(replace.locator('option:checked')).toHaveText(
+    `Every seat on “${connectionName}” (gone): Debater A, Debater B`,
+  )
+  // Every option's label fits in the select: none is cut off.
+  for (const select of [replace, dialog.getByLabel('New model', { exact: true })]) {
+    const overflow = await select.evaluate((el) => {
+      const s = el as HTMLSelectElement
+      const style = getComputedStyle(s)
+      const ctx = document.createElement('canvas').getContext('2d') as CanvasRenderingContext2D
+      ctx.font = style.font
+      const room = s.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - 16
+      return [...s.options].filter((o) => ctx.measureText(o.text).width > room).map((o) => o.text)
+    })
+    expect(overflow).toEqual([])
   }
-  await expect(form.getByRole('status')).toContainText('Changed for the run and 1 unfinished session.')
-  await page.getByRole('button', { name: 'Retry all stalled' }).click()
+  await dialog.getByLabel('New model', { exact: true }).selectOption(JSON.stringify({ connectionId: 'builtin-demo' }))
+  await expect(dialog.getByLabel(/Retry the 1 stalled session/)).toBeChecked()
+  await dialog.getByRole('button', { name: 'Change model' }).click()
+  // (The dialog's confirmation may be gone already: a finished run offers no Change model.)
+  for (const seat of ['A', 'B'])
+    await expect(page.getByTestId(`seat-${seat}`)).toContainText('LLM parley-demo-simulated on “Simulated demo model')
   await expect(page.getByTestId('count-done')).toHaveText('1 / 1', { timeout: 60_000 })
   await expect(banner).toHaveCount(0)
 })

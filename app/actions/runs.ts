@@ -75,12 +75,19 @@ export async function retrySessionAction(_prev: ActionState, fd: FormData): Prom
 }
 
 /**
- * Change the model of an LLM seat or of one of its helpers: `target` is "seat" or "seat/helper",
- * `model` a model choice (JSON), with an optional model name and temperature.
+ * Change model: `target` is `from:<connectionId>` (every seat and helper on that connection), "seat"
+ * or "seat/helper"; `model` a model choice (JSON), with an optional model name and temperature;
+ * `retry` queues the run's stalled sessions again right after.
  */
 export async function changeSeatModelAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const f = formDataToObject(fd)
-  const [seat, helper] = typeof f.target === 'string' ? f.target.split('/') : []
+  const target = typeof f.target === 'string' ? f.target : ''
+  const where = target.startsWith('from:')
+    ? { from: { connectionId: target.slice('from:'.length) } }
+    : (() => {
+        const [seat, helper] = target.split('/')
+        return { seat: seat || undefined, ...(helper ? { helper } : {}) }
+      })()
   let model: Record<string, unknown> | undefined
   try {
     model = typeof f.model === 'string' ? (JSON.parse(f.model) as Record<string, unknown>) : undefined
@@ -91,8 +98,11 @@ export async function changeSeatModelAction(_prev: ActionState, fd: FormData): P
   if (model && f.temperature !== undefined) model.temperature = Number(f.temperature)
   const { state } = await runFormAction(
     changeSeatModel,
-    { runId: f.runId, seat, ...(helper ? { helper } : {}), model },
-    (d) => `Changed for the run and ${d.sessions} unfinished session${d.sessions === 1 ? '' : 's'}.`,
+    { runId: f.runId, ...where, model, retry: f.retry === 'on' || f.retry === true },
+    (d) =>
+      `Changed ${d.changed.length === 1 ? 'one seat' : `${d.changed.length} seats`} to ${d.changed[0]?.model.model ?? 'the new model'} for the run and ${d.sessions} unfinished session${d.sessions === 1 ? '' : 's'}${
+        d.retried ? `; ${d.retried} stalled session${d.retried === 1 ? '' : 's'} queued again` : ''
+      }.`,
   )
   if (typeof f.runId === 'string') revalidatePath(`/runs/${f.runId}`)
   return state

@@ -1,6 +1,6 @@
 'use client'
 
-import { startTransition, useActionState, useState } from 'react'
+import { startTransition, useActionState, useRef } from 'react'
 import { changeSeatModelAction, retrySessionAction, runControlAction } from '@/app/actions/runs'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
 import type { ModelChoice } from '@/components/protocols/types'
@@ -87,44 +87,79 @@ export function RetryButton({ sessionId, runId }: { sessionId: string; runId: st
 }
 
 /**
- * Change the model of an LLM seat, or of a helper of a seat (a checker, a judge), for the run and
- * its unfinished sessions: e.g. after the model of a stalled run was retired.
+ * Change model: one action moves every seat and helper on a connection (the one whose call failed in
+ * the last stall is preselected), or one seat or helper alone, to another model for the run and its
+ * unfinished sessions, and, when some are stalled, queues them again. A dialog as wide as the labels.
  */
 export function ChangeSeatModel({
   runId,
   targets,
+  defaultTarget,
   models,
+  stalled,
 }: {
   runId: string
-  /** "seat" or "seat/helper", with a label naming the current model. */
+  /** `from:<connectionId>` (every seat on it), "seat" or "seat/helper", each labelled with its model. */
   targets: Array<{ value: string; label: string }>
+  defaultTarget?: string
   models: ModelChoice[]
+  /** Stalled sessions of the run: Retry is offered (and checked) when there are any. */
+  stalled: number
 }) {
-  const [open, setOpen] = useState(false)
+  const ref = useRef<HTMLDialogElement>(null)
   if (!targets.length || !models.length) return null
-  if (!open)
-    return (
+  return (
+    <>
       <button
         type="button"
-        onClick={() => setOpen(true)}
+        onClick={() => ref.current?.showModal()}
         className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm hover:bg-stone-100"
       >
         Change model
       </button>
-    )
-  return (
-    <ActionForm action={changeSeatModelAction} className="grid gap-3 sm:grid-cols-2">
-      <input type="hidden" name="runId" value={runId} />
-      <SelectField name="target" label="Seat" options={targets} />
-      <SelectField name="model" label="New model" options={models} />
-      <Field name="modelName" label="Model override" hint="Optional; the preset's or connection's otherwise." />
-      <Field name="temperature" label="Temperature" type="number" hint="Optional." />
-      <div className="flex items-center gap-3 sm:col-span-2">
-        <SubmitButton pendingText="Changing…">Change model</SubmitButton>
-        <button type="button" onClick={() => setOpen(false)} className="text-sm text-stone-600 underline">
-          Close
-        </button>
-      </div>
-    </ActionForm>
+      <dialog
+        ref={ref}
+        aria-labelledby="change-model-title"
+        className="m-auto w-[min(52rem,95vw)] rounded-lg p-0 shadow-xl backdrop:bg-black/30"
+      >
+        <div className="p-5">
+          <h2 id="change-model-title" className="mb-3 text-base font-semibold">
+            Change model
+          </h2>
+          <ActionForm action={changeSeatModelAction} className="grid gap-3">
+            <input type="hidden" name="runId" value={runId} />
+            <SelectField
+              name="target"
+              label="Replace"
+              options={targets}
+              defaultValue={defaultTarget}
+              hint="Every seat and helper on a connection moves at once; or choose one alone. Finished sessions keep the model they ran with."
+            />
+            <SelectField name="model" label="New model" options={models} />
+            <div className="grid gap-3 sm:grid-cols-2">
+              <Field name="modelName" label="Model override" hint="Optional; the preset's or connection's otherwise." />
+              <Field
+                name="temperature"
+                label="Temperature"
+                type="number"
+                hint="Optional; each seat keeps its own otherwise."
+              />
+            </div>
+            {stalled > 0 && (
+              <label className="flex items-center gap-2 text-sm">
+                <input type="checkbox" name="retry" value="on" defaultChecked /> Retry the {stalled} stalled session
+                {stalled === 1 ? '' : 's'} with the new model
+              </label>
+            )}
+            <div className="flex items-center gap-3">
+              <SubmitButton pendingText="Changing…">Change model</SubmitButton>
+              <button type="button" onClick={() => ref.current?.close()} className="text-sm text-stone-600 underline">
+                Close
+              </button>
+            </div>
+          </ActionForm>
+        </div>
+      </dialog>
+    </>
   )
 }

@@ -120,6 +120,43 @@ describe('Parley’s MATCH beside the person’s judgement', () => {
   })
 })
 
+describe('the MATCH hint while the expert types', () => {
+  it('compares the partner’s latest prediction with the text being sent, at message 4 too; nothing for an empty field', async () => {
+    const { s, expert } = await sessionAwaitingExpert('rad')
+    // Message 2: the expert said Pneumonia as well; message 3: the machine keeps Pneumonia.
+    for (const m of [
+      { seq: 2, sender: 'h', receiver: 'm', tag: 'REVISE', prediction: 'Pneumonia', explanation: 'I agree now.' },
+      {
+        seq: 3,
+        sender: 'm',
+        receiver: 'h',
+        tag: 'REFUTE',
+        prediction: 'Pneumonia',
+        explanation: 'Still consolidation.',
+      },
+    ])
+      await db.protocolMessage.create({
+        data: {
+          sessionId: s.id,
+          ...m,
+          body: { seq: m.seq, sender: m.sender, tag: m.tag, prediction: m.prediction, explanation: m.explanation },
+        },
+      })
+    const check = async (prediction: string) => {
+      const r = await execute(checkPxpAnswer, expert, { sessionId: s.id, prediction })
+      if (!r.ok) throw new Error(r.error)
+      return r.data
+    }
+    // An empty field: no verdict (Procedure 2's MATCH of messages 3 and 2 would say "matches").
+    expect(await check('')).toMatchObject({ j: 4, match: null })
+    // The text on screen decides: Atelectasis does not match the machine's Pneumonia.
+    expect(await check('Atelectasis')).toMatchObject({ j: 4, valid: true, match: false })
+    expect(await check('pneumonia')).toMatchObject({ j: 4, valid: true, match: true })
+    // Not a label of the task: no verdict about it.
+    expect(await check('Lobar collapse')).toMatchObject({ j: 4, valid: false, match: null })
+  })
+})
+
 describe('experts in the machine seat against the ground-truth proxy', () => {
   async function run(proxyAnswer?: 'tag-only') {
     const researcher = await makeUser('researcher')

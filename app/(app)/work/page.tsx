@@ -15,6 +15,7 @@ const GROUPS: Record<(typeof QUEUE_FILTERS)[number], [string, 'amber' | 'brand' 
   yours: ['awaiting you', 'amber'],
   claimable: ['open to claim', 'brand'],
   others: ['in progress', 'stone'],
+  waiting: ['waiting', 'stone'],
   stalled: ['stalled', 'red'],
   done: ['done', 'green'],
 }
@@ -124,6 +125,23 @@ export default async function WorkPage({
                     <Td>{s.studyName}</Td>
                     <Td>
                       <Badge tone={tone}>{label}</Badge>
+                      {s.waitingFor && (
+                        <span className="mt-1 block text-xs text-stone-600" data-testid="waiting-for">
+                          for {s.waitingFor.mine ? 'your session ' : 'session '}
+                          {s.waitingFor.mine ? (
+                            <Link href={`/sessions/${s.waitingFor.id}`} className="text-brand-700 hover:underline">
+                              {s.waitingFor.title}
+                            </Link>
+                          ) : (
+                            `#${s.waitingFor.position + 1}`
+                          )}
+                          {s.waitingFor.yours
+                            ? ' (your turn there)'
+                            : s.waitingFor.status === 'stalled'
+                              ? ' (stalled)'
+                              : ' to finish'}
+                        </span>
+                      )}
                     </Td>
                     <Td>{s.messages}</Td>
                     <Td className="whitespace-nowrap text-stone-500">{formatDate(s.updatedAt)}</Td>

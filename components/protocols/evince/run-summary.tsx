@@ -166,9 +166,15 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
           <tr key={c.sessionId}>
             <Td>{c.position + 1}</Td>
             <Td className="max-w-md">
-              <Link href={`/sessions/${c.sessionId}`} className="text-brand-700 hover:underline">
-                {c.symptoms.length > 90 ? `${c.symptoms.slice(0, 89)}…` : c.symptoms}
-              </Link>
+              {run.can.openSessions ? (
+                <Link href={`/sessions/${c.sessionId}`} className="text-brand-700 hover:underline">
+                  {c.symptoms.length > 90 ? `${c.symptoms.slice(0, 89)}…` : c.symptoms}
+                </Link>
+              ) : c.symptoms.length > 90 ? (
+                `${c.symptoms.slice(0, 89)}…`
+              ) : (
+                c.symptoms
+              )}
             </Td>
             <Td>{c.truth || '—'}</Td>
             <Td>{c.final?.[0] ? `${c.final[0].label} (${pct(c.final[0].probability)})` : '—'}</Td>

@@ -4,6 +4,8 @@ import { runFormAction } from '@/lib/server/form-action'
 import { checkPxpAnswer } from '@/lib/server/protocols/pxp/operations'
 
 export type AnswerCheck = {
+  /** The message the server computed this for (null: the session awaits no message). */
+  j: number | null
   valid: boolean | null
   error: string | null
   svg: string | null
@@ -16,5 +18,5 @@ export type AnswerCheck = {
  */
 export async function checkAnswerAction(sessionId: string, prediction: string): Promise<AnswerCheck | null> {
   const { data } = await runFormAction(checkPxpAnswer, { sessionId, prediction }, '')
-  return data ? { valid: data.valid, error: data.error, svg: data.svg, match: data.match } : null
+  return data ? { j: data.j, valid: data.valid, error: data.error, svg: data.svg, match: data.match } : null
 }

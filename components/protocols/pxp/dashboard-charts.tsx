@@ -1,29 +1,63 @@
 'use client'
 
 import { LineLegend } from '@/components/charts/line-legend'
-import { CartesianGrid, ErrorBar, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts'
+import {
+  Area,
+  CartesianGrid,
+  ComposedChart,
+  Line,
+  ResponsiveContainer,
+  Tooltip,
+  type TooltipContentProps,
+  XAxis,
+  YAxis,
+} from 'recharts'
 import { integerTicks, niceTicks } from '@/lib/chart-ticks'
 
 type Spread = { median: number; min: number; max: number }
 
 const SERIES = [
-  { key: 'human', err: 'humanErr', name: 'one-way for h (human)', color: '#0f766e', dash: undefined },
-  { key: 'machine', err: 'machineErr', name: 'one-way for m (machine)', color: '#b45309', dash: '5 3' },
+  { key: 'human', name: 'one-way for h (human)', color: '#0f766e', dash: undefined },
+  { key: 'machine', name: 'one-way for m (machine)', color: '#b45309', dash: '5 3' },
 ] as const
 
+type Point = { j: number; human: Spread; machine: Spread; humanMedian: number; machineMedian: number } & Record<
+  'humanRange' | 'machineRange',
+  [number, number]
+>
+
+/** The values at one bound: each agent's median with its min–max over the repetitions. */
+function BoundTooltip({ active, payload }: Partial<TooltipContentProps<number, string>>) {
+  const p = payload?.[0]?.payload as Point | undefined
+  if (!active || !p) return null
+  return (
+    <div className="rounded border border-stone-200 bg-white px-3 py-2 text-xs shadow" data-testid="fig5-tooltip">
+      <p className="mb-1 font-medium">messages 1–{p.j}</p>
+      {SERIES.map((s) => (
+        <p key={s.key} style={{ color: s.color }} data-series={s.key}>
+          {s.name}: median {p[s.key].median} (min {p[s.key].min}, max {p[s.key].max})
+        </p>
+      ))}
+    </div>
+  )
+}
+
 /**
- * Fig. 5: one-way intelligible sessions against the message bound j, per agent; the median over
- * repetitions with min–max bars. The count only changes at whole message bounds, so it is drawn as
- * steps at the integer bounds (no smoothing between them), with a tick per bound, whole-number
- * counts, and the legend above the plot in HTML, where no tick can collide with it.
+ * Fig. 5: one-way intelligible sessions against the message bound j, per agent: the median over
+ * repetitions as a line, the min–max over repetitions as a shaded band behind it, and every value of
+ * a bound in the tooltip. The count only changes at whole message bounds, so both are drawn as steps
+ * at the integer bounds (no smoothing between them), with a tick per bound, whole-number counts, and
+ * the legend above the plot in HTML, where no tick can collide with it.
  */
 export function BoundChart({ byBound }: { byBound: Array<{ j: number; oneWayHuman: Spread; oneWayMachine: Spread }> }) {
-  const data = byBound.map((b) => ({
+  const data: Point[] = byBound.map((b) => ({
     j: b.j,
-    human: b.oneWayHuman.median,
-    humanErr: [b.oneWayHuman.median - b.oneWayHuman.min, b.oneWayHuman.max - b.oneWayHuman.median],
-    machine: b.oneWayMachine.median,
-    machineErr: [b.oneWayMachine.median - b.oneWayMachine.min, b.oneWayMachine.max - b.oneWayMachine.median],
+    human: b.oneWayHuman,
+    machine: b.oneWayMachine,
+    humanMedian: b.oneWayHuman.median,
+    machineMedian: b.oneWayMachine.median,
+    humanRange: [b.oneWayHuman.min, b.oneWayHuman.max],
+    machineRange: [b.oneWayMachine.min, b.oneWayMachine.max],
   }))
   const last = Math.max(1, ...byBound.map((b) => b.j))
   const top = Math.max(1, ...byBound.flatMap((b) => [b.oneWayHuman.max, b.oneWayMachine.max]))
@@ -33,7 +67,7 @@ export function BoundChart({ byBound }: { byBound: Array<{ j: number; oneWayHuma
       <LineLegend items={SERIES} className="gap-x-4 px-1 pb-1 text-xs" swatch={18} />
       <div className="h-72">
         <ResponsiveContainer width="100%" height="100%">
-          <LineChart data={data} margin={{ top: 8, right: 16, bottom: 20, left: 0 }}>
+          <ComposedChart data={data} margin={{ top: 8, right: 16, bottom: 20, left: 0 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e7e5e4" />
             <XAxis
               dataKey="j"
@@ -49,24 +83,39 @@ export function BoundChart({ byBound }: { byBound: Array<{ j: number; oneWayHuma
               ticks={yTicks.length > 1 ? yTicks : undefined}
               width={40}
             />
-            <Tooltip labelFormatter={(j) => `messages 1–${j}`} />
+            <Tooltip content={<BoundTooltip />} />
+            {SERIES.map((s) => (
+              <Area
+                key={`${s.key}-range`}
+                type="stepAfter"
+                dataKey={`${s.key}Range`}
+                name={`${s.name}: min–max`}
+                stroke="none"
+                fill={s.color}
+                fillOpacity={0.15}
+                activeDot={false}
+                isAnimationActive={false}
+              />
+            ))}
             {SERIES.map((s) => (
               <Line
                 key={s.key}
                 type="stepAfter"
-                dataKey={s.key}
+                dataKey={`${s.key}Median`}
                 name={s.name}
                 stroke={s.color}
+                strokeWidth={2}
                 strokeDasharray={s.dash}
                 dot={{ r: 2 }}
                 isAnimationActive={false}
-              >
-                <ErrorBar dataKey={s.err} width={4} stroke={s.color} />
-              </Line>
+              />
             ))}
-          </LineChart>
+          </ComposedChart>
         </ResponsiveContainer>
       </div>
+      <figcaption className="px-1 text-xs text-stone-500">
+        Lines: the median over the repetitions; shaded: their min–max. Hover a bound for its values.
+      </figcaption>
     </figure>
   )
 }

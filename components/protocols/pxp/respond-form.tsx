@@ -16,6 +16,12 @@ const REASONS: Record<string, string> = {
   D: 'Neither the prediction nor the explanation agrees with yours.',
 }
 
+/** The prediction as the hint quotes it: trimmed, long SMILES shortened. */
+const short = (y: string) => {
+  const t = y.trim()
+  return t.length > 60 ? `${t.slice(0, 59)}…` : t
+}
+
 export const SHORTCUTS: Array<[string, string]> = [
   ['y / n', 'The prediction matches yours: yes / no'],
   ['1 – 9', 'Pick the task’s label of that number (when the task has labels)'],
@@ -65,7 +71,9 @@ export function RespondForm({
   const [e, setE] = useState('')
   const [chosen, setChosen] = useState<PxpTag | ''>('')
   const [saved, setSaved] = useState<'restored' | 'pending' | 'saved' | 'local' | null>(null)
-  const [check, setCheck] = useState<(AnswerCheck & { for: string }) | null>(null)
+  // The last check, with the session, the message and the exact text it was computed for: it is shown
+  // only while all three are still what the form holds.
+  const [check, setCheck] = useState<(AnswerCheck & { for: string; sessionId: string }) | null>(null)
   const formRef = useRef<HTMLDivElement>(null)
   const labels = answer.kind === 'labels' ? answer.labels : null
   const draftKey = `parley:draft:${sessionId}:${j}`
@@ -103,24 +111,23 @@ export function RespondForm({
     } catch {}
   }, [sessionId, j])
   // The prediction checked as it is typed (debounced), with the rules the server applies when it is
-  // sent; a late answer for an older text is ignored.
+  // sent; a late answer for an older text, or one the server computed for another message, is ignored.
+  // An empty field needs no check: there is nothing to judge or draw.
   useEffect(() => {
     let current = true
-    const t = setTimeout(
-      () => {
-        checkAnswerAction(sessionId, y)
-          .then((r) => {
-            if (current && r) setCheck({ ...r, for: y })
-          })
-          .catch(() => {})
-      },
-      y ? 250 : 0,
-    )
+    if (!y.trim()) return
+    const t = setTimeout(() => {
+      checkAnswerAction(sessionId, y)
+        .then((r) => {
+          if (current && r && r.j === j) setCheck({ ...r, for: y, sessionId })
+        })
+        .catch(() => {})
+    }, 250)
     return () => {
       current = false
       clearTimeout(t)
     }
-  }, [sessionId, y])
+  }, [sessionId, j, y])
   // Keyboard-first: single keys never fire while typing; Ctrl/⌘+Enter sends from anywhere.
   const helpRef = useRef<HTMLDialogElement>(null)
   const optionsRef = useRef<PxpTag[]>([])
@@ -210,11 +217,11 @@ export function RespondForm({
   const options = derived ? allowedTags(j, k, derived.tag) : []
   optionsRef.current = options
   derivedRef.current = derived?.tag ?? null
-  const current = check && check.for === y ? check : null
+  const current = check && check.for === y && check.j === j && check.sessionId === sessionId ? check : null
   const problem = y.trim() && current?.valid === false ? current.error : null
-  // At message 2 MATCH compares the partner's prediction with the one being written; later, with the
-  // person's previous one.
-  const hint = j === 2 ? current?.match : check?.match
+  // MATCH of the partner's latest prediction and the one in the field: only for the text on screen,
+  // never one computed for an earlier text or turn (null until this text's check is back).
+  const hint = y.trim() ? (current?.match ?? null) : null
   const validate = () => {
     if (j > 1 && (match === null || agree === null)) return 'Answer both questions about your partner’s message.'
     if (!y.trim()) return labels ? 'Choose your prediction from the labels.' : 'Write your prediction.'
@@ -247,11 +254,11 @@ export function RespondForm({
         <>
           {yesNo('matchPrev', match, setMatch, 'Does the prediction match yours?')}
           <p className="-mt-1 text-xs text-stone-600" data-testid="match-hint">
-            {hint == null
-              ? j === 2
-                ? 'Parley’s MATCH compares the predictions once you give yours.'
-                : ''
-              : `Parley’s MATCH (a hint; your answer counts): ${partner}’s prediction ${hint ? 'matches' : 'does not match'} yours.`}
+            {hint === null
+              ? y.trim()
+                ? ''
+                : `Parley’s MATCH compares ${partner}’s prediction with yours once you give it.`
+              : `Parley’s MATCH (a hint; your answer counts): ${partner}’s prediction ${hint ? 'matches' : 'does not match'} yours (“${short(y)}”).`}
           </p>
           {yesNo('agreePrev', agree, setAgree, 'Does the explanation agree with yours?')}
         </>

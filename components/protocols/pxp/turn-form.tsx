@@ -16,7 +16,7 @@ export function PxpTurnForm({ session: s }: TurnFormProps) {
   return (
     <Card title={`Your response (message ${s.ask.j})`}>
       <RespondForm
-        key={s.ask.j}
+        key={`${s.id}:${s.ask.j}`}
         sessionId={s.id}
         protocol={s.protocol}
         j={s.ask.j}

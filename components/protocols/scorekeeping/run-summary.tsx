@@ -39,9 +39,13 @@ export function ScorekeepingRunSummary({ run, data, params, basePath }: RunSumma
           {d.episodes.items.map((e) => (
             <tr key={e.sessionId} data-testid="episode-row" data-main-score={e.mainScore ?? ''}>
               <Td>
-                <Link className="text-brand-700 underline" href={`/sessions/${e.sessionId}`}>
-                  {e.experiment} #{e.gameId ?? '?'}
-                </Link>
+                {run.can.openSessions ? (
+                  <Link className="text-brand-700 underline" href={`/sessions/${e.sessionId}`}>
+                    {e.experiment} #{e.gameId ?? '?'}
+                  </Link>
+                ) : (
+                  `${e.experiment} #${e.gameId ?? '?'}`
+                )}
                 {run.run.repetitions > 1 ? (
                   <span className="text-xs text-stone-500"> · episode {e.repetition}</span>
                 ) : null}

@@ -332,7 +332,7 @@ export const SeatClaimed = z.object({ sessionId: z.string(), seat: z.string() })
 
 export const Queue = z
   .object({
-    counts: z.object({ yours: int(), claimable: int(), others: int(), stalled: int(), done: int() }),
+    counts: z.object({ yours: int(), claimable: int(), others: int(), waiting: int(), stalled: int(), done: int() }),
     next: z.string().nullable().meta({ description: 'The session waiting for you longest' }),
     items: z.array(
       z.object({
@@ -358,6 +358,17 @@ export const Queue = z
         messages: int(),
         runMine: int().nullable().meta({ description: 'Your sessions in its run' }),
         runDone: int().nullable().meta({ description: 'Of those, done' }),
+        waitingFor: z
+          .object({
+            id: z.string(),
+            status: sessionStatus,
+            position: int(),
+            title: z.string(),
+            mine: z.boolean(),
+            yours: z.boolean(),
+          })
+          .nullable()
+          .meta({ description: 'For a session waiting for an earlier one of its chain: that session' }),
       }),
     ),
     ...page,

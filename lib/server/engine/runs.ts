@@ -5,14 +5,15 @@ import { badRequest } from '@/lib/server/errors'
 import type { RunPlan } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { checkSessionCap, createSessions, plannedCount } from '@/lib/server/engine/prepare'
-import { humanSeats, llmRefs, type Seats, seatProblems } from '@/lib/server/engine/seats'
+import { humanSeats, llmRefs, pinModels, type Seats, seatProblems } from '@/lib/server/engine/seats'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 
 /**
  * Writing a run: the protocol plugin plans it (config, seats, which instances, repetitions, seat
  * variants); the engine checks every seat variant against the protocol's seat declarations, that the
  * people named are members of the study and that every connection is usable, refuses a run over
- * PARLEY_MAX_SESSIONS, and writes the run `preparing`; its sessions follow in batches
+ * PARLEY_MAX_SESSIONS, resolves a seat's "the connection's default model" to the model it names now
+ * (`pinModels`), and writes the run `preparing`; its sessions follow in batches
  * (`prepare.ts`), at once for a small run, by a job for a large one. With `start`, the run is
  * running (its first steps queued) as soon as the last session exists.
  */
@@ -21,7 +22,8 @@ export async function writeRun(
   studyId: string,
   protocolId: string,
   plan: RunPlan,
-  checkConnection: (connectionId: string) => Promise<unknown>,
+  /** Refuses a connection the actor may not use; answers its default model. */
+  checkConnection: (connectionId: string) => Promise<{ defaultModel: string }>,
   opts: { start?: boolean } = {},
 ): Promise<{ id: string; sessions: number; preparing: boolean }> {
   const plugin = await pluginFor(protocolId)
@@ -30,17 +32,21 @@ export async function writeRun(
     if (Object.keys(problems).length) throw badRequest(`${where}: ${Object.values(problems).flat()[0]}`, problems)
   }
   check(plan.seats, 'Seats')
-  const cycle = plan.seatCycle?.length ? plan.seatCycle : [plan.seats]
+  const variants = plan.seatCycle?.length ? plan.seatCycle : [plan.seats]
   const people = new Set<string>()
   const connections = new Set<string>()
-  for (const [i, seats] of cycle.entries()) {
-    if (cycle.length > 1) check(seats, `Seat variant ${i + 1}`)
+  for (const [i, seats] of variants.entries()) {
+    if (variants.length > 1) check(seats, `Seat variant ${i + 1}`)
     else check(seats, 'Seats')
     for (const h of humanSeats(seats)) if (h.userId) people.add(h.userId)
     for (const ref of llmRefs(seats)) connections.add(ref.connectionId)
   }
   for (const ref of llmRefs(plan.seats)) connections.add(ref.connectionId)
-  for (const c of connections) await checkConnection(c)
+  const defaults = new Map<string, string>()
+  for (const c of connections) defaults.set(c, (await checkConnection(c)).defaultModel)
+  // Every seat names the model it runs (the connection's default, resolved now).
+  const seatsOfRun = pinModels(plan.seats, defaults)
+  const cycle = variants.map((seats) => pinModels(seats, defaults))
   if (people.size) {
     const members = await db.studyMember.count({ where: { studyId, userId: { in: [...people] } } })
     if (members !== people.size) throw badRequest('Every person in a seat must be a member of the study.')
@@ -60,7 +66,7 @@ export async function writeRun(
         task: plan.task,
         datasetId: plan.datasetId,
         config: plan.config as Prisma.InputJsonValue,
-        seats: plan.seats as Prisma.InputJsonValue,
+        seats: seatsOfRun as Prisma.InputJsonValue,
         repetitions: plan.repetitions,
         carryOver: plan.chained,
         status: 'preparing',

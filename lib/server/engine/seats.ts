@@ -107,3 +107,32 @@ export function llmRefs(seats: Seats): LlmRef[] {
   }
   return out
 }
+
+/**
+ * A copy of `seats` with every LLM reference (a seat's model and its helpers) passed through `f`,
+ * which is told where the reference sits (the seat, and the helper's name or null for the seat's model).
+ */
+export function mapLlmRefs(seats: Seats, f: (ref: LlmRef, seat: string, helper: string | null) => LlmRef): Seats {
+  const out: Seats = {}
+  for (const [seat, fill] of Object.entries(seats)) {
+    if (fill.kind === 'human') {
+      out[seat] = fill
+      continue
+    }
+    const helpers = Object.fromEntries(Object.entries(fill.helpers).map(([h, ref]) => [h, f(ref, seat, h)]))
+    out[seat] = fill.kind === 'llm' ? { ...fill, model: f(fill.model, seat, null), helpers } : { ...fill, helpers }
+  }
+  return out
+}
+
+/**
+ * Seats whose LLM references all name their model: a reference without one (the connection's default
+ * model) gets the default the connection has now, so the run records, and its pages name, the model
+ * that runs, and a later change of the connection's default does not change a run under way.
+ */
+export function pinModels(seats: Seats, defaults: ReadonlyMap<string, string>): Seats {
+  return mapLlmRefs(seats, (ref) => {
+    const model = ref.model || defaults.get(ref.connectionId)
+    return model && model !== ref.model ? { ...ref, model } : ref
+  })
+}

@@ -221,6 +221,19 @@ export async function usableConnection(actor: Actor, connectionId: string, clien
   return row
 }
 
+/** The name and default model of each connection in `refs` (ids of removed connections are left out). */
+export async function connectionNames(
+  refs: ReadonlyArray<{ connectionId: string }>,
+): Promise<Record<string, { name: string; defaultModel: string; provider: string }>> {
+  const ids = [...new Set(refs.map((r) => r.connectionId))]
+  if (!ids.length) return {}
+  const rows = await db.llmConnection.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, name: true, defaultModel: true, provider: true },
+  })
+  return Object.fromEntries(rows.map(({ id, ...c }) => [id, c]))
+}
+
 /** Load a connection the actor may change (global: needs connections:manage-global; else write in its study). */
 async function editableConnection(tx: Tx | Db, actor: Actor, connectionId: string) {
   const row = await usableConnection(actor, connectionId, tx)

@@ -5,15 +5,16 @@ import { db, sql } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { runnableSessions, workingSessions } from '@/lib/server/engine/jobs'
 import { dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
+import { hasScope } from '@/lib/server/auth/roles'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished } from '@/lib/server/engine/runner'
 import { writeRun } from '@/lib/server/engine/runs'
-import { LlmRef, Seats } from '@/lib/server/engine/seats'
+import { LlmRef, llmRefs, mapLlmRefs, Seats } from '@/lib/server/engine/seats'
 import { publish } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
-import { usableConnection } from '@/lib/server/services/connections'
+import { connectionNames, usableConnection } from '@/lib/server/services/connections'
 import { assertImported } from '@/lib/server/services/datasets'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
@@ -309,10 +310,36 @@ export const getRun = defineOperation({
       }),
     ])
     const seatDecls = plugin.protocol.seats.map((d) => ({ name: d.name, label: d.label, kinds: [...d.kinds] }))
+    const parsedSeats = Seats.safeParse(run.seats)
+    const [connections, stallCall] = await Promise.all([
+      connectionNames(parsedSeats.success ? llmRefs(parsedSeats.data) : []),
+      // The model whose call failed in the last stall: what Change model offers to replace first.
+      lastStall
+        ? db.llmCall.findFirst({
+            where: { sessionRef: lastStall.id, status: { not: 'ok' } },
+            orderBy: { createdAt: 'desc' },
+            select: { connectionId: true, modelRequested: true },
+          })
+        : null,
+    ])
+    // Session pages need work:read-own, and someone else's session work:read-study (sessions.get):
+    // a viewer account reads the run but is offered no link that would answer 403.
+    const readsSessions = hasScope(actor.role, 'work:read-own') && hasScope(actor.role, 'work:read-study')
+    const opensOwn = hasScope(actor.role, 'work:read-own')
     return {
       run: { ...run, protocolLabel: plugin.protocol.label },
       /** What the actor may do in the run's study (read, write, manage): pages hide what would be refused. */
       access,
+      /**
+       * The links the actor can follow from the run's pages: every session's page (`openSessions`; a
+       * session they sit in is marked `open` on its row either way) and the inspector.
+       */
+      can: { openSessions: readsSessions, inspect: hasScope(actor.role, 'work:read-study') },
+      /** The connections the run's seats use, by id, to name each seat's model and connection. */
+      connections,
+      lastStallCall: stallCall?.connectionId
+        ? { connectionId: stallCall.connectionId, model: stallCall.modelRequested }
+        : null,
       seatDecls,
       dataset,
       counts,
@@ -332,6 +359,8 @@ export const getRun = defineOperation({
           ...s,
           status: s.status === 'queued' && working.has(s.id) ? 'running' : s.status,
           messages: _count.messages,
+          /** The actor can open this session's page. */
+          open: readsSessions || (opensOwn && s.people.some((p) => p.user?.id === actor.userId)),
         })),
         total,
         page,
@@ -577,54 +606,120 @@ export const retryStalled = defineOperation({
   },
 })
 
+/** Where an LLM reference sits in a run's seats: a seat's own model (helper null) or a named helper. */
+type RefPlace = { seat: string; helper: string | null }
+
 /**
  * Change the model of an LLM seat (or of one of its helpers) for the run and its unfinished sessions,
- * e.g. after the model of a stalled run was retired. Finished sessions keep the model they ran with.
+ * e.g. after the model of a stalled run was retired; or, with `from`, of every seat and helper that
+ * uses a connection (and that model of it, when given), in one action. Each reference keeps its own
+ * temperature and image setting unless the new choice sets them (a checker at temperature 0 stays at
+ * 0), and names its model (a connection's default is resolved now). With `retry`, the run's stalled
+ * sessions are queued again right after, so one submit un-stalls a run whose new model works.
+ * Finished sessions keep the model they ran with.
  */
 export const changeSeatModel = defineOperation({
   name: 'runs.change-seat-model',
   scope: 'studies:update',
-  input: z.object({
-    runId: id,
-    seat: z.string().trim().min(1).max(60),
-    /** A helper of the seat (e.g. "checker"); the seat's own model when absent. */
-    helper: z.string().trim().min(1).max(60).optional(),
-    model: LlmRef,
-  }),
-  async run(actor, { runId, seat, helper, model }) {
+  input: z
+    .object({
+      runId: id,
+      seat: z.string().trim().min(1).max(60).optional(),
+      /** A helper of the seat (e.g. "checker"); the seat's own model when absent. */
+      helper: z.string().trim().min(1).max(60).optional(),
+      /** Instead of one seat: every seat and helper using this connection (and model, when given). */
+      from: z.object({ connectionId: id, model: z.string().trim().min(1).max(200).optional() }).optional(),
+      model: LlmRef,
+      /** Queue the run's stalled sessions again once the model has changed. */
+      retry: z.boolean().default(false),
+    })
+    .refine((v) => !!v.seat !== !!v.from, {
+      message: 'Choose a seat, or a connection whose seats all change.',
+      path: ['seat'],
+    }),
+  async run(actor, { runId, seat, helper, from, model: chosen, retry: retryStalledToo }) {
     const e = await findRun(actor, runId, 'write')
     if (e.status === 'done' || e.status === 'cancelled')
       throw conflict(`The run is ${e.status}; its seats cannot change.`)
-    await usableConnection(actor, model.connectionId)
+    const target = await usableConnection(actor, chosen.connectionId)
     const seats = Seats.parse(e.seats)
-    const fill = seats[seat]
-    if (!fill) throw badRequest(`This run has no seat "${seat}".`, { seat: ['Choose a seat of the run.'] })
-    if (helper ? fill.kind === 'human' || !fill.helpers[helper] : fill.kind !== 'llm')
-      throw badRequest(
-        helper ? `The ${seat} seat has no helper "${helper}".` : `The ${seat} seat is not filled by an LLM.`,
-      )
-    const path = helper ? `{${seat},helpers,${helper}}` : `{${seat},model}`
-    const before = helper
-      ? (fill as { helpers: Record<string, unknown> }).helpers[helper]
-      : (fill as { model: unknown }).model
-    const changed = await db.$transaction(async (tx) => {
-      await tx.$executeRaw`UPDATE "Experiment" SET seats = jsonb_set(seats, ${path}::text[], ${JSON.stringify(model)}::jsonb), "updatedAt" = now() WHERE id = ${e.id}`
-      const n = await tx.$executeRaw`
-        UPDATE "ProtocolSession" SET seats = jsonb_set(seats, ${path}::text[], ${JSON.stringify(model)}::jsonb), "updatedAt" = now()
-        WHERE "experimentId" = ${e.id} AND status NOT IN ('done', 'cancelled')
-          AND seats #> ${path}::text[] IS NOT NULL`
+    if (seat) {
+      const fill = seats[seat]
+      if (!fill) throw badRequest(`This run has no seat "${seat}".`, { seat: ['Choose a seat of the run.'] })
+      if (helper ? fill.kind === 'human' || !fill.helpers[helper] : fill.kind !== 'llm')
+        throw badRequest(
+          helper ? `The ${seat} seat has no helper "${helper}".` : `The ${seat} seat is not filled by an LLM.`,
+        )
+    }
+    // The default model of the connection being replaced, for references that do not name theirs.
+    const fromDefault = from
+      ? ((await db.llmConnection.findUnique({ where: { id: from.connectionId }, select: { defaultModel: true } }))
+          ?.defaultModel ?? null)
+      : null
+    const matches = (ref: LlmRef, at: RefPlace) =>
+      from
+        ? ref.connectionId === from.connectionId && (!from.model || (ref.model || fromDefault) === from.model)
+        : at.seat === seat && at.helper === (helper ?? null)
+    const replacement = (old: LlmRef): LlmRef => ({
+      ...(old.temperature !== undefined ? { temperature: old.temperature } : {}),
+      ...(old.vision !== undefined ? { vision: old.vision } : {}),
+      ...chosen,
+      model: chosen.model || target.defaultModel,
+    })
+    const changed: Array<RefPlace & { before: LlmRef; after: LlmRef }> = []
+    const swap = (all: Seats, record: boolean) =>
+      mapLlmRefs(all, (ref, s, h) => {
+        if (!matches(ref, { seat: s, helper: h })) return ref
+        const after = replacement(ref)
+        if (record) changed.push({ seat: s, helper: h, before: ref, after })
+        return after
+      })
+    const runSeats = swap(seats, true)
+    if (from && !changed.length)
+      throw badRequest('No seat of this run uses that connection.', { from: ['Choose a connection the run uses.'] })
+    const n = await db.$transaction(async (tx) => {
+      await tx.experiment.update({ where: { id: e.id }, data: { seats: runSeats as Prisma.InputJsonValue } })
+      // Sessions may hold seat variants (people round robin): each distinct set of seats is rewritten
+      // once, by value, so a large run takes a few statements, not one per session.
+      const variants = await tx.$queryRaw<Array<{ seats: unknown }>>`
+        SELECT DISTINCT seats FROM "ProtocolSession"
+        WHERE "experimentId" = ${e.id} AND status NOT IN ('done', 'cancelled')`
+      let n = 0
+      for (const v of variants) {
+        const parsed = Seats.safeParse(v.seats)
+        if (!parsed.success) continue
+        const next = swap(parsed.data, false)
+        if (JSON.stringify(next) === JSON.stringify(parsed.data)) continue
+        n += await tx.$executeRaw`
+          UPDATE "ProtocolSession" SET seats = ${JSON.stringify(next)}::jsonb, "updatedAt" = now()
+          WHERE "experimentId" = ${e.id} AND status NOT IN ('done', 'cancelled')
+            AND seats = ${JSON.stringify(v.seats)}::jsonb`
+      }
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'run.change-seat-model',
         resourceType: 'experiment',
         resourceId: e.id,
         studyId: e.studyId,
-        before: { seat, helper, model: before },
-        after: { seat, helper, model, sessions: n },
+        before: {
+          seat,
+          helper,
+          from,
+          models: changed.map((c) => ({ seat: c.seat, helper: c.helper, model: c.before })),
+        },
+        after: { models: changed.map((c) => ({ seat: c.seat, helper: c.helper, model: c.after })), sessions: n },
       })
       return n
     })
+    const retried = retryStalledToo ? await retry(actor, { experimentId: e.id }, e.studyId, e.id) : []
     await publish(`experiment:${e.id}`, { type: 'progress' })
-    return { runId, seat, helper: helper ?? null, sessions: changed }
+    return {
+      runId,
+      seat: seat ?? null,
+      helper: helper ?? null,
+      changed: changed.map(({ seat, helper, after }) => ({ seat, helper, model: after })),
+      sessions: n,
+      retried: retried.length,
+    }
   },
 })

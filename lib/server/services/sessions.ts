@@ -19,11 +19,12 @@ import {
   notifyAppended,
   prepare,
 } from '@/lib/server/engine/runner'
-import { kindLabel } from '@/lib/server/engine/seats'
+import { kindLabel, llmRefs, Seats } from '@/lib/server/engine/seats'
 import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
 import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/services/audit'
+import { connectionNames } from '@/lib/server/services/connections'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 /**
@@ -46,7 +47,7 @@ export function visibleSessions(actor: Actor): Prisma.ProtocolSessionWhereInput 
 // The work queue
 // ---------------------------------------------------------------------------------------------
 
-export const QUEUE_FILTERS = ['yours', 'others', 'stalled', 'done', 'claimable'] as const
+export const QUEUE_FILTERS = ['yours', 'others', 'waiting', 'stalled', 'done', 'claimable'] as const
 
 type QueueRow = {
   id: string
@@ -68,9 +69,25 @@ type QueueRow = {
   messages: number
 }
 
+/** The session a chained session waits for (the first unfinished one before it in its repetition). */
+type Blocker = {
+  id: string
+  status: string
+  position: number
+  task: string
+  instance: unknown
+  protocol: string
+  /** The person fills a seat of it. */
+  mine: boolean
+  /** It is the person's turn in it. */
+  yours: boolean
+}
+
 /**
  * The signed-in person's queue across protocols: sessions whose turn is theirs first (the run whose
- * session waited longest first, its sessions by position), then their other open sessions, stalled, done; and seats they may claim. Counts per group.
+ * session waited longest first, its sessions by position), then their other open sessions, sessions
+ * waiting for an earlier one of their chain (naming it: "waiting for your session …"), stalled, done;
+ * and seats they may claim. Counts per group.
  */
 export const myQueue = defineOperation({
   name: 'sessions.queue',
@@ -87,6 +104,7 @@ export const myQueue = defineOperation({
              CASE
                WHEN p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat THEN 'yours'
                WHEN p."userId" IS NULL THEN 'claimable'
+               WHEN s.status = 'waiting' THEN 'waiting'
                WHEN s.status = 'stalled' THEN 'stalled'
                WHEN s.status IN ('done', 'cancelled') THEN 'done'
                ELSE 'others'
@@ -103,15 +121,29 @@ export const myQueue = defineOperation({
       [actor.userId, canClaim],
     )
     // Progress through a run: of this person's sessions in the row's run, how many are done.
-    const { rows } = await sql().query<QueueRow & { grp: string; runMine: number | null; runDone: number | null }>(
+    const { rows } = await sql().query<
+      QueueRow & { grp: string; runMine: number | null; runDone: number | null; blocker: Blocker | null }
+    >(
       `SELECT q.*,
               (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
                 WHERE p2."userId" = $1 AND s2."experimentId" = q."runId") AS "runMine",
               (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
-                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone"
+                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone",
+              -- What a waiting session waits for: the first unfinished session before it in its chain.
+              CASE WHEN q.grp = 'waiting' THEN (
+                SELECT json_build_object('id', b.id, 'status', b.status, 'position', b.position, 'task', b.task,
+                         'instance', b.instance, 'protocol', b.protocol,
+                         'mine', EXISTS (SELECT 1 FROM "SessionSeat" pb WHERE pb."sessionId" = b.id AND pb."userId" = $1),
+                         'yours', b.status = 'awaiting' AND EXISTS (SELECT 1 FROM "SessionSeat" pb
+                                    WHERE pb."sessionId" = b.id AND pb."userId" = $1 AND pb.seat = b."awaitingSeat"))
+                FROM "ProtocolSession" b
+                WHERE b."experimentId" = q."runId" AND b.repetition = q.repetition AND b.position < q.position
+                  AND b.status NOT IN ('done', 'cancelled')
+                ORDER BY b.position LIMIT 1) END AS blocker
        FROM (${base}) q
        WHERE $3::text IS NULL OR grp = $3
-       ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'stalled' THEN 3 ELSE 4 END,
+       ORDER BY CASE grp WHEN 'yours' THEN 0 WHEN 'claimable' THEN 1 WHEN 'others' THEN 2 WHEN 'waiting' THEN 3
+                         WHEN 'stalled' THEN 4 ELSE 5 END,
                 -- A run's sessions awaiting the person go together, by position, where its oldest waits.
                 min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
                 "runId", repetition, position, id
@@ -121,14 +153,27 @@ export const myQueue = defineOperation({
     const by = Object.fromEntries(counts.rows.map((r) => [r.grp, r.n]))
     const total = filter ? (by[filter] ?? 0) : counts.rows.reduce((a, r) => a + r.n, 0)
     const plugins = new Map((await allPlugins()).map((p) => [p.protocol.id, p]))
-    const items = rows.map(({ instance, ...r }) => {
+    const items = rows.map(({ instance, blocker, ...r }) => {
       const plugin = plugins.get(r.protocol)
       const seat = plugin?.protocol.seats.find((d) => d.name === r.seat)
+      const titleOf = (protocol: string, inst: unknown, task: string, position: number) =>
+        plugins.get(protocol)?.title?.(inst, task) ?? `#${position + 1}`
       return {
         ...r,
         protocolLabel: plugin?.protocol.label ?? r.protocol,
         seatLabel: seat?.label ?? r.seat,
-        title: plugin?.title?.(instance, r.task) ?? `#${r.position + 1}`,
+        title: titleOf(r.protocol, instance, r.task, r.position),
+        /** For a session waiting for an earlier one of its chain: that session, named. */
+        waitingFor: blocker
+          ? {
+              id: blocker.id,
+              status: blocker.status,
+              position: blocker.position,
+              title: titleOf(blocker.protocol, blocker.instance, blocker.task, blocker.position),
+              mine: blocker.mine,
+              yours: blocker.yours,
+            }
+          : null,
       }
     })
     return {
@@ -136,6 +181,7 @@ export const myQueue = defineOperation({
         yours: by.yours ?? 0,
         claimable: by.claimable ?? 0,
         others: by.others ?? 0,
+        waiting: by.waiting ?? 0,
         stalled: by.stalled ?? 0,
         done: by.done ?? 0,
       },
@@ -530,8 +576,27 @@ export const inspectSession = defineOperation({
         latencyMs: true,
         costUsd: true,
         cached: true,
+        connectionId: true,
+        modelReported: true,
       },
     })
+    const seats = Seats.safeParse(s.seats)
+    const instance = (s.instance ?? {}) as { datasetId?: unknown; input?: unknown }
+    const datasetId = typeof instance.datasetId === 'string' ? instance.datasetId : null
+    // Strings of the instance's input that name an image of its dataset (an X-ray): drawn, not printed.
+    const names =
+      instance.input && typeof instance.input === 'object'
+        ? Object.values(instance.input).filter((v): v is string => typeof v === 'string' && v.length <= 300)
+        : []
+    const [connections, assets] = await Promise.all([
+      connectionNames([
+        ...(seats.success ? llmRefs(seats.data) : []),
+        ...calls.flatMap((c) => (c.connectionId ? [{ connectionId: c.connectionId }] : [])),
+      ]),
+      datasetId && names.length
+        ? db.asset.findMany({ where: { datasetId, name: { in: names } }, select: { name: true } })
+        : [],
+    ])
     const authors = await db.user.findMany({
       where: { id: { in: s.messages.map((m) => m.authorUserId).filter((x): x is string => !!x) } },
       select: { id: true, email: true },
@@ -539,6 +604,12 @@ export const inspectSession = defineOperation({
     const email = new Map(authors.map((u) => [u.id, u.email]))
     return {
       session: { ...s, protocolLabel: plugin.protocol.label },
+      /** The protocol's seats, to name them. */
+      seatDecls: plugin.protocol.seats.map((d) => ({ name: d.name, label: d.label })),
+      /** The connections of the seats and of the calls, by id: each model named with its connection. */
+      connections,
+      /** Names in the instance's input that are images of its dataset (`/api/assets/<datasetId>/<name>`). */
+      assets: assets.map((a) => a.name),
       messages: s.messages.map((m) => ({
         ...m,
         author: m.authorUserId ? (email.get(m.authorUserId) ?? 'a removed user') : null,

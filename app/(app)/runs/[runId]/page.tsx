@@ -4,6 +4,8 @@ import Link from 'next/link'
 import { LiveRefresh } from '@/components/live/live-refresh'
 import { uiFor } from '@/components/protocols/registry'
 import { modelChoices } from '@/components/runs/model-choices'
+import { changeTargets } from '@/components/runs/change-targets'
+import { type ConnectionNames, modelLabel } from '@/components/runs/model-label'
 import { ChangeSeatModel, RetryButton, RunControls } from '@/components/runs/run-controls'
 import { PreparingNotice, sessionState, StatusBadge } from '@/components/runs/status'
 import { Alert, Card, EmptyState, PageHeader } from '@/components/ui/card'
@@ -31,22 +33,14 @@ const PROGRESS: Array<[keyof typeof LABEL, string]> = [
 ]
 const LABEL = { queued: 0, waiting: 0, running: 0, awaiting: 0, stalled: 0, done: 0, cancelled: 0 }
 
-function modelName(m: { name?: string; model?: string }) {
-  return m.name ?? m.model ?? "the connection's default model"
-}
-
-/** Who fills a seat of the run's template, in words. */
-function fillLabel(fill: SeatFill | undefined): string {
+/** Who fills a seat of the run's template, in words, naming each model and its connection. */
+function fillLabel(fill: SeatFill | undefined, connections: ConnectionNames): string {
   if (!fill) return '—'
-  const helpers =
-    fill.kind === 'human'
-      ? ''
-      : Object.entries(fill.helpers)
-          .map(([name, ref]) => ` · ${name}: ${modelName(ref)}`)
-          .join('')
   if (fill.kind === 'human') return fill.claimable ? 'a person (claimable by members)' : 'a person (per session)'
-  if (fill.kind === 'llm')
-    return `LLM ${modelName(fill.model)}${fill.model.temperature !== undefined ? `, temperature ${fill.model.temperature}` : ''}${helpers}`
+  const helpers = Object.entries(fill.helpers)
+    .map(([name, ref]) => ` · ${name}: ${modelLabel(ref, connections)}`)
+    .join('')
+  if (fill.kind === 'llm') return `LLM ${modelLabel(fill.model, connections)}${helpers}`
   if (fill.kind === 'proxy') return `the ground-truth proxy${helpers}`
   return `program ${fill.program}${helpers}`
 }
@@ -73,7 +67,7 @@ export default async function RunPage({
   })
   const { run, counts, sessions, blocked, lastStall } = r
   const ui = uiFor(run.protocol)
-  const canInspect = hasScope(actor.role, 'work:read-study')
+  const canInspect = r.can.inspect
   // The study role decides too: a viewer member reads the run but neither runs nor exports it.
   const canRun = hasScope(actor.role, 'studies:update') && r.access.includes('write')
   const canExport = hasScope(actor.role, 'exports:read') && r.access.includes('write')
@@ -90,15 +84,7 @@ export default async function RunPage({
     models = modelChoices(presets, connections)
   }
   const label = (seat: string) => r.seatDecls.find((d) => d.name === seat)?.label ?? seat
-  const targets = Object.entries(fills).flatMap(([seat, fill]) => [
-    ...(fill.kind === 'llm' ? [{ value: seat, label: `${label(seat)}: ${modelName(fill.model)}` }] : []),
-    ...(fill.kind === 'human'
-      ? []
-      : Object.entries(fill.helpers).map(([h, ref]) => ({
-          value: `${seat}/${h}`,
-          label: `${label(seat)} · ${h}: ${modelName(ref)}`,
-        }))),
-  ])
+  const change = changeTargets(fills, r.connections, label, r.lastStallCall)
   const pct = counts.total ? Math.round((100 * counts.done) / counts.total) : 0
   const base = `/runs/${run.id}`
   return (
@@ -168,7 +154,7 @@ export default async function RunPage({
           )}
         </div>
       )}
-      {counts.total === 1 && sessions.items[0] && (
+      {counts.total === 1 && sessions.items[0]?.open && (
         <div className="mb-4 flex items-center justify-between gap-3 rounded-md border border-brand-100 bg-brand-50 px-4 py-2 text-sm">
           <span>This run is one session.</span>
           <Link
@@ -231,13 +217,23 @@ export default async function RunPage({
         </Card>
         <Card
           title="Seats"
-          actions={canRun && open ? <ChangeSeatModel runId={run.id} targets={targets} models={models} /> : null}
+          actions={
+            canRun && open ? (
+              <ChangeSeatModel
+                runId={run.id}
+                targets={change.targets}
+                defaultTarget={change.preselected}
+                models={models}
+                stalled={counts.stalled}
+              />
+            ) : null
+          }
         >
           <dl className="grid grid-cols-[11rem_1fr] gap-y-1.5 text-sm">
             {r.seatDecls.map((d) => (
               <div key={d.name} className="contents">
                 <dt className="text-stone-500">{d.label}</dt>
-                <dd data-testid={`seat-${d.name}`}>{fillLabel(fills[d.name])}</dd>
+                <dd data-testid={`seat-${d.name}`}>{fillLabel(fills[d.name], r.connections)}</dd>
               </div>
             ))}
             <dt className="text-stone-500">Repetitions</dt>
@@ -360,17 +356,24 @@ export default async function RunPage({
                   <Td>{s.messages}</Td>
                   <Td className="whitespace-nowrap text-stone-500">{formatDate(s.updatedAt)}</Td>
                   <Td className="whitespace-nowrap">
-                    <Link href={`/sessions/${s.id}`} className="text-brand-700 hover:underline">
-                      Open
-                    </Link>
-                    {canInspect && (
-                      <>
-                        {' · '}
-                        <Link href={`${base}/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                    {[
+                      s.open && (
+                        <Link key="open" href={`/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                          Open
+                        </Link>
+                      ),
+                      canInspect && (
+                        <Link
+                          key="inspect"
+                          href={`${base}/sessions/${s.id}`}
+                          className="text-brand-700 hover:underline"
+                        >
                           Inspect
                         </Link>
-                      </>
-                    )}
+                      ),
+                    ]
+                      .filter(Boolean)
+                      .flatMap((link, i) => (i ? [' · ', link] : [link]))}
                   </Td>
                 </tr>
               ))}

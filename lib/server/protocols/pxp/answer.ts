@@ -75,6 +75,27 @@ export async function computedMatch(input: {
 }
 
 /**
+ * The hint beside "Does the prediction match yours?" while the person writes message j: Parley's
+ * MATCH of the partner's prediction (message j−1) and the prediction in the person's field, the text
+ * on their screen, at every j (the form shows it only for the very text it was computed for). Null
+ * when there is nothing to compare (j = 1, an empty or unacceptable prediction). At j > 2 Procedure 2's
+ * own MATCH compares the partner's prediction with the person's previous one (`computedMatch`, stored
+ * beside the turn); the two agree whenever the person keeps their answer.
+ */
+export async function hintMatch(input: {
+  j: number
+  task: string
+  template?: TaskTemplate
+  messages: PxpMessage[]
+  prediction: string
+}): Promise<boolean | null> {
+  if (input.j < 2 || !input.prediction.trim()) return null
+  const partner = input.messages.find((m) => m.seq === input.j - 1)
+  if (!partner) return null
+  return (await matcher(input.task, input.template))(partner.prediction, input.prediction)
+}
+
+/**
  * Seats whose answers a participant sees only as a tag: the ground-truth proxy's, when experts play
  * the machine against it and the run was set up to show them only the tester's tag.
  */

@@ -6,20 +6,15 @@ import { notFound } from '@/lib/server/errors'
 import { loadSession, prepare } from '@/lib/server/engine/runner'
 import { defineOperation } from '@/lib/server/operation'
 import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
-import {
-  answerRules,
-  checkPrediction,
-  computedMatch,
-  drawPrediction,
-  hiddenSeats,
-} from '@/lib/server/protocols/pxp/answer'
+import { answerRules, checkPrediction, drawPrediction, hiddenSeats, hintMatch } from '@/lib/server/protocols/pxp/answer'
 import { id } from '@/lib/server/services/studies'
 
 /**
  * The expert's answer checked while they type, with the rules `sessions.submit` applies: whether the
  * prediction is acceptable (a label of the task, SMILES RDKit parses) and why not, RDKit's drawing of
- * their own reactants, and Parley's own MATCH for "Does the prediction match yours?" at the message
- * they are writing. Only a person who fills a seat of the session may ask (404 otherwise); nothing is
+ * their own reactants, and Parley's own MATCH of the partner's latest prediction and this one (the
+ * hint beside "Does the prediction match yours?", for exactly the text sent; `j` says which message it
+ * was computed for, so the form can drop an answer meant for another turn). Only a person who fills a seat of the session may ask (404 otherwise); nothing is
  * written.
  */
 export const checkPxpAnswer = defineOperation({
@@ -48,7 +43,7 @@ export const checkPxpAnswer = defineOperation({
       match:
         j === null || hiddenSeats({ ...ctx, mySeats: [seat.seat] }).length
           ? null
-          : await computedMatch({
+          : await hintMatch({
               j,
               task: session.task,
               template,

@@ -3,6 +3,7 @@ import Link from 'next/link'
 import { notFound } from 'next/navigation'
 import { uiFor } from '@/components/protocols/registry'
 import { sessionState, StatusBadge } from '@/components/runs/status'
+import { InstanceFields, SeatsTable } from '@/components/sessions/inspector-d'
 import { freshTurns, turnsOf } from '@/components/sessions/prompt-turns'
 import { CallView, ContextView } from '@/components/sessions/prompt-view'
 import { Card, PageHeader } from '@/components/ui/card'
@@ -25,7 +26,16 @@ export default async function SessionInspectorPage({
   params: Promise<{ runId: string; sessionId: string }>
 }) {
   const { runId, sessionId } = await params
-  const { session: s, messages, calls } = await loadForPage(inspectSession, { sessionId })
+  const {
+    session: s,
+    messages,
+    calls,
+    seatDecls,
+    connections,
+    assets,
+  } = await loadForPage(inspectSession, {
+    sessionId,
+  })
   if (s.experimentId !== runId) notFound()
   const ui = uiFor(s.protocol)
   const instance = (s.instance ?? {}) as { datasetId?: unknown }
@@ -101,15 +111,13 @@ export default async function SessionInspectorPage({
             </dd>
             <dt className="text-stone-500">Instance snapshot</dt>
             <dd>
-              <pre className="max-h-80 overflow-auto whitespace-pre-wrap break-words text-xs">{json(s.instance)}</pre>
-            </dd>
-            <dt className="text-stone-500">Seats</dt>
-            <dd>
-              <pre className="whitespace-pre-wrap text-xs">{json(s.seats)}</pre>
+              <InstanceFields instance={s.instance} assets={assets} />
             </dd>
             <dt className="text-stone-500">Config</dt>
             <dd className="break-all font-mono text-xs">{JSON.stringify(s.config)}</dd>
           </dl>
+          <h3 className="mt-4 mb-2 text-sm font-semibold">Seats</h3>
+          <SeatsTable seats={s.seats} decls={seatDecls} people={s.people} connections={connections} calls={calls} />
         </Card>
 
         <Card title="M — messages" description="Append-only; the protocol state is replayed from these rows.">

@@ -62,7 +62,7 @@ describe('RDKit in its worker thread', () => {
     expect((err as SandboxError).message).toBe('RDKit took longer than 1500 ms on this input.')
     expect(ms).toBeGreaterThanOrEqual(1400)
     expect(ms).toBeLessThan(5000)
-    expect(maxMs).toBeLessThan(200)
+    expect(maxMs).toBeLessThan(500)
     expect(await canonicalSmiles('OCC')).toBe('CCO')
   })
 
@@ -111,7 +111,7 @@ describe('regex MATCH in its worker thread', () => {
     expect(err).toBeInstanceOf(SandboxError)
     expect((err as SandboxError).kind).toBe('timeout')
     expect((err as SandboxError).message).toBe('Regex MATCH took longer than 2000 ms on this input.')
-    expect(maxMs).toBeLessThan(200)
+    expect(maxMs).toBeLessThan(500)
     expect(await firstGroups('grade\\s*(\\d)', 'i', ['Tumour GRADE 2', 'none'])).toEqual(['2', null])
   })
 

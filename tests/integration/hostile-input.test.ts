@@ -82,8 +82,8 @@ describe('DRUG: hostile SMILES', () => {
     )
     expect(failures).toEqual([])
     // The event loop never waited for RDKit: a health query kept answering meanwhile.
-    expect(report.maxMs).toBeLessThan(300)
-    expect(report.pingMaxMs).toBeLessThan(500)
+    expect(report.maxMs).toBeLessThan(500)
+    expect(report.pingMaxMs).toBeLessThan(1000)
     expect(report.pings).toBeGreaterThan(5)
   }, 240_000)
 
@@ -192,8 +192,8 @@ describe('regex MATCH: Try on long texts', () => {
           error: expect.stringMatching(/^Regex MATCH took longer than 2000 ms on this input\. Simplify the pattern/),
         })
     }
-    expect(report.maxMs).toBeLessThan(300)
-    expect(report.pingMaxMs).toBeLessThan(500)
+    expect(report.maxMs).toBeLessThan(500)
+    expect(report.pingMaxMs).toBeLessThan(1000)
     expect(report.pings).toBeGreaterThan(3)
     // An ordinary pattern on the same texts answers at once.
     expect(

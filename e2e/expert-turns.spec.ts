@@ -264,6 +264,9 @@ test('DRUG: SMILES are parsed while typing, the expert’s reactants drawn, and 
   // A valid answer is drawn as it is typed, and goes through.
   await page.getByLabel('Your prediction').fill(TRUTH.y)
   await expect(page.getByTestId('prediction-problem')).toHaveCount(0)
+  // The refusal of the send goes with its cause: no RDKit error stays once the SMILES is fixed.
+  await expect(page.getByText('RDKit cannot parse')).toHaveCount(0)
+  await expect(page.getByLabel('Your prediction')).not.toHaveAttribute('aria-invalid', 'true')
   await expect(page.getByRole('img', { name: `Your reactants: ${TRUTH.y}` })).toBeVisible()
   await expect(page.getByTestId('match-hint')).toContainText('does not match')
   await page.getByRole('button', { name: 'Send' }).click()

@@ -1,11 +1,16 @@
-import { depictSvg, getRDKit } from '@/lib/tasks/chem'
+import { moleculeSvg } from '@/lib/tasks/chem'
+import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
 
 /**
  * A DRUG row's SMILES drawn by RDKit on the server (its SVG passed through sanitizeSvg), the SMILES
- * below; text only when RDKit cannot parse it. Reactants (dot-separated) are drawn together.
+ * below; text only when RDKit cannot parse it (or is unavailable). Reactants (dot-separated) are
+ * drawn together.
  */
 export async function Structure({ smiles, label }: { smiles: string; label: string }) {
-  const svg = depictSvg(await getRDKit(), smiles, 220, 150)
+  const svg = await moleculeSvg(smiles, 220, 150).catch((err: unknown) => {
+    if (isSandboxUnavailable(err)) return null
+    throw err
+  })
   return (
     <figure className="space-y-1" data-testid="structure">
       {svg ? (

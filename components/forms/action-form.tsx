@@ -51,6 +51,9 @@ export function ActionForm({
     const data = new FormData(e.currentTarget)
     startTransition(() => formAction(data))
   }
+  // A refusal stands only while its problem does: once fixed (a SMILES made valid) it goes, without
+  // waiting for the next submission; while another problem remains, that one is shown.
+  const refusal = refused ? (validate?.() ?? null) : null
   return (
     <form
       onSubmit={onSubmit}
@@ -59,7 +62,7 @@ export function ActionForm({
       key={resetOnSuccess && state?.ok ? JSON.stringify(state) : undefined}
       noValidate
     >
-      {refused ? <Alert>{refused}</Alert> : state?.error && <Alert>{state.error}</Alert>}
+      {refused ? refusal && <Alert>{refusal}</Alert> : state?.error && <Alert>{state.error}</Alert>}
       {state?.ok && state.message && <Alert tone="success">{state.message}</Alert>}
       <FieldErrorsContext.Provider value={state?.ok ? undefined : state?.fieldErrors}>
         <PendingContext.Provider value={pending}>{children}</PendingContext.Provider>

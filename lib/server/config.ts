@@ -86,6 +86,8 @@ export const ConfigSchema = z.object({
   HOST: text(),
   PARLEY_SESSION_HOURS: positive(),
   PARLEY_SIGNIN_PER_MINUTE: int(1),
+  PARLEY_CHECK_ANSWER_PER_MINUTE: int(1),
+  PARLEY_TRY_MATCH_PER_MINUTE: int(1),
   PARLEY_TRUSTED_PROXIES: text(),
   PARLEY_PG_PORT: int(1, 65535),
   PARLEY_DATA_DIR: text(),
@@ -197,6 +199,8 @@ function withDefaults(c: RawConfig) {
     dbPoolMax: c.PARLEY_DB_POOL_MAX ?? 8,
     dbHotPoolMax: c.PARLEY_DB_HOT_POOL_MAX ?? 6,
     jobPoolMax: c.PARLEY_JOB_POOL_MAX ?? 3,
+    checkAnswerPerMinute: c.PARLEY_CHECK_ANSWER_PER_MINUTE ?? 120,
+    tryMatchPerMinute: c.PARLEY_TRY_MATCH_PER_MINUTE ?? 30,
     logLevel: c.PARLEY_LOG_LEVEL ?? 'info',
     logFormat: c.PARLEY_LOG_FORMAT ?? (process.env.NODE_ENV === 'development' ? 'pretty' : 'json'),
   }

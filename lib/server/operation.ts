@@ -5,6 +5,7 @@ import { UnguardedBulkWriteError } from '@/lib/server/db'
 import { AppError, isDatabaseBusy } from '@/lib/server/errors'
 import { inputProblem } from '@/lib/server/input'
 import { log } from '@/lib/server/log'
+import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
 
 // Plain words for the most common validation failure: a field that was not sent at all.
 z.config({
@@ -86,6 +87,11 @@ export function failureFrom(err: unknown, opName: string): Failure {
       status: 503,
       error: 'The server is busy right now. Nothing was saved; please try again in a moment.',
     }
+  }
+  if (isSandboxUnavailable(err)) {
+    // RDKit's or the regex worker could not start, or had too much queued: nothing was written.
+    log().warn({ op: opName, err: err.message }, 'worker unavailable')
+    return { ok: false, status: 503, error: `${err.message} Nothing was saved; please try again in a moment.` }
   }
   log().error({ op: opName, err }, 'operation failed')
   return { ok: false, status: 500, error: 'Something went wrong on our side. Nothing was saved; please try again.' }

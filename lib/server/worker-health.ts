@@ -4,12 +4,13 @@ import { settings } from '@/lib/server/config'
 import { sql } from '@/lib/server/db'
 import { scrape } from '@/lib/server/metrics'
 import { activeJobCount, heartbeatAge, isReady } from '@/lib/server/processes'
+import { sandboxProblems } from '@/lib/tasks/sandbox'
 
 /**
  * The health endpoint of `parley worker` (it has no web server), on PARLEY_WORKER_HEALTH_PORT
  * (bound to HOST, 127.0.0.1 by default): `GET /health` answers 200 with the jobs in flight while the
- * worker reaches the database and its heartbeat is fresh, 503 while it shuts down or when either
- * fails; `GET /metrics` is the Prometheus scrape (with the metrics token, as on the web server).
+ * worker reaches the database and its heartbeat is fresh, 503 while it shuts down, when either
+ * fails, or while a worker thread it started before (RDKit's, regex MATCH) cannot be started again; `GET /metrics` is the Prometheus scrape (with the metrics token, as on the web server).
  */
 export async function startWorkerHealth(
   port: number | undefined,
@@ -34,10 +35,17 @@ export async function startWorkerHealth(
       database = 'unreachable'
     }
     const fresh = age !== undefined && age < settings(['PARLEY_HEARTBEAT_SECONDS']).heartbeatSeconds * 3
-    const status = !isReady() ? 'draining' : database === 'ok' && fresh ? 'ok' : 'error'
-    res
-      .writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ status, database, heartbeatAgeSeconds: age ?? null, activeJobs: activeJobCount() }))
+    const workers = await sandboxProblems()
+    const status = !isReady() ? 'draining' : database === 'ok' && fresh && !workers.length ? 'ok' : 'error'
+    res.writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        status,
+        database,
+        heartbeatAgeSeconds: age ?? null,
+        activeJobs: activeJobCount(),
+        ...(workers.length ? { workers } : {}),
+      }),
+    )
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

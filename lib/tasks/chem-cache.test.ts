@@ -1,20 +1,19 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { depictSvg, getRDKit, moleculeSvg, moleculeSvgCache } from './chem'
+import { depictSvg, moleculeSvg, moleculeSvgCache, rdkitSandbox } from './chem'
 
 describe('moleculeSvg (the cache of RDKit drawings)', () => {
   beforeEach(() => moleculeSvgCache.clear())
 
   it('returns exactly what RDKit draws, keyed by SMILES and size', async () => {
-    const rd = await getRDKit()
     const ester = await moleculeSvg('CCOC(C)=O', 340, 240)
-    expect(ester).toBe(depictSvg(rd, 'CCOC(C)=O', 340, 240))
+    expect(ester).toBe(await depictSvg('CCOC(C)=O', 340, 240))
     // Another size is another drawing, not the cached one.
     const small = await moleculeSvg('CCOC(C)=O', 220, 150)
-    expect(small).toBe(depictSvg(rd, 'CCOC(C)=O', 220, 150))
+    expect(small).toBe(await depictSvg('CCOC(C)=O', 220, 150))
     expect(small).not.toBe(ester)
     // Another molecule at the same size is another drawing.
     const acid = await moleculeSvg('CC(=O)O', 340, 240)
-    expect(acid).toBe(depictSvg(rd, 'CC(=O)O', 340, 240))
+    expect(acid).toBe(await depictSvg('CC(=O)O', 340, 240))
     expect(acid).not.toBe(ester)
     expect(moleculeSvgCache.size).toBe(3)
     // Surrounding spaces do not make another entry (RDKit ignores them too).
@@ -23,8 +22,7 @@ describe('moleculeSvg (the cache of RDKit drawings)', () => {
   })
 
   it('draws a molecule once, however often it is asked for', async () => {
-    const rd = await getRDKit()
-    const spy = vi.spyOn(rd, 'get_mol')
+    const spy = vi.spyOn(rdkitSandbox(), 'call')
     try {
       for (let i = 0; i < 5; i++) await moleculeSvg('c1ccccc1O', 340, 240)
       expect(spy).toHaveBeenCalledTimes(1)
@@ -52,7 +50,7 @@ describe('moleculeSvg (the cache of RDKit drawings)', () => {
   })
 })
 
-describe('one RDKit per process', () => {
+describe('one RDKit worker per process', () => {
   it('is shared by every copy of the module, as Next loads one per server layer', async () => {
     // vi.resetModules() makes the next import evaluate chem.ts afresh: a second copy of the module,
     // like the pages' and the route handlers' bundles of one Next process.
@@ -61,7 +59,7 @@ describe('one RDKit per process', () => {
     vi.resetModules()
     const second = await import('./chem')
     expect(second).not.toBe(first)
-    expect(await second.getRDKit()).toBe(await first.getRDKit())
+    expect(second.rdkitSandbox()).toBe(first.rdkitSandbox())
     expect(second.moleculeSvgCache).toBe(first.moleculeSvgCache)
   })
 })

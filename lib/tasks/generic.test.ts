@@ -13,44 +13,44 @@ import {
 const m = (spec: unknown) => matchGeneric(MatchSpec.parse(spec))
 
 describe('MATCH modes of the generic template', () => {
-  it('exact compares trimmed text, case and inner spaces included', () => {
+  it('exact compares trimmed text, case and inner spaces included', async () => {
     const f = m({ mode: 'exact' })
-    expect(f(' Pneumonia ', 'Pneumonia')).toBe(true)
-    expect(f('pneumonia', 'Pneumonia')).toBe(false)
-    expect(f('a  b', 'a b')).toBe(false)
+    expect(await f(' Pneumonia ', 'Pneumonia')).toBe(true)
+    expect(await f('pneumonia', 'Pneumonia')).toBe(false)
+    expect(await f('a  b', 'a b')).toBe(false)
   })
-  it('case-insensitive folds case and runs of spaces', () => {
+  it('case-insensitive folds case and runs of spaces', async () => {
     const f = m({ mode: 'case-insensitive' })
-    expect(f('Pleural  Effusion', 'pleural effusion')).toBe(true)
-    expect(f('Effusion', 'Pleural effusion')).toBe(false)
+    expect(await f('Pleural  Effusion', 'pleural effusion')).toBe(true)
+    expect(await f('Effusion', 'Pleural effusion')).toBe(false)
   })
-  it('set ignores order, duplicates, case and blanks; the separator is configurable', () => {
+  it('set ignores order, duplicates, case and blanks; the separator is configurable', async () => {
     const f = m({ mode: 'set' })
-    expect(f('B, a, A', 'a,b')).toBe(true)
-    expect(f('a,b', 'a,b,c')).toBe(false)
-    expect(f(',', ',')).toBe(false) // no items on either side is not a match
-    expect(m({ mode: 'set', separator: ';' })('x; y', 'y;x')).toBe(true)
+    expect(await f('B, a, A', 'a,b')).toBe(true)
+    expect(await f('a,b', 'a,b,c')).toBe(false)
+    expect(await f(',', ',')).toBe(false) // no items on either side is not a match
+    expect(await m({ mode: 'set', separator: ';' })('x; y', 'y;x')).toBe(true)
   })
-  it('regex compares the first capture group (or the whole match); no match on either side is no MATCH', () => {
+  it('regex compares the first capture group (or the whole match); no match on either side is no MATCH', async () => {
     const f = m({ mode: 'regex', pattern: 'grade\\s*(\\d)' })
-    expect(f('Tumour grade 2, well differentiated', 'GRADE 2')).toBe(true)
-    expect(f('grade 2', 'grade 3')).toBe(false)
-    expect(f('no grade given', 'grade 3')).toBe(false)
-    expect(m({ mode: 'regex', pattern: '[A-Z]\\d+', flags: '' })('see C50', 'C50 it is')).toBe(true)
+    expect(await f('Tumour grade 2, well differentiated', 'GRADE 2')).toBe(true)
+    expect(await f('grade 2', 'grade 3')).toBe(false)
+    expect(await f('no grade given', 'grade 3')).toBe(false)
+    expect(await m({ mode: 'regex', pattern: '[A-Z]\\d+', flags: '' })('see C50', 'C50 it is')).toBe(true)
   })
   it('refuses an invalid regular expression when the template is defined', () => {
     expect(MatchSpec.safeParse({ mode: 'regex', pattern: '(' }).success).toBe(false)
     expect(MatchSpec.safeParse({ mode: 'regex', pattern: 'a', flags: 'g' }).success).toBe(false)
   })
-  it('numeric: absolute and relative tolerance; text without a number never matches', () => {
+  it('numeric: absolute and relative tolerance; text without a number never matches', async () => {
     const abs = m({ mode: 'numeric', tolerance: 0.5 })
-    expect(abs('about 10.4 mg', '10')).toBe(true)
-    expect(abs('10.6', '10')).toBe(false)
-    expect(abs('n/a', '10')).toBe(false)
+    expect(await abs('about 10.4 mg', '10')).toBe(true)
+    expect(await abs('10.6', '10')).toBe(false)
+    expect(await abs('n/a', '10')).toBe(false)
     const rel = m({ mode: 'numeric', tolerance: 0.1, relative: true })
-    expect(rel('110', '100')).toBe(true) // |110 − 100| = 10 ≤ 0.1 × 110 = 11
-    expect(rel('89', '100')).toBe(false) // 11 > 0.1 × 100 = 10
-    expect(m({ mode: 'numeric' })('1,000', '1000.0')).toBe(true)
+    expect(await rel('110', '100')).toBe(true) // |110 − 100| = 10 ≤ 0.1 × 110 = 11
+    expect(await rel('89', '100')).toBe(false) // 11 > 0.1 × 100 = 10
+    expect(await m({ mode: 'numeric' })('1,000', '1000.0')).toBe(true)
   })
   it('numberIn reads decimals, signs, exponents and thousands separators', () => {
     expect(numberIn('-3.5e2 units')).toBe(-350)

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { PxpSeat, PxpTag } from '@/lib/protocols/pxp/tags'
-import { firstGroup, patternProblem } from './pattern'
+import { firstGroups, patternProblem } from './pattern'
 import type { ChatTurn } from './pxp-prompts'
 
 /**
@@ -8,7 +8,7 @@ import type { ChatTurn } from './pxp-prompts'
  * two output fields, an optional label set, how two predictions MATCH, and the AGREE prompt the
  * checker model answers with Yes or No. Prompts follow the paper's Examples 1–2 like RAD and DRUG:
  * the system message with the output format, the dialogue so far as chat turns phrased from each
- * message's tag, then the query about the instance. Pure: no I/O.
+ * message's tag, then the query about the instance. No I/O (regex MATCH runs in a worker thread).
  */
 
 const fieldName = z
@@ -27,8 +27,8 @@ export const MatchSpec = z
     z.object({ mode: z.literal('set'), separator: z.string().min(1).max(5).default(',') }),
     /**
      * The first capture group (or the whole match) of `pattern` must be found on both sides and be
-     * equal (case-folded). RE2 syntax, run in linear time (lib/tasks/pattern.ts): no backreferences,
-     * no lookaround.
+     * equal (case-folded). RE2 syntax, run in linear time in a worker thread with a time limit
+     * (lib/tasks/pattern.ts): no backreferences, no lookaround.
      */
     z
       .object({
@@ -83,31 +83,34 @@ export function numberIn(s: string): number | null {
   return Number.isFinite(n) ? n : null
 }
 
-/** MATCH for a template: a pure function of the two predictions. */
-export function matchGeneric(spec: MatchSpec): (a: string, b: string) => boolean {
+/**
+ * MATCH for a template: a function of the two predictions. Asynchronous because regex MATCH runs in
+ * a worker thread (lib/tasks/pattern.ts); it rejects when that worker runs out of time on the texts.
+ */
+export function matchGeneric(spec: MatchSpec): (a: string, b: string) => Promise<boolean> {
   switch (spec.mode) {
     case 'exact':
-      return (a, b) => a.trim() === b.trim()
+      return async (a, b) => a.trim() === b.trim()
     case 'case-insensitive':
-      return (a, b) => fold(a) === fold(b)
+      return async (a, b) => fold(a) === fold(b)
     case 'set': {
       const items = (s: string) => new Set(s.split(spec.separator).map(fold).filter(Boolean))
-      return (a, b) => {
+      return async (a, b) => {
         const x = items(a)
         const y = items(b)
         return x.size > 0 && x.size === y.size && [...x].every((i) => y.has(i))
       }
     }
     case 'regex': {
-      const pick = firstGroup(spec.pattern, spec.flags)
-      return (a, b) => {
-        const x = pick(a)
-        const y = pick(b)
-        return x !== null && y !== null && fold(x) === fold(y)
+      const problem = patternProblem(spec.pattern, spec.flags)
+      if (problem) throw new Error(problem)
+      return async (a, b) => {
+        const [x, y] = await firstGroups(spec.pattern, spec.flags, [a, b])
+        return x != null && y != null && fold(x) === fold(y)
       }
     }
     case 'numeric':
-      return (a, b) => {
+      return async (a, b) => {
         const x = numberIn(a)
         const y = numberIn(b)
         if (x === null || y === null) return false

@@ -1,21 +1,35 @@
-import { RE2JS } from 're2js'
+import { Worker } from 'node:worker_threads'
+import { LRUCache } from 'lru-cache'
+import { compile } from './pattern-core.mjs'
+import { type Sandbox, sandbox } from './sandbox'
 
 /**
  * Regular expressions for MATCH, run by re2js (a pure-JavaScript port of RE2): matching takes time
- * linear in the input whatever the pattern, so a pattern like `(a+)+$` cannot block the process
- * that runs it (the web server's job workers run MATCH on model output). The price is RE2's
- * syntax: no backreferences and no lookaround; those patterns are refused with a reason when the
- * template is defined. JavaScript spellings (`(?<name>…)`, `\uXXXX`, `/`) are translated first.
- * Flags: i (case-insensitive), m (^ and $ at line breaks), s (. matches newlines), u (accepted;
- * RE2 always matches by code point). Pure: no I/O.
+ * linear in the input whatever the pattern, so a pattern like `(a+)+$` cannot take exponential time.
+ * Linear is not cheap: a large compiled pattern (`(\w+\s?){1,1000}` is 7,000 instructions) on
+ * 10,000 characters took 5–10 s, so matching runs in a worker thread (lib/tasks/regex-worker.mjs
+ * through lib/tasks/sandbox.ts) with a time limit, never on the event loop, and its input is bounded
+ * ({@link MATCH_INPUT_MAX}). The price of linear time is RE2's syntax: no backreferences and no
+ * lookaround; those patterns are refused with a reason when the template is defined. JavaScript
+ * spellings (`(?<name>…)`, `\uXXXX`, `/`) are translated first. Flags: i (case-insensitive), m (^
+ * and $ at line breaks), s (. matches newlines), u (accepted; RE2 always matches by code point).
  */
 
-const FLAG_BITS: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL, u: 0 }
+/** The longest text regex MATCH searches, per side (a prediction is one line of a reply). */
+export const MATCH_INPUT_MAX = 200_000
 
-function compile(pattern: string, flags: string): RE2JS {
-  let bits = 0
-  for (const f of flags) bits |= FLAG_BITS[f] ?? 0
-  return RE2JS.compile(RE2JS.translateRegExp(pattern), bits)
+/** The process's regex MATCH worker. */
+export function regexSandbox(): Sandbox {
+  return sandbox('regex', {
+    label: 'Regex MATCH',
+    // Next's bundler follows this form (a literal URL beside the module) into the build.
+    // No execArgv: the worker needs none of the process's flags (a loader's, --input-type …).
+    create: () => new Worker(new URL('./regex-worker.mjs', import.meta.url), { execArgv: [] }),
+    timeoutMs: 2000,
+    startTimeoutMs: 30_000,
+    maxQueue: 64,
+    retryAfterMs: 5000,
+  })
 }
 
 /**
@@ -39,8 +53,21 @@ function unsupported(pattern: string): 'backreference' | 'lookaround' | null {
   return null
 }
 
+// Compiling a large pattern takes tens of milliseconds on the event loop: a pattern is compiled
+// once per process to be checked (templates are parsed each time a session runs one).
+const problems = new LRUCache<string, { problem: string | null }>({ max: 500 })
+
 /** Why a pattern cannot be used for MATCH, in words for the person who wrote it; null when it can. */
 export function patternProblem(pattern: string, flags = ''): string | null {
+  const key = `${flags}/${pattern}`
+  const hit = problems.get(key)
+  if (hit) return hit.problem
+  const problem = checkPattern(pattern, flags)
+  problems.set(key, { problem })
+  return problem
+}
+
+function checkPattern(pattern: string, flags: string): string | null {
   const kind = unsupported(pattern)
   if (kind === 'backreference')
     return 'Backreferences (\\1, \\k<name>) are not supported: MATCH patterns run on a linear-time engine (RE2).'
@@ -56,19 +83,25 @@ export function patternProblem(pattern: string, flags = ''): string | null {
 }
 
 /**
- * The compiled pattern as a function: the first capture group of the first match (the whole match
- * when the pattern has no group or the group did not take part), or null when nothing matches.
- * Throws for a pattern `patternProblem` refuses.
+ * The first capture group of the first match of the pattern in each input (the whole match when
+ * the pattern has no group or the group did not take part; null when nothing matches), found in the
+ * regex worker. Throws for a pattern `patternProblem` refuses, for an input over
+ * {@link MATCH_INPUT_MAX}, and a SandboxError when the worker runs out of time or is unavailable.
  */
-export function firstGroup(pattern: string, flags = ''): (s: string) => string | null {
+export async function firstGroups(pattern: string, flags: string, inputs: string[]): Promise<Array<string | null>> {
   const problem = patternProblem(pattern, flags)
   if (problem) throw new Error(problem)
-  const re = compile(pattern, flags)
-  return (s) => {
-    // The lazy DFA answers "is there a match" fastest; only a match pays for its groups.
-    if (!re.test(s)) return null
-    const m = re.matcher(s)
-    if (!m.find()) return null
-    return (re.groupCount() > 0 ? m.group(1) : null) ?? m.group(0)
-  }
+  const long = inputs.find((s) => s.length > MATCH_INPUT_MAX)
+  if (long !== undefined)
+    throw new Error(
+      `Regex MATCH searches at most ${MATCH_INPUT_MAX.toLocaleString('en-US')} characters; this text has ${long.length.toLocaleString('en-US')}.`,
+    )
+  return regexSandbox().call<Array<string | null>>('firstGroups', [pattern, flags, inputs])
+}
+
+/** {@link firstGroups} for one pattern as a function of one text. */
+export function firstGroup(pattern: string, flags = ''): (s: string) => Promise<string | null> {
+  const problem = patternProblem(pattern, flags)
+  if (problem) throw new Error(problem)
+  return async (s) => (await firstGroups(pattern, flags, [s]))[0] ?? null
 }

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { sessionActor } from '@/lib/server/api/auth'
 import { cleanString } from '@/lib/server/input'
 import { MOLECULE_SIZES, moleculeSvg } from '@/lib/tasks/chem'
+import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
 
 export const dynamic = 'force-dynamic'
 
@@ -27,7 +28,13 @@ export async function GET(req: Request) {
     return Response.json({ error: `${issue?.path.join('.')}: ${issue?.message}` }, { status: 400 })
   }
   const [width, height] = MOLECULE_SIZES[parsed.data.size]
-  const svg = await moleculeSvg(parsed.data.smiles, width, height)
+  let svg: string | null
+  try {
+    svg = await moleculeSvg(parsed.data.smiles, width, height)
+  } catch (err) {
+    if (!isSandboxUnavailable(err)) throw err
+    return Response.json({ error: err.message }, { status: 503, headers: { 'retry-after': '5' } })
+  }
   if (!svg) return Response.json({ error: 'RDKit cannot draw this SMILES.' }, { status: 422 })
   return new Response(svg.trim(), {
     headers: {

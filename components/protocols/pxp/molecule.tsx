@@ -1,17 +1,27 @@
 import { MOLECULE_SIZES, moleculeSvg, moleculeUrl } from '@/lib/tasks/chem'
+import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
 
 /**
  * A molecule drawn by RDKit (server side) next to its SMILES. The drawing is an image from
  * /api/molecules (RDKit's SVG through sanitizeSvg, kept in moleculeSvgCache on the server and by the
  * browser), not inlined in the page; whether RDKit can draw the SMILES is decided here, from the
- * same cache, so an unparsable SMILES shows as text with a note.
+ * same cache, so an unparsable SMILES shows as text with a note (so does every SMILES while RDKit is
+ * unavailable: the page still renders).
  */
 export async function Molecule({ smiles, label, size = 'lg' }: { smiles: string; label: string; size?: 'lg' | 'sm' }) {
   const [w, h] = MOLECULE_SIZES[size]
-  const drawable = (await moleculeSvg(smiles, w, h)) !== null
+  const drawable = await moleculeSvg(smiles, w, h).then(
+    (svg) => (svg !== null ? 'yes' : 'no'),
+    (err: unknown) => {
+      if (isSandboxUnavailable(err)) return 'unavailable' as const
+      throw err
+    },
+  )
   return (
     <figure className="space-y-1">
-      {drawable ? (
+      {drawable === 'unavailable' ? (
+        <p className="text-xs text-amber-800">RDKit is unavailable right now; the molecule is shown as SMILES.</p>
+      ) : drawable === 'yes' ? (
         <img
           src={moleculeUrl(smiles, size)}
           alt={`${label}: ${smiles}`}

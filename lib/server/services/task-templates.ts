@@ -1,9 +1,12 @@
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import { MatchSpec, matchGeneric, TaskTemplate } from '@/lib/tasks/generic'
+import { SandboxError } from '@/lib/tasks/sandbox'
 import { db } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors'
+import { settings } from '@/lib/server/config'
+import { AppError, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
+import { enforceRate } from '@/lib/server/rate-limit'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
 import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
@@ -61,12 +64,28 @@ export const getTaskTemplate = defineOperation({
   },
 })
 
-/** "Try MATCH": does the template's MATCH accept these two predictions? (Nothing is stored.) */
+const tryText = z.string().max(10_000, 'Try MATCH takes up to 10,000 characters per prediction.')
+
+/**
+ * "Try MATCH": does the template's MATCH accept these two predictions? (Nothing is stored.) Regex
+ * MATCH runs in the regex worker with its time limit; a pattern that runs out of time on these texts
+ * is refused with a 422 saying so. Limited per person (PARLEY_TRY_MATCH_PER_MINUTE).
+ */
 export const tryMatch = defineOperation({
   name: 'task-templates.try-match',
   scope: 'studies:update',
-  input: z.object({ match: MatchSpec, a: z.string().max(10_000), b: z.string().max(10_000) }),
-  async run(_actor, { match, a, b }) {
-    return { match: matchGeneric(match)(a, b) }
+  input: z.object({ match: MatchSpec, a: tryText, b: tryText }),
+  async run(actor, { match, a, b }) {
+    await enforceRate(actor, 'task-templates.try-match', settings(['PARLEY_TRY_MATCH_PER_MINUTE']).tryMatchPerMinute)
+    try {
+      return { match: await matchGeneric(match)(a, b) }
+    } catch (err) {
+      if (err instanceof SandboxError && (err.kind === 'timeout' || err.kind === 'crashed'))
+        throw new AppError(
+          422,
+          `${err.message} Simplify the pattern (large repetition counts such as {1,1000} make it slow) or shorten the texts.`,
+        )
+      throw err
+    }
   },
 })

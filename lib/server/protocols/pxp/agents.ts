@@ -9,7 +9,7 @@ import {
   type PxpSeat,
   otherSeat,
 } from '@/lib/protocols/pxp'
-import { getRDKit, reactantsMatch } from '@/lib/tasks/chem'
+import { reactantsMatch } from '@/lib/tasks/chem'
 import {
   agreeQuestion,
   genericContextTurn,
@@ -58,10 +58,7 @@ export function pxpSessionConfig(raw: unknown, task: string): SessionConfig<PxpC
 /** MATCH for a task's predictions. */
 export async function matcher(task: string, template?: TaskTemplate) {
   if (template) return matchGeneric(template.match)
-  if (task === 'drug') {
-    const rd = await getRDKit()
-    return (a: string, b: string) => reactantsMatch(rd, a, b)
-  }
+  if (task === 'drug') return (a: string, b: string) => reactantsMatch(a, b)
   return labelsMatch
 }
 

@@ -1,7 +1,8 @@
 import type { PxpMessage } from '@/lib/protocols/pxp'
-import { canonicalSet, depictSvg, getRDKit } from '@/lib/tasks/chem'
+import { canonicalSet, depictSvg, smilesProblem } from '@/lib/tasks/chem'
 import { RAD_LABELS } from '@/lib/tasks/datasets'
 import type { TaskTemplate } from '@/lib/tasks/generic'
+import { SandboxError } from '@/lib/tasks/sandbox'
 import type { Seats } from '@/lib/server/engine/seats'
 import { matcher, type PxpExtras } from '@/lib/server/protocols/pxp/agents'
 
@@ -25,7 +26,9 @@ export type PredictionCheck = { ok: true; value: string } | { ok: false; error: 
 
 /**
  * Checks a prediction against the rules: a label is accepted in any case and spacing and stored as
- * the task writes it; SMILES must parse, every '.'-separated part of them.
+ * the task writes it; SMILES must stay within RDKit's limits (SMILES_LIMITS) and parse, every
+ * '.'-separated part of them. SMILES RDKit runs out of time on or breaks on are refused like
+ * unparsable ones; RDKit being unavailable is thrown (a 503 at the boundary).
  */
 export async function checkPrediction(rules: AnswerRules, raw: string): Promise<PredictionCheck> {
   const y = raw.trim()
@@ -37,7 +40,17 @@ export async function checkPrediction(rules: AnswerRules, raw: string): Promise<
       : { ok: false, error: `“${y.slice(0, 80)}” is not one of this task’s labels: ${rules.labels.join(', ')}.` }
   }
   if (rules.kind === 'smiles') {
-    const { set, invalid } = canonicalSet(await getRDKit(), y)
+    const problem = smilesProblem(y)
+    if (problem) return { ok: false, error: problem }
+    let checked: Awaited<ReturnType<typeof canonicalSet>>
+    try {
+      checked = await canonicalSet(y)
+    } catch (err) {
+      if (err instanceof SandboxError && (err.kind === 'timeout' || err.kind === 'crashed'))
+        return { ok: false, error: `RDKit could not check these SMILES: ${err.message}` }
+      throw err
+    }
+    const { set, invalid } = checked
     if (invalid.length)
       return {
         ok: false,
@@ -48,17 +61,26 @@ export async function checkPrediction(rules: AnswerRules, raw: string): Promise<
   return { ok: true, value: y }
 }
 
-/** RDKit's drawing of the person's own reactants (DRUG), sanitised like every molecule drawing. */
+/**
+ * RDKit's drawing of the person's own reactants (DRUG), sanitised like every molecule drawing; null
+ * when RDKit cannot draw them in time (the check already said they parse).
+ */
 export async function drawPrediction(rules: AnswerRules, y: string): Promise<string | null> {
   if (rules.kind !== 'smiles' || !y.trim()) return null
-  return depictSvg(await getRDKit(), y, 260, 170)
+  try {
+    return await depictSvg(y, 260, 170)
+  } catch (err) {
+    if (err instanceof SandboxError && (err.kind === 'timeout' || err.kind === 'crashed')) return null
+    throw err
+  }
 }
 
 /**
  * Parley's own MATCH for "Does the prediction match yours?" at message j (Procedure 2's MATCH(y', y'')):
  * the partner's prediction of message j−1 against the person's own previous one (j−2), or at j = 2
  * against the prediction they are sending. Null when there is nothing to compare (j = 1, no answer).
- * It is a hint and a record beside the person's own judgement, which stays the protocol's input.
+ * It is a hint and a record beside the person's own judgement, which stays the protocol's input;
+ * null too when RDKit or the regex worker ran out of time on the predictions.
  */
 export async function computedMatch(input: {
   j: number
@@ -71,7 +93,17 @@ export async function computedMatch(input: {
   const partner = input.messages.find((m) => m.seq === input.j - 1)
   const own = input.j === 2 ? input.prediction : input.messages.find((m) => m.seq === input.j - 2)?.prediction
   if (!partner || !own?.trim()) return null
-  return (await matcher(input.task, input.template))(partner.prediction, own)
+  return matchOrNull(input.task, input.template, partner.prediction, own)
+}
+
+/** The task's MATCH, or null when RDKit or the regex worker ran out of time on (or broke on) the predictions. */
+async function matchOrNull(task: string, template: TaskTemplate | undefined, a: string, b: string) {
+  try {
+    return await (await matcher(task, template))(a, b)
+  } catch (err) {
+    if (err instanceof SandboxError && (err.kind === 'timeout' || err.kind === 'crashed')) return null
+    throw err
+  }
 }
 
 /**
@@ -80,7 +112,8 @@ export async function computedMatch(input: {
  * on their screen, at every j (the form shows it only for the very text it was computed for). Null
  * when there is nothing to compare (j = 1, an empty or unacceptable prediction). At j > 2 Procedure 2's
  * own MATCH compares the partner's prediction with the person's previous one (`computedMatch`, stored
- * beside the turn); the two agree whenever the person keeps their answer.
+ * beside the turn); the two agree whenever the person keeps their answer. Null too when RDKit or
+ * the regex worker ran out of time on the predictions.
  */
 export async function hintMatch(input: {
   j: number
@@ -92,7 +125,7 @@ export async function hintMatch(input: {
   if (input.j < 2 || !input.prediction.trim()) return null
   const partner = input.messages.find((m) => m.seq === input.j - 1)
   if (!partner) return null
-  return (await matcher(input.task, input.template))(partner.prediction, input.prediction)
+  return matchOrNull(input.task, input.template, partner.prediction, input.prediction)
 }
 
 /**

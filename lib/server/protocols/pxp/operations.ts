@@ -1,12 +1,14 @@
 import { z } from 'zod'
 import type { PxpMessage } from '@/lib/protocols/pxp'
 import type { Ask } from '@/lib/protocols/types'
+import { settings } from '@/lib/server/config'
 import { db } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors'
 import { loadSession, prepare } from '@/lib/server/engine/runner'
 import { defineOperation } from '@/lib/server/operation'
 import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
 import { answerRules, checkPrediction, drawPrediction, hiddenSeats, hintMatch } from '@/lib/server/protocols/pxp/answer'
+import { enforceRate } from '@/lib/server/rate-limit'
 import { id } from '@/lib/server/services/studies'
 
 /**
@@ -15,7 +17,7 @@ import { id } from '@/lib/server/services/studies'
  * their own reactants, and Parley's own MATCH of the partner's latest prediction and this one (the
  * hint beside "Does the prediction match yours?", for exactly the text sent; `j` says which message it
  * was computed for, so the form can drop an answer meant for another turn). Only a person who fills a seat of the session may ask (404 otherwise); nothing is
- * written.
+ * written but the person's count of checks (PARLEY_CHECK_ANSWER_PER_MINUTE, 429 past it).
  */
 export const checkPxpAnswer = defineOperation({
   name: 'pxp.check-answer',
@@ -27,6 +29,7 @@ export const checkPxpAnswer = defineOperation({
       select: { seat: true },
     })
     if (!seat) throw notFound('Session')
+    await enforceRate(actor, 'pxp.check-answer', settings(['PARLEY_CHECK_ANSWER_PER_MINUTE']).checkAnswerPerMinute)
     const { plugin, ctx, session } = await prepare(await loadSession(sessionId))
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true }
     const j = next.done ? null : next.j

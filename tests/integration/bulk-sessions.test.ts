@@ -235,3 +235,30 @@ describe('large runs are created in batches by a job, without blocking the serve
     await execute(cancelRun, w.researcher, { runId: r.data.id })
   }, 120_000)
 })
+
+describe('runs created at once', () => {
+  it('more creates at once than the pool has connections all finish (the session writer held one and waited for another)', async () => {
+    const w = await world(3)
+    const many = 8 // more than PARLEY_DB_HOT_POOL_MAX (6)
+    const results = await Promise.race([
+      Promise.all(
+        Array.from({ length: many }, (_, i) =>
+          execute(createRun, w.researcher, pxpInput(w, { name: `at once ${i}`, start: true })),
+        ),
+      ),
+      sleep(30_000).then(() => 'stalled' as const),
+    ])
+    expect(results).not.toBe('stalled')
+    if (results === 'stalled') return
+    for (const r of results) expect(r.ok).toBe(true)
+    const runs = await db.experiment.findMany({
+      where: { studyId: w.study.id, name: { startsWith: 'at once' } },
+      select: { status: true, sessionsCreated: true },
+    })
+    expect(runs).toHaveLength(many)
+    for (const run of runs) {
+      expect(run.sessionsCreated).toBe(3)
+      expect(['running', 'done']).toContain(run.status)
+    }
+  })
+})

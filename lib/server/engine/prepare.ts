@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { maxSessions } from '@/lib/limits.mjs'
-import { pgTransaction, sql } from '@/lib/server/db'
+import type { PoolClient } from 'pg'
+import { sql } from '@/lib/server/db'
 import { enqueueSteps, wakeStepWorkers } from '@/lib/server/engine/step-queue'
 import type { InstanceRow } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
@@ -120,17 +121,23 @@ export async function createSessions(job: PrepareSessionsJob, planned: number): 
   return false
 }
 
-/** The job: write every session of the plan that is not there yet, then move the run on. */
+/**
+ * The job: write every session of the plan that is not there yet, then move the run on. Every
+ * statement runs on the one connection that holds the run's advisory lock: a job that held one pool
+ * connection and waited for a second deadlocked the pool when as many runs were created at once as it
+ * has connections (eight creates at once stalled every one of them).
+ */
 export async function prepareSessions(job: PrepareSessionsJob): Promise<void> {
   const client = await sql().connect()
   const key = `sessions:${job.runId}`
+  let moved = false
   try {
     const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key])
     if (!rows[0]?.ok) throw new Error(`the sessions of ${job.runId} are being created by another worker`)
     try {
-      await prepareLocked(job)
+      moved = await prepareLocked(job, client)
     } catch (err) {
-      await sql()
+      await client
         .query('UPDATE "Experiment" SET "prepareError" = $2 WHERE id = $1', [
           job.runId,
           `Creating the sessions failed (retrying): ${(err as Error).message}`.slice(0, 2000),
@@ -143,6 +150,12 @@ export async function prepareSessions(job: PrepareSessionsJob): Promise<void> {
   } finally {
     client.release()
   }
+  // With the connection back in the pool: wake the workers and close a run with nothing to do.
+  if (moved && job.plan.statusWhenReady === 'running') {
+    await wakeStepWorkers()
+    await closeIfFinished(job.runId)
+  }
+  if (moved) await publish(`experiment:${job.runId}`, { type: 'status', status: job.plan.statusWhenReady })
 }
 
 const defaultSnapshot = (row: InstanceRow) => ({
@@ -151,15 +164,18 @@ const defaultSnapshot = (row: InstanceRow) => ({
   explanation: row.explanation,
 })
 
-async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessionsJob): Promise<void> {
-  const status = await sql().query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [runId])
-  if (status.rows[0]?.status !== 'preparing') return
+async function prepareLocked(
+  { runId, studyId, protocol, plan }: PrepareSessionsJob,
+  client: PoolClient,
+): Promise<boolean> {
+  const status = await client.query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [runId])
+  if (status.rows[0]?.status !== 'preparing') return false
   const plugin = await pluginFor(protocol)
   const snapshot = plugin.setup.snapshot ?? defaultSnapshot
   const ids =
     plan.instanceIds ??
     (
-      await sql().query<{ id: string }>(
+      await client.query<{ id: string }>(
         `SELECT id FROM "Instance" WHERE "datasetId" = $1 ORDER BY index ${plan.sample ? 'LIMIT $2' : ''}`,
         plan.sample ? [plan.datasetId, plan.sample] : [plan.datasetId],
       )
@@ -172,7 +188,7 @@ async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessions
     const order = plan.shuffle ? shuffled(ids, r) : ids
     for (let start = 0; start < order.length; start += BATCH) {
       const slice = order.slice(start, start + BATCH)
-      const { rows: instances } = await sql().query<InstanceRow>(
+      const { rows: instances } = await client.query<InstanceRow>(
         'SELECT id, "datasetId", index, input, prediction, explanation, meta FROM "Instance" WHERE id = ANY($1)',
         [slice],
       )
@@ -192,7 +208,7 @@ async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessions
       i += slice.length
       // One statement: the batch and its people (skipping what a previous attempt wrote) and the
       // count, only while the run is still preparing (a cancel stops it here).
-      const { rowCount } = await sql().query(
+      const { rowCount } = await client.query(
         `WITH x AS (
            SELECT * FROM jsonb_to_recordset($8::jsonb)
              AS x(id text, "instanceId" text, instance jsonb, v int, repetition int, position int)
@@ -226,14 +242,16 @@ async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessions
           plan.chained,
         ],
       )
-      if (!rowCount) return // cancelled meanwhile
-      await publish(`experiment:${runId}`, { type: 'progress' })
+      if (!rowCount) return false // cancelled meanwhile
+      // Not awaited: a notice waits for a pool connection of its own, and this job holds one.
+      void publish(`experiment:${runId}`, { type: 'progress' })
       await yieldToLoop()
     }
   }
   // The status and, for a run that starts at once, its first steps on the queue commit together: a
   // crash in between would leave a running run that nothing advances.
-  const moved = await pgTransaction(async (client) => {
+  await client.query('BEGIN')
+  try {
     const r = await client.query(
       `UPDATE "Experiment" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
          "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)
@@ -251,11 +269,10 @@ async function prepareLocked({ runId, studyId, protocol, plan }: PrepareSessions
         { executeSql: (text, values) => client.query(text, values) },
       )
     }
+    await client.query('COMMIT')
     return r.rowCount === 1
-  })
-  if (moved && plan.statusWhenReady === 'running') {
-    await wakeStepWorkers()
-    await closeIfFinished(runId)
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
   }
-  await publish(`experiment:${runId}`, { type: 'status', status: plan.statusWhenReady })
 }

@@ -75,7 +75,7 @@ describe('which study roles an account may hold', () => {
   })
 })
 
-describe('who takes part in a study\'s sessions (claims a seat, sends turns)', () => {
+describe("who takes part in a study's sessions (claims a seat, sends turns)", () => {
   // Rows: account role; the study roles under which it takes part, by hand. Viewers never do; an
   // account without work:submit (viewer) never does; admin accounts do under any study role.
   const TAKES_PART: Record<Role, Role[]> = {

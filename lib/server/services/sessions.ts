@@ -545,7 +545,8 @@ export const claimSeat = defineOperation({
       (hasScope(actor.role, 'studies:read-all') || studyPermissions(actor.role, s.memberRole).includes('read'))
     if (!(s.heldSeat || reader || offered)) throw notFound('Session')
     if (s.heldSeat) throw conflict(`You already fill the ${s.heldSeat} seat of this session.`)
-    if (!takesPart) throw forbidden(s.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
+    if (!takesPart)
+      throw forbidden(s.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
     if (!open) throw conflict('This session is over; its seats can no longer be claimed.')
     const claimed = await db.$transaction(async (tx) => {
       const n = await tx.$executeRaw`

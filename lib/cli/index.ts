@@ -390,7 +390,10 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         const { startWorkers } = await import('@/lib/server/engine/jobs')
         const { jobSettings } = await import('@/lib/server/jobs/queue')
         const { log } = await import('@/lib/server/log')
-        const { installShutdown, onShutdown, startHeartbeat, shutdown } = await import('@/lib/server/processes')
+        const { installShutdown, onShutdown, startHeartbeat, shutdown, surviveDatabaseOutages } = await import(
+          '@/lib/server/processes'
+        )
+        surviveDatabaseOutages()
         const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
         const { installMetrics } = await import('@/lib/server/metrics')
         const { startWorkerHealth } = await import('@/lib/server/worker-health')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import { settings } from '@/lib/server/config'
 import { sql } from '@/lib/server/db'
+import { isDatabaseUnavailable } from '@/lib/server/errors'
 import { boss } from '@/lib/server/jobs/queue'
 import { log } from '@/lib/server/log'
 
@@ -225,4 +226,26 @@ export function installShutdown(opts: { graceMs: number; exitCode?: number }): v
   }
   process.once('SIGTERM', onSignal)
   process.once('SIGINT', onSignal)
+}
+
+/**
+ * `parley worker` lives through a database outage. pg-boss completes and fails a finished job
+ * without awaiting it, so a connection refused at that moment is a promise rejection nobody handles,
+ * which ends a Node process (Next logs and survives them in the web process). Here one that says the
+ * database is unreachable is logged and survived: the job stays active, and the heartbeats hand it
+ * back once the database is back (the queue itself retries with back-off, jobs/queue.ts). Any other
+ * unhandled rejection is logged and ends the process with code 1, as Node would.
+ */
+export function surviveDatabaseOutages(): void {
+  const s = state() as State & { outageGuard?: boolean }
+  if (s.outageGuard) return
+  s.outageGuard = true
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnavailable(reason)) {
+      log().warn({ err: reason }, 'the database is unreachable; carrying on (the queue retries)')
+      return
+    }
+    log().fatal({ err: reason }, 'unhandled promise rejection')
+    process.exit(1)
+  })
 }

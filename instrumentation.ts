@@ -11,7 +11,8 @@ export async function register() {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     process.stderr.write(`${err.message}\nParley did not start.\n`)
-    process.exit(1)
+    // EX_CONFIG: scripts/serve.mjs stops instead of starting another process that would refuse too.
+    process.exit(78)
   }
   process.env.PARLEY_PROCESS ??= 'web'
   const { log } = await import('@/lib/server/log')

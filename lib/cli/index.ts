@@ -117,6 +117,22 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       })
     })
 
+  program
+    .command('config')
+    .description('Configuration')
+    .command('check')
+    .description(
+      'Check the settings in the environment (and .env) as every Parley process does when it starts; exits 1 naming each bad variable',
+    )
+    .action(async () => {
+      try {
+        process.loadEnvFile()
+      } catch {}
+      const { parseConfig } = await import('@/lib/server/config')
+      parseConfig()
+      out('The configuration is valid.')
+    })
+
   const user = program.command('user').description('Manage accounts')
   user
     .command('create')

@@ -7,6 +7,23 @@ describe('configuration', () => {
     expect(() => parseConfig({ PARLEY_WORKERS: 'four' })).toThrow(/PARLEY_WORKERS: expected a whole number.*"four"/)
   })
 
+  it('covers the web server\'s own settings (scripts/serve.mjs) and the drain', () => {
+    for (const [name, value, message] of [
+      ['PARLEY_WEB_PROCESSES', 'two', /PARLEY_WEB_PROCESSES: expected a whole number from 1 to 256 \(got "two"\)/],
+      ['PARLEY_HEAP_MB', '-5', /PARLEY_HEAP_MB: expected a positive number/],
+      ['PARLEY_MALLOC', 'tcmalloc', /PARLEY_MALLOC: expected auto, jemalloc or system/],
+      ['PARLEY_AUTH_RATE_LIMIT', 'no', /PARLEY_AUTH_RATE_LIMIT: expected on or off/],
+      ['PARLEY_DRAIN_SECONDS', '1.5', /PARLEY_DRAIN_SECONDS: expected a whole number/],
+      ['PARLEY_SIGNIN_FREE_FAILURES', '0', /PARLEY_SIGNIN_FREE_FAILURES: must be at least 1/],
+    ] as const)
+      expect(() => parseConfig({ [name]: value })).toThrow(message)
+    expect(parseConfig({ PARLEY_MALLOC: ' JEMALLOC ', PARLEY_WEB_PROCESSES: '3' })).toMatchObject({
+      PARLEY_MALLOC: 'jemalloc',
+      PARLEY_WEB_PROCESSES: 3,
+    })
+    expect(config({}).drainSeconds).toBe(5)
+  })
+
   it('lists every bad variable at once and never echoes a secret', () => {
     let err: ConfigError | undefined
     try {

@@ -7,7 +7,7 @@ describe('configuration', () => {
     expect(() => parseConfig({ PARLEY_WORKERS: 'four' })).toThrow(/PARLEY_WORKERS: expected a whole number.*"four"/)
   })
 
-  it('covers the web server\'s own settings (scripts/serve.mjs) and the drain', () => {
+  it("covers the web server's own settings (scripts/serve.mjs) and the drain", () => {
     for (const [name, value, message] of [
       ['PARLEY_WEB_PROCESSES', 'two', /PARLEY_WEB_PROCESSES: expected a whole number from 1 to 256 \(got "two"\)/],
       ['PARLEY_HEAP_MB', '-5', /PARLEY_HEAP_MB: expected a positive number/],

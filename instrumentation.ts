@@ -22,11 +22,15 @@ export async function register() {
   installPeerCapture()
   const { installRequestIds } = await import('@/lib/server/request-log')
   installRequestIds()
-  const { installShutdown, onShutdown } = await import('@/lib/server/processes')
-  // SIGTERM: readiness 503, workers hand their sessions back, live streams close, then exit.
-  installShutdown({ graceMs: 3000 })
+  const { afterDrain, installShutdown, onShutdown } = await import('@/lib/server/processes')
+  // SIGTERM: readiness 503 at once, workers hand their sessions back; PARLEY_DRAIN_SECONDS later
+  // (so a load balancer saw the 503) live streams close and next start stops taking connections.
+  installShutdown({ graceMs: 3000, drainMs: config().drainSeconds * 1000 })
   const { closeLive } = await import('@/lib/server/live')
-  onShutdown('live streams', closeLive)
+  onShutdown('live streams', async () => {
+    await afterDrain()
+    await closeLive()
+  })
   if (!process.env.DATABASE_URL) return
   const { ensureAdminFromEnv } = await import('@/lib/server/bootstrap')
   const { ensureDemoConnection } = await import('@/lib/server/llm/runtime')

@@ -427,10 +427,11 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         })
         await startHeartbeat('worker')
         const health = await startWorkerHealth(config().PARLEY_WORKER_HEALTH_PORT)
-        if (health) onShutdown('health server', () => health.close())
         log().info({ workers: count, healthPort: health?.port }, 'parley worker started; stop with Ctrl+C or SIGTERM')
         await stopped
+        // /health answers 503 ("draining") until the steps in flight are handed back, then closes.
         await shutdown()
+        await health?.close()
       })
     })
   return program

@@ -12,11 +12,13 @@
 //   exits 1 naming the variable. A process that dies after it was serving is replaced; one that
 //   dies before it ever listened (a port in use) or refuses its settings stops the server with its
 //   exit code.
+// - Metrics: a scrape reaches any one process, which answers for all of them (aggregated here).
 import { spawnSync } from 'node:child_process'
 import cluster from 'node:cluster'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import client from 'prom-client'
 import { webAllocator, webHeapMb, webProcesses, webV8Flags } from '../lib/web-server.mjs'
 
 const require = createRequire(import.meta.url)
@@ -119,6 +121,17 @@ if (cluster.isPrimary) {
   }
   process.on('SIGTERM', () => stop(0))
   process.on('SIGINT', () => stop(0))
+  // Metrics: a scrape reaches one web process, which asks here for every process's metrics,
+  // aggregated (lib/server/metrics.ts), so counters do not jump between two processes' values.
+  const aggregator = new client.AggregatorRegistry()
+  cluster.on('message', (worker, message) => {
+    if (message?.type !== 'parley:metrics-request') return
+    aggregator.clusterMetrics().then(
+      (body) => worker.isConnected() && worker.send({ type: 'parley:metrics-response', id: message.id, body }),
+      (err) =>
+        worker.isConnected() && worker.send({ type: 'parley:metrics-response', id: message.id, error: err.message }),
+    )
+  })
   for (let i = 0; i < n; i++) fork(i)
 } else {
   // Run Next's own CLI in this process, as `next start <args>` would.

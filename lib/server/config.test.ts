@@ -50,8 +50,13 @@ describe('configuration', () => {
     expect(c.workers).toBe(4)
     expect(c.jobSliceMs).toBe(0)
     expect(c.jobExpireSeconds).toBe(600)
-    // The connection budget (docs/OPERATIONS.md): Prisma + hot pool + pg-boss per process.
-    expect([c.dbPoolMax, c.dbHotPoolMax, c.jobPoolMax]).toEqual([8, 6, 3])
+    // The connection budget (docs/OPERATIONS.md): Prisma + hot pool + pg-boss per process, by kind.
+    expect([c.dbPoolMax, c.dbHotPoolMax, c.jobPoolMax]).toEqual([4, 4, 2])
+    const w = config({ PARLEY_PROCESS: 'worker' })
+    expect([w.dbPoolMax, w.dbHotPoolMax, w.jobPoolMax]).toEqual([2, 6, 3])
+    expect(settings(['PARLEY_DB_HOT_POOL_MAX'], { PARLEY_PROCESS: 'worker' }).dbHotPoolMax).toBe(6)
+    // Set, a size holds for every kind of process.
+    expect(config({ PARLEY_PROCESS: 'worker', PARLEY_DB_POOL_MAX: '9' }).dbPoolMax).toBe(9)
   })
 
   it('accepts a server-actions key of 32 bytes and refuses a wrong one', () => {
@@ -67,5 +72,18 @@ describe('configuration', () => {
     expect(settings(['PARLEY_DB_POOL_MAX'], env).dbPoolMax).toBe(12)
     expect(() => settings(['PARLEY_SIGNIN_PER_MINUTE'], env)).toThrow(/PARLEY_SIGNIN_PER_MINUTE/)
     expect(() => config(env)).toThrow(ConfigError)
+  })
+})
+
+describe('the documentation of the settings', () => {
+  it('.env.example and the README list every variable the schema validates', async () => {
+    const { readFileSync } = await import('node:fs')
+    const { ConfigSchema } = await import('./config')
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8')
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    // curl's lower-case spellings of the proxy variables are accepted too; the upper-case ones are listed.
+    const names = Object.keys(ConfigSchema.shape).filter((n) => n !== n.toLowerCase())
+    expect(names.filter((n) => !new RegExp(`^# ${n}=`, 'm').test(example))).toEqual([])
+    expect(names.filter((n) => !readme.includes(`\`${n}\``))).toEqual([])
   })
 })

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { type Endpoint, endpoints } from '@/lib/server/api/endpoints'
 import { handle } from '@/lib/server/api/handler'
-import { db } from '@/lib/server/db'
+import { db, sql } from '@/lib/server/db'
+import { STEP_QUEUE } from '@/lib/server/engine/step-queue'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createApiKey } from '@/lib/server/services/api-keys'
@@ -19,6 +20,8 @@ import { fakeConnection, useFakeLlm } from '../support/llm'
  */
 const fake = useFakeLlm()
 afterAll(async () => {
+  // The turns sent here queued the sessions' next steps; no worker of this file takes them.
+  await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [STEP_QUEUE])
   await stopBoss()
 })
 

@@ -245,7 +245,11 @@ export function installShutdown(opts: { graceMs: number; exitCode?: number; drai
       for (const l of others) process.removeListener(signal, l)
     }
   }
+  let signalled = false
   const onSignal = (signal: NodeJS.Signals) => {
+    // A repeated signal (Ctrl+C also reaches the web processes of a cluster its primary stops) changes nothing.
+    if (signalled) return
+    signalled = true
     const realExit = process.exit.bind(process)
     let exitCode: number | undefined
     const done = shutdown().catch(() => {})
@@ -271,8 +275,14 @@ export function installShutdown(opts: { graceMs: number; exitCode?: number; drai
       drainMs + settings(['PARLEY_SHUTDOWN_SECONDS']).shutdownSeconds * 1000 + 5000,
     ).unref()
   }
-  process.once('SIGTERM', onSignal)
-  process.once('SIGINT', onSignal)
+  if (drainMs > 0) {
+    // In place of next start's handlers, which ignored repeated signals too: never the default kill.
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+  } else {
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  }
 }
 
 /**

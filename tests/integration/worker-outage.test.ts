@@ -81,6 +81,20 @@ describe('a worker rides out a database outage', () => {
     console.info(`run done ${((Date.now() - back) / 1000).toFixed(1)} s after the database came back`)
     // The queue noticed the outage once, backed off, and said when the database was back.
     const out = worker.output()
+    console.info(
+      out
+        .split('\n')
+        .filter((l) => /reachable|handed back|interrupted|step failed|retrying/.test(l))
+        .map((l) => {
+          try {
+            const j = JSON.parse(l)
+            return `${new Date(j.time).toISOString().slice(11, 23)} ${j.msg}`
+          } catch {
+            return l.slice(0, 120)
+          }
+        })
+        .join('\n'),
+    )
     expect(out.match(/the database is unreachable; retrying with back-off/g)).toHaveLength(1)
     expect(out).toContain('the database is reachable again')
     expect(await messageCount(runId)).toBeGreaterThan(before)

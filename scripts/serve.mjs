@@ -30,7 +30,9 @@ const CONFIG_EXIT = 78
 if (cluster.isPrimary) {
   // The settings as the web processes will see them: the environment, then the .env files next
   // start loads (the environment wins).
-  require('@next/env').loadEnvConfig(ROOT, false, { info: () => {}, error: console.error })
+  // (@next/env is next's own loader, resolved from next so that it is the copy next start uses.)
+  const nextEnv = require(require.resolve('@next/env', { paths: [path.dirname(require.resolve('next/package.json'))] }))
+  nextEnv.loadEnvConfig(ROOT, false, { info: () => {}, error: console.error })
   // Settings are read before the first fork: a wrong one stops the server with its message, once
   // (a web process that refused its settings after it listened was replaced again and again).
   let n

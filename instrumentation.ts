@@ -11,7 +11,8 @@ export async function register() {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     process.stderr.write(`${err.message}\nParley did not start.\n`)
-    process.exit(1)
+    // EX_CONFIG: scripts/serve.mjs stops instead of starting another process that would refuse too.
+    process.exit(78)
   }
   process.env.PARLEY_PROCESS ??= 'web'
   const { log } = await import('@/lib/server/log')
@@ -21,11 +22,15 @@ export async function register() {
   installPeerCapture()
   const { installRequestIds } = await import('@/lib/server/request-log')
   installRequestIds()
-  const { installShutdown, onShutdown } = await import('@/lib/server/processes')
-  // SIGTERM: readiness 503, workers hand their sessions back, live streams close, then exit.
-  installShutdown({ graceMs: 3000 })
+  const { afterDrain, installShutdown, onShutdown } = await import('@/lib/server/processes')
+  // SIGTERM: readiness 503 at once, workers hand their sessions back; PARLEY_DRAIN_SECONDS later
+  // (so a load balancer saw the 503) live streams close and next start stops taking connections.
+  installShutdown({ graceMs: 3000, drainMs: config().drainSeconds * 1000 })
   const { closeLive } = await import('@/lib/server/live')
-  onShutdown('live streams', closeLive)
+  onShutdown('live streams', async () => {
+    await afterDrain()
+    await closeLive()
+  })
   if (!process.env.DATABASE_URL) return
   const { ensureAdminFromEnv } = await import('@/lib/server/bootstrap')
   const { ensureDemoConnection } = await import('@/lib/server/llm/runtime')

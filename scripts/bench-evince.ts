@@ -15,18 +15,28 @@
  *   npx tsx scripts/bench-evince.ts [--cases 300] [--latency 100] [--concurrency 16] [--pairs 1000000]
  */
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args'
 import { pairMetricsInto } from '../lib/metrics/evince'
 import { benchWorld, fakeLlmChild, round, throwawayDatabase } from './bench-support'
 
-const { values } = parseArgs({
-  options: {
+const values = benchArgs(
+  `Usage: npm run bench:evince -- [options]
+
+EVINCE debates on the job queue against the fake LLM, and metric throughput (a throwaway database
+on the server in DATABASE_URL, or the embedded PostgreSQL). Last line: JSON.
+
+  --cases N          debate cases (default 300)
+  --latency MS       model latency (default 100)
+  --concurrency N    steps at once (default 16)
+  --pairs N          distribution pairs of the metric benchmark (default 1000000)
+  -h, --help         this text`,
+  {
     cases: { type: 'string', default: '300' },
     latency: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '16' },
     pairs: { type: 'string', default: '1000000' },
   },
-})
+)
 const CASES = Number(values.cases)
 const LATENCY = Number(values.latency)
 const CONCURRENCY = Number(values.concurrency)

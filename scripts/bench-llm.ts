@@ -1,18 +1,29 @@
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args'
 import { createLlmClient } from '../lib/llm/client'
 import { fakeLlmChild, quantile } from './bench-support'
 import type { RecordedRequest } from '../lib/llm/fake-server'
 
-const { values } = parseArgs({
-  options: {
+const values = benchArgs(
+  `Usage: npm run bench:llm -- [options]
+
+The LLM client against the fake OpenAI-compatible server (no database): calls per second and
+latency percentiles. Last line: JSON.
+
+  --calls N          measured calls (default 1000)
+  --latency MS       the server's latency (default 50)
+  --concurrency N    calls at once (default 32)
+  --warmup N         calls before measuring (default 200)
+  --transport T      node (Parley's keep-alive transport) or fetch (default node)
+  -h, --help         this text`,
+  {
     calls: { type: 'string', default: '1000' },
     latency: { type: 'string', default: '50' },
     concurrency: { type: 'string', default: '32' },
     warmup: { type: 'string', default: '200' },
     transport: { type: 'string', default: 'node' },
   },
-})
+)
 const calls = Number(values.calls)
 const latency = Number(values.latency)
 const concurrency = Number(values.concurrency)

@@ -35,18 +35,43 @@
  * how before/after figures are taken. Its database is migrated by this checkout's migrations.
  * Last line: one JSON object.
  */
+import { benchArgs } from './bench-args'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { createWriteStream, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { Agent, request } from 'undici'
 import { fakeLlmChild, quantile, root, round, throwawayDatabase } from './bench-support'
 
-const { values } = parseArgs({
-  options: {
+const values = benchArgs(
+  `Usage: npm run bench:load -- [options]
+
+An annotation study on one small server: a production build (npm run build first, or --build)
+served as production does, on a database of its own (on the server in DATABASE_URL, or the
+embedded PostgreSQL). Profiles: capacity (closed loops on the session page and the submit path)
+and study (people working with think time). About 3 minutes. Last line: JSON.
+
+  --profile P            capacity,study (default both)
+  --duration S           seconds per capacity phase (default 20)
+  --study-duration S     seconds of the study (default 30)
+  --warmup S             seconds of page loads before measuring (default 15)
+  --clients N,N          closed-loop clients per capacity phase (default 50,100)
+  --paths P              capacity paths: page,submit (default both)
+  --people N             experts in the study (default 100)
+  --think-ms MS          the study's think time, about (default 5000)
+  --port N               the server's port (default 3401)
+  --app-dir DIR          serve another checkout's build (default this one)
+  --build                run next build first
+  --web-processes N      PARLEY_WEB_PROCESSES for the server
+  --heap-mb N            PARLEY_HEAP_MB for the server
+  --server-node-args A   Node flags for the server, e.g. "--cpu-prof"
+  --count-queries        also count database transactions per request (~30 s more)
+  --hold S               keep the seeded server up S seconds after sign-in
+  --dump-page FILE       write one session page's HTML to FILE
+  -h, --help             this text`,
+  {
     duration: { type: 'string', default: '20' },
     'study-duration': { type: 'string', default: '30' },
     /**
@@ -77,7 +102,7 @@ const { values } = parseArgs({
     /** Write one capacity session page's HTML to this file (to see what a page sends). */
     'dump-page': { type: 'string' },
   },
-})
+)
 const DURATION = Number(values.duration) * 1000
 const STUDY_DURATION = Number(values['study-duration']) * 1000
 const WARMUP = Number(values.warmup) * 1000

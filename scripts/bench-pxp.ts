@@ -26,7 +26,7 @@
  *                                [--rad 100] [--rad-latency 10] [--processes 1]
  */
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { benchWorld, fakeLlmChild, noisePng, quantile, round, throwawayDatabase } from './bench-support'
@@ -55,8 +55,21 @@ async function workerProcesses(n: number, concurrency: number) {
   }
 }
 
-const { values } = parseArgs({
-  options: {
+const values = benchArgs(
+  `Usage: npm run bench:pxp -- [options]
+
+PXP experiments on the job queue against the fake LLM (a throwaway database on the server in
+DATABASE_URL, or the embedded PostgreSQL). Last line: JSON.
+
+  --sessions N       proxy-tester sessions (default 100)
+  --latency MS       model latency (default 100)
+  --concurrency N    steps at once, and the connection's calls at once (default 16)
+  --dashboard N      sessions of the dashboard's SQL benchmark (default 10000; 0 skips it)
+  --rad N            RAD sessions with carry-over, one chain (default 100; 0 skips it)
+  --rad-latency MS   their model latency (default 10)
+  --processes N      run the steps in N parley worker processes (default 1: in this process)
+  -h, --help         this text`,
+  {
     sessions: { type: 'string', default: '100' },
     latency: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '16' },
@@ -65,7 +78,7 @@ const { values } = parseArgs({
     'rad-latency': { type: 'string', default: '10' },
     processes: { type: 'string', default: '1' },
   },
-})
+)
 const SESSIONS = Number(values.sessions)
 const LATENCY = Number(values.latency)
 const CONCURRENCY = Number(values.concurrency)

@@ -13,17 +13,27 @@
  *   npx tsx scripts/bench-scorekeeping.ts [--instances 50] [--repetitions 10] [--latency 100] [--concurrency 16]
  */
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args'
 import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
 
-const { values } = parseArgs({
-  options: {
+const values = benchArgs(
+  `Usage: npm run bench:scorekeeping -- [options]
+
+The clembench scorekeeping game on the job queue against the fake LLM (a throwaway database on the
+server in DATABASE_URL, or the embedded PostgreSQL). Last line: JSON.
+
+  --instances N      game instances (default 50)
+  --repetitions N    repetitions of each (default 10)
+  --latency MS       model latency (default 100)
+  --concurrency N    steps at once (default 16)
+  -h, --help         this text`,
+  {
     instances: { type: 'string', default: '50' },
     repetitions: { type: 'string', default: '10' },
     latency: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '16' },
   },
-})
+)
 const INSTANCES = Number(values.instances)
 const REPETITIONS = Number(values.repetitions)
 const LATENCY = Number(values.latency)

@@ -8,16 +8,33 @@
 // - The processes run with jemalloc when it is installed (PARLEY_MALLOC, lib/web-server.mjs).
 // - SIGTERM / SIGINT: every process shuts down as one `next start` does (readiness 503, sessions
 //   handed back, live streams closed); the primary exits when they all have.
-// - A process that dies after it was serving is replaced; one that dies before it ever listened
-//   (a configuration error, a port in use) stops the server with its exit code.
+// - Settings are checked once, here, before any process starts (the .env files included): a bad one
+//   exits 1 naming the variable. A process that dies after it was serving is replaced; one that
+//   dies before it ever listened (a port in use) or refuses its settings stops the server with its
+//   exit code.
+// - Metrics: a scrape reaches any one process, which answers for all of them (aggregated here).
+import { spawnSync } from 'node:child_process'
 import cluster from 'node:cluster'
 import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import client from 'prom-client'
 import { webAllocator, webHeapMb, webProcesses, webV8Flags } from '../lib/web-server.mjs'
 
 const require = createRequire(import.meta.url)
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+/** The exit code of a web process that refused its configuration (instrumentation.ts): EX_CONFIG. */
+const CONFIG_EXIT = 78
 
 if (cluster.isPrimary) {
-  // Settings are read before the first fork: a wrong one stops the server with its message.
+  // The settings as the web processes will see them: the environment, then the .env files next
+  // start loads (the environment wins).
+  // (@next/env is next's own loader, resolved from next so that it is the copy next start uses.)
+  const nextEnv = require(require.resolve('@next/env', { paths: [path.dirname(require.resolve('next/package.json'))] }))
+  nextEnv.loadEnvConfig(ROOT, false, { info: () => {}, error: console.error })
+  // Settings are read before the first fork: a wrong one stops the server with its message, once
+  // (a web process that refused its settings after it listened was replaced again and again).
   let n
   let allocator
   try {
@@ -25,6 +42,16 @@ if (cluster.isPrimary) {
     allocator = webAllocator()
   } catch (e) {
     console.error(e instanceof Error ? e.message : String(e))
+    process.exit(1)
+  }
+  // Every other setting, checked by the same zod schema every process uses (lib/server/config.ts).
+  const check = spawnSync(process.execPath, [path.join(ROOT, 'bin/parley.mjs'), 'config', 'check'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  })
+  if (check.status !== 0) {
+    process.stderr.write(`${check.stderr.replace(/^parley: /, '').trimEnd()}\nParley did not start.\n`)
     process.exit(1)
   }
   // The heap limit goes in NODE_OPTIONS (next start retitles its process, hiding its arguments);
@@ -72,7 +99,8 @@ if (cluster.isPrimary) {
     })
     worker.on('exit', (code, signal) => {
       if (stopping) return
-      if (!listened) {
+      // One that never listened, or refused its settings, stops the server: a replacement would too.
+      if (!listened || code === CONFIG_EXIT) {
         stop(code || 1)
         return
       }
@@ -95,6 +123,17 @@ if (cluster.isPrimary) {
   }
   process.on('SIGTERM', () => stop(0))
   process.on('SIGINT', () => stop(0))
+  // Metrics: a scrape reaches one web process, which asks here for every process's metrics,
+  // aggregated (lib/server/metrics.ts), so counters do not jump between two processes' values.
+  const aggregator = new client.AggregatorRegistry()
+  cluster.on('message', (worker, message) => {
+    if (message?.type !== 'parley:metrics-request') return
+    aggregator.clusterMetrics().then(
+      (body) => worker.isConnected() && worker.send({ type: 'parley:metrics-response', id: message.id, body }),
+      (err) =>
+        worker.isConnected() && worker.send({ type: 'parley:metrics-response', id: message.id, error: err.message }),
+    )
+  })
   for (let i = 0; i < n; i++) fork(i)
 } else {
   // Run Next's own CLI in this process, as `next start <args>` would.

@@ -117,6 +117,22 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       })
     })
 
+  program
+    .command('config')
+    .description('Configuration')
+    .command('check')
+    .description(
+      'Check the settings in the environment (and .env) as every Parley process does when it starts; exits 1 naming each bad variable',
+    )
+    .action(async () => {
+      try {
+        process.loadEnvFile()
+      } catch {}
+      const { parseConfig } = await import('@/lib/server/config')
+      parseConfig()
+      out('The configuration is valid.')
+    })
+
   const user = program.command('user').description('Manage accounts')
   user
     .command('create')
@@ -220,6 +236,151 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         }
       })
     })
+  const connection = program
+    .command('connection')
+    .description('LLM connections and their limits (the same operations as the Models page; the CLI acts as an admin)')
+  /** A connection as the CLI prints it: the key masked, never the key. */
+  const connectionLine = (c: {
+    id: string
+    name: string
+    provider: string
+    baseUrl: string
+    defaultModel: string
+    apiKeyMasked: string
+    maxConcurrency: number
+    requestsPerMinute: number | null
+    tokensPerMinute: number | null
+    timeoutMs: number
+    study: { name: string } | null
+  }) =>
+    [
+      c.id,
+      c.name,
+      `${c.provider} ${c.baseUrl} (${c.defaultModel})`,
+      `key ${c.apiKeyMasked}`,
+      `${c.maxConcurrency} at once, ${c.requestsPerMinute ?? 'unlimited'} req/min, ${c.tokensPerMinute ?? 'unlimited'} tokens/min, timeout ${c.timeoutMs} ms`,
+      c.study ? `study ${c.study.name}` : 'global',
+    ].join('  ')
+  /** A limit from the command line: a whole number, or "none" to remove it. */
+  const limitArg = (v: string) => (/^(none|off|unlimited)$/i.test(v) ? null : v)
+  /** The API key from standard input or an environment variable: never from the command line (ps, history). */
+  const apiKeyFrom = async (opts: { apiKeyStdin?: boolean; apiKeyEnv?: string }) => {
+    if (opts.apiKeyStdin && opts.apiKeyEnv) throw new CliError('Give --api-key-stdin or --api-key-env, not both.')
+    if (opts.apiKeyStdin) return (await readStdin()).trim() || undefined
+    if (opts.apiKeyEnv) {
+      const key = process.env[opts.apiKeyEnv]
+      if (!key) throw new CliError(`The environment variable ${opts.apiKeyEnv} (--api-key-env) is not set.`)
+      return key
+    }
+    return undefined
+  }
+  connection
+    .command('list')
+    .description('List the connections (global and of every study), keys masked')
+    .option('--study <studyId>', "only this study's connections and the global ones")
+    .option('--json', 'print JSON')
+    .action(async (opts: { study?: string; json?: boolean }) => {
+      await ensureDatabaseUrl(async () => {
+        const { execute } = await import('@/lib/server/operation')
+        const { listConnections } = await import('@/lib/server/services/connections')
+        const r = await execute(listConnections, CLI_ACTOR, { studyId: opts.study })
+        if (!r.ok) throw new CliError(r.error)
+        if (opts.json) out(JSON.stringify(r.data))
+        else for (const c of r.data) out(connectionLine(c))
+      })
+    })
+  connection
+    .command('create')
+    .description('Add a connection to an OpenAI-compatible endpoint, with its limits; prints it with the key masked')
+    .requiredOption('--name <name>', 'what people see')
+    .requiredOption('--provider <provider>', 'openai, azure, openai-compatible or demo')
+    .requiredOption('--model <model>', 'the default model')
+    .option('--base-url <url>', 'e.g. http://vllm.lab.internal:8000/v1 (OpenAI: https://api.openai.com/v1 by default)')
+    .option('--study <studyId>', 'the study it belongs to (default: global, for every study)')
+    .option('--api-key-stdin', 'read the API key from standard input')
+    .option('--api-key-env <name>', 'read the API key from this environment variable')
+    .option('--api-version <version>', 'Azure: the API version')
+    .option(
+      '--headers <json>',
+      'extra headers as a JSON object, e.g. \'{"X-Team": "radiology"}\' (values stored encrypted)',
+    )
+    .option('--timeout-ms <ms>', 'request timeout (default 60000)')
+    .option('--max-concurrency <n>', 'calls at once across every process (default 4)')
+    .option('--rpm <n>', 'requests per minute (default: no limit)')
+    .option('--tpm <n>', 'tokens per minute (default: no limit)')
+    .option('--json', 'print JSON')
+    .action(
+      async (opts: {
+        name: string
+        provider: string
+        model: string
+        baseUrl?: string
+        study?: string
+        apiKeyStdin?: boolean
+        apiKeyEnv?: string
+        apiVersion?: string
+        headers?: string
+        timeoutMs?: string
+        maxConcurrency?: string
+        rpm?: string
+        tpm?: string
+        json?: boolean
+      }) => {
+        const apiKey = await apiKeyFrom(opts)
+        await ensureSecret()
+        await ensureDatabaseUrl(async () => {
+          const { execute } = await import('@/lib/server/operation')
+          const { createConnection } = await import('@/lib/server/services/connections')
+          const r = await execute(createConnection, CLI_ACTOR, {
+            name: opts.name,
+            provider: opts.provider,
+            defaultModel: opts.model,
+            baseUrl: opts.baseUrl,
+            studyId: opts.study,
+            apiKey,
+            apiVersion: opts.apiVersion,
+            extraHeaders: opts.headers,
+            timeoutMs: opts.timeoutMs,
+            maxConcurrency: opts.maxConcurrency,
+            requestsPerMinute: opts.rpm,
+            tokensPerMinute: opts.tpm,
+          })
+          if (!r.ok) throw new CliError(r.error)
+          out(opts.json ? JSON.stringify(r.data) : `Created ${connectionLine(r.data)}`)
+        })
+      },
+    )
+  connection
+    .command('set-limits')
+    .description('Set a connection\'s limits (they hold across every process); "none" removes a per-minute limit')
+    .argument('<connectionId>')
+    .option('--max-concurrency <n>', 'calls at once')
+    .option('--rpm <n|none>', 'requests per minute', limitArg)
+    .option('--tpm <n|none>', 'tokens per minute', limitArg)
+    .option('--timeout-ms <ms>', 'request timeout')
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        connectionId: string,
+        opts: { maxConcurrency?: string; rpm?: string | null; tpm?: string | null; timeoutMs?: string; json?: boolean },
+      ) => {
+        if ([opts.maxConcurrency, opts.rpm, opts.tpm, opts.timeoutMs].every((v) => v === undefined))
+          throw new CliError('Give at least one of --max-concurrency, --rpm, --tpm, --timeout-ms.')
+        await ensureDatabaseUrl(async () => {
+          const { execute } = await import('@/lib/server/operation')
+          const { updateConnection } = await import('@/lib/server/services/connections')
+          const r = await execute(updateConnection, CLI_ACTOR, {
+            connectionId,
+            maxConcurrency: opts.maxConcurrency,
+            requestsPerMinute: opts.rpm,
+            tokensPerMinute: opts.tpm,
+            timeoutMs: opts.timeoutMs,
+          })
+          if (!r.ok) throw new CliError(r.error)
+          out(opts.json ? JSON.stringify(r.data) : `Updated ${connectionLine(r.data)}`)
+        })
+      },
+    )
   const pxpCmd = program
     .command('pxp')
     .description('PXP (INTERACT): statistics from files (no database), and running and exporting experiments')
@@ -390,7 +551,10 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         const { startWorkers } = await import('@/lib/server/engine/jobs')
         const { jobSettings } = await import('@/lib/server/jobs/queue')
         const { log } = await import('@/lib/server/log')
-        const { installShutdown, onShutdown, startHeartbeat, shutdown } = await import('@/lib/server/processes')
+        const { installShutdown, onShutdown, startHeartbeat, shutdown, surviveDatabaseOutages } = await import(
+          '@/lib/server/processes'
+        )
+        surviveDatabaseOutages()
         const { sealLegacyHeaders } = await import('@/lib/server/llm/header-secrets')
         const { installMetrics } = await import('@/lib/server/metrics')
         const { startWorkerHealth } = await import('@/lib/server/worker-health')
@@ -408,10 +572,11 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
         })
         await startHeartbeat('worker')
         const health = await startWorkerHealth(config().PARLEY_WORKER_HEALTH_PORT)
-        if (health) onShutdown('health server', () => health.close())
         log().info({ workers: count, healthPort: health?.port }, 'parley worker started; stop with Ctrl+C or SIGTERM')
         await stopped
+        // /health answers 503 ("draining") until the steps in flight are handed back, then closes.
         await shutdown()
+        await health?.close()
       })
     })
   return program

@@ -7,6 +7,23 @@ describe('configuration', () => {
     expect(() => parseConfig({ PARLEY_WORKERS: 'four' })).toThrow(/PARLEY_WORKERS: expected a whole number.*"four"/)
   })
 
+  it("covers the web server's own settings (scripts/serve.mjs) and the drain", () => {
+    for (const [name, value, message] of [
+      ['PARLEY_WEB_PROCESSES', 'two', /PARLEY_WEB_PROCESSES: expected a whole number from 1 to 256 \(got "two"\)/],
+      ['PARLEY_HEAP_MB', '-5', /PARLEY_HEAP_MB: expected a positive number/],
+      ['PARLEY_MALLOC', 'tcmalloc', /PARLEY_MALLOC: expected auto, jemalloc or system/],
+      ['PARLEY_AUTH_RATE_LIMIT', 'no', /PARLEY_AUTH_RATE_LIMIT: expected on or off/],
+      ['PARLEY_DRAIN_SECONDS', '1.5', /PARLEY_DRAIN_SECONDS: expected a whole number/],
+      ['PARLEY_SIGNIN_FREE_FAILURES', '0', /PARLEY_SIGNIN_FREE_FAILURES: must be at least 1/],
+    ] as const)
+      expect(() => parseConfig({ [name]: value })).toThrow(message)
+    expect(parseConfig({ PARLEY_MALLOC: ' JEMALLOC ', PARLEY_WEB_PROCESSES: '3' })).toMatchObject({
+      PARLEY_MALLOC: 'jemalloc',
+      PARLEY_WEB_PROCESSES: 3,
+    })
+    expect(config({}).drainSeconds).toBe(5)
+  })
+
   it('lists every bad variable at once and never echoes a secret', () => {
     let err: ConfigError | undefined
     try {
@@ -33,8 +50,13 @@ describe('configuration', () => {
     expect(c.workers).toBe(4)
     expect(c.jobSliceMs).toBe(0)
     expect(c.jobExpireSeconds).toBe(600)
-    // The connection budget (docs/OPERATIONS.md): Prisma + hot pool + pg-boss per process.
-    expect([c.dbPoolMax, c.dbHotPoolMax, c.jobPoolMax]).toEqual([8, 6, 3])
+    // The connection budget (docs/OPERATIONS.md): Prisma + hot pool + pg-boss per process, by kind.
+    expect([c.dbPoolMax, c.dbHotPoolMax, c.jobPoolMax]).toEqual([4, 4, 2])
+    const w = config({ PARLEY_PROCESS: 'worker' })
+    expect([w.dbPoolMax, w.dbHotPoolMax, w.jobPoolMax]).toEqual([2, 6, 3])
+    expect(settings(['PARLEY_DB_HOT_POOL_MAX'], { PARLEY_PROCESS: 'worker' }).dbHotPoolMax).toBe(6)
+    // Set, a size holds for every kind of process.
+    expect(config({ PARLEY_PROCESS: 'worker', PARLEY_DB_POOL_MAX: '9' }).dbPoolMax).toBe(9)
   })
 
   it('accepts a server-actions key of 32 bytes and refuses a wrong one', () => {
@@ -50,5 +72,18 @@ describe('configuration', () => {
     expect(settings(['PARLEY_DB_POOL_MAX'], env).dbPoolMax).toBe(12)
     expect(() => settings(['PARLEY_SIGNIN_PER_MINUTE'], env)).toThrow(/PARLEY_SIGNIN_PER_MINUTE/)
     expect(() => config(env)).toThrow(ConfigError)
+  })
+})
+
+describe('the documentation of the settings', () => {
+  it('.env.example and the README list every variable the schema validates', async () => {
+    const { readFileSync } = await import('node:fs')
+    const { ConfigSchema } = await import('./config')
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8')
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    // curl's lower-case spellings of the proxy variables are accepted too; the upper-case ones are listed.
+    const names = Object.keys(ConfigSchema.shape).filter((n) => n !== n.toLowerCase())
+    expect(names.filter((n) => !new RegExp(`^# ${n}=`, 'm').test(example))).toEqual([])
+    expect(names.filter((n) => !readme.includes(`\`${n}\``))).toEqual([])
   })
 })

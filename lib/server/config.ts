@@ -88,17 +88,27 @@ export const ConfigSchema = z.object({
   PARLEY_SIGNIN_PER_MINUTE: int(1),
   PARLEY_CHECK_ANSWER_PER_MINUTE: int(1),
   PARLEY_TRY_MATCH_PER_MINUTE: int(1),
+  PARLEY_SIGNIN_FREE_FAILURES: int(1, 1000),
+  PARLEY_SIGNIN_ACCOUNT_PER_HOUR: int(1),
   PARLEY_TRUSTED_PROXIES: text(),
   PARLEY_PG_PORT: int(1, 65535),
   PARLEY_DATA_DIR: text(),
   PARLEY_ENCRYPTION_KEY: key32(),
   PARLEY_ALLOWED_LLM_HOSTS: text(),
   PARLEY_WORKERS: int(0, 1000),
+  PARLEY_WEB_PROCESSES: int(1, 256),
+  PARLEY_HEAP_MB: positive(),
+  PARLEY_MALLOC: z.preprocess(
+    (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
+    z.enum(['auto', 'jemalloc', 'system'], 'expected auto, jemalloc or system').optional(),
+  ),
+  PARLEY_AUTH_RATE_LIMIT: z.preprocess(blankToUndefined, z.enum(['on', 'off'], 'expected on or off').optional()),
   PARLEY_JOB_EXPIRE_SECONDS: int(1),
   PARLEY_JOB_MAINTENANCE_SECONDS: int(1),
   PARLEY_JOB_SLICE_MS: int(0),
   PARLEY_HEARTBEAT_SECONDS: int(1, 60),
   PARLEY_SHUTDOWN_SECONDS: int(1, 600),
+  PARLEY_DRAIN_SECONDS: int(0, 600),
   PARLEY_DB_POOL_MAX: int(1, 1000),
   PARLEY_DB_HOT_POOL_MAX: int(1, 1000),
   PARLEY_JOB_POOL_MAX: int(2, 1000),
@@ -169,9 +179,25 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   )
 }
 
+/**
+ * Database pool sizes per process when they are not set, by kind of process (`PARLEY_PROCESS`:
+ * `parley worker` sets `worker`; a web process, the CLI and tests are `web`). Sized so the documented
+ * layout, three hosts each running `npm run start:next` (two web processes by default) and two
+ * workers, fits PostgreSQL's default max_connections = 100 with room to spare (docs/OPERATIONS.md
+ * "Connection budget"): a web process's pages use Prisma and the plain pool, a worker's steps the
+ * plain pool (a step and a bulk job of each kind at once) and Prisma hardly at all.
+ */
+export const POOL_DEFAULTS = {
+  web: { dbPoolMax: 4, dbHotPoolMax: 4, jobPoolMax: 2 },
+  worker: { dbPoolMax: 2, dbHotPoolMax: 6, jobPoolMax: 3 },
+} as const
+export type ProcessKind = keyof typeof POOL_DEFAULTS
+export const processKind = (env: Record<string, string | undefined> = process.env): ProcessKind =>
+  env.PARLEY_PROCESS === 'worker' ? 'worker' : 'web'
+
 /** The values with their defaults (README "Configuration"); the whole environment is validated. */
 export function config(env: Record<string, string | undefined> = process.env) {
-  return withDefaults(parseConfig(env))
+  return withDefaults(parseConfig(env), processKind(env))
 }
 
 /**
@@ -184,10 +210,11 @@ export function settings(keys: ReadonlyArray<keyof RawConfig>, env: Record<strin
   const mask = Object.fromEntries(keys.map((k) => [k, true])) as Partial<Record<keyof RawConfig, true>>
   const r = ConfigSchema.pick(mask as never).safeParse(picked)
   if (!r.success) parseConfig(picked) // throws the ConfigError naming the variable
-  return withDefaults(r.data as RawConfig)
+  return withDefaults(r.data as RawConfig, processKind(env))
 }
 
-function withDefaults(c: RawConfig) {
+function withDefaults(c: RawConfig, kind: ProcessKind) {
+  const pools = POOL_DEFAULTS[kind]
   return {
     ...c,
     workers: c.PARLEY_WORKERS ?? 4,
@@ -196,9 +223,10 @@ function withDefaults(c: RawConfig) {
     jobSliceMs: c.PARLEY_JOB_SLICE_MS ?? 400,
     heartbeatSeconds: c.PARLEY_HEARTBEAT_SECONDS ?? 2,
     shutdownSeconds: c.PARLEY_SHUTDOWN_SECONDS ?? 20,
-    dbPoolMax: c.PARLEY_DB_POOL_MAX ?? 8,
-    dbHotPoolMax: c.PARLEY_DB_HOT_POOL_MAX ?? 6,
-    jobPoolMax: c.PARLEY_JOB_POOL_MAX ?? 3,
+    drainSeconds: c.PARLEY_DRAIN_SECONDS ?? 5,
+    dbPoolMax: c.PARLEY_DB_POOL_MAX ?? pools.dbPoolMax,
+    dbHotPoolMax: c.PARLEY_DB_HOT_POOL_MAX ?? pools.dbHotPoolMax,
+    jobPoolMax: c.PARLEY_JOB_POOL_MAX ?? pools.jobPoolMax,
     checkAnswerPerMinute: c.PARLEY_CHECK_ANSWER_PER_MINUTE ?? 120,
     tryMatchPerMinute: c.PARLEY_TRY_MATCH_PER_MINUTE ?? 30,
     logLevel: c.PARLEY_LOG_LEVEL ?? 'info',

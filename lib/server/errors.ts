@@ -47,3 +47,42 @@ export function isDatabaseBusy(err: unknown): boolean {
     /Unable to start a transaction in the given time/i.test(message)
   )
 }
+
+/** Network errors of a connection to PostgreSQL that could not be made or was cut. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+])
+/**
+ * PostgreSQL's own: the server shutting down or starting up (57P01–57P03), too many connections
+ * (53300), connection exceptions (class 08); Prisma's "can't reach the server" and "closed".
+ */
+const UNAVAILABLE_SQLSTATES = /^(57P0[123]|53300|08\w{3}|P1001|P1002|P1017)$/
+
+/**
+ * The database cannot be reached right now (refused, cut, restarting): nothing about the statement
+ * was wrong, and the same work will do once it is back. Workers hand such a step back to the queue
+ * instead of stalling the session, and `parley worker` lives through such errors (processes.ts).
+ */
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (typeof err !== 'object' || err === null || depth > 4) return false
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown }
+  const code = typeof e.code === 'string' ? e.code : ''
+  if (UNREACHABLE_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code)) return true
+  const message = typeof e.message === 'string' ? e.message : ''
+  if (
+    /^Connection terminated|Connection terminated unexpectedly|Client has encountered a connection error|the database system is (starting up|shutting down)|Can't reach database server/i.test(
+      message,
+    )
+  )
+    return true
+  // An AggregateError (a connection tried on several addresses), or an error wrapping the cause.
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true
+  return isDatabaseUnavailable(e.cause, depth + 1)
+}

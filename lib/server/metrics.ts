@@ -1,4 +1,5 @@
-import { timingSafeEqual } from 'node:crypto'
+import cluster from 'node:cluster'
+import { randomUUID, timingSafeEqual } from 'node:crypto'
 import client from 'prom-client'
 import { setLlmObserver } from '@/lib/llm/client'
 import { settings } from '@/lib/server/config'
@@ -20,6 +21,11 @@ import { activeJobCount, heartbeatAge } from '@/lib/server/processes'
  * - `parley_live_subscribers`, `parley_live_listener_up`, `parley_live_reconnects_total`;
  * - `parley_db_pool_connections{pool,state}` (`prisma`, `hot`; total, idle, waiting, max);
  * - `parley_heartbeat_age_seconds`, and Node's defaults (`parley_process_*`, `parley_nodejs_*`).
+ *
+ * Several web processes share one port (scripts/serve.mjs), so a scrape lands on any of them: it
+ * answers for all of them, aggregated by the cluster's primary (prom-client's AggregatorRegistry:
+ * counters and histograms summed, each gauge by its `aggregator`), so counters never jump between
+ * two processes' values. `parley worker` and a single `next start` answer for themselves.
  */
 const g = globalThis as unknown as { parleyMetrics?: client.Registry }
 
@@ -32,6 +38,8 @@ export function registry(): client.Registry {
     help: 'Jobs on the queues by state (created and retry are waiting, active are running)',
     labelNames: ['queue', 'state'],
     registers: [r],
+    // Read from the database: every process reports the same figure.
+    aggregator: 'max',
     async collect() {
       this.reset()
       try {
@@ -130,14 +138,56 @@ export function registry(): client.Registry {
     name: 'parley_heartbeat_age_seconds',
     help: 'Seconds since this process last wrote its heartbeat (absent when it works no queue)',
     registers: [r],
+    aggregator: 'max',
     collect() {
       const age = heartbeatAge()
       if (age !== undefined) this.set(age)
     },
   })
   g.parleyMetrics = r
+  if (cluster.isWorker) {
+    // Answer the primary's requests for this process's metrics (prom-client's cluster protocol).
+    new client.AggregatorRegistry()
+    client.AggregatorRegistry.setRegistries([r])
+  }
   return r
 }
+
+/** The messages between a web process and the primary of scripts/serve.mjs (its `metricsAggregator`). */
+export const CLUSTER_METRICS_REQUEST = 'parley:metrics-request'
+export const CLUSTER_METRICS_RESPONSE = 'parley:metrics-response'
+
+type ClusterReply = { type: string; id: string; body?: string; error?: string }
+const pending = globalThis as unknown as { parleyMetricsWaiting?: Map<string, (r: ClusterReply) => void> }
+
+/** The metrics of every web process, aggregated by the primary of scripts/serve.mjs. */
+function clusterMetrics(timeoutMs = 10_000): Promise<string> {
+  if (!pending.parleyMetricsWaiting) {
+    const waiting = new Map<string, (r: ClusterReply) => void>()
+    pending.parleyMetricsWaiting = waiting
+    process.on('message', (m: ClusterReply) => {
+      if (m?.type === CLUSTER_METRICS_RESPONSE) waiting.get(m.id)?.(m)
+    })
+  }
+  const waiting = pending.parleyMetricsWaiting
+  const id = randomUUID()
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id)
+      reject(new Error('the other web processes did not answer in time'))
+    }, timeoutMs)
+    waiting.set(id, (m) => {
+      clearTimeout(timer)
+      waiting.delete(id)
+      if (m.error !== undefined || m.body === undefined) reject(new Error(m.error ?? 'no metrics'))
+      else resolve(m.body)
+    })
+    process.send?.({ type: CLUSTER_METRICS_REQUEST, id })
+  })
+}
+
+/** Whether this process is one of several web processes under scripts/serve.mjs. */
+const inWebCluster = () => cluster.isWorker && process.env.PARLEY_WEB_INDEX !== undefined && !!process.send
 
 /** Start counting (the LLM observer) at process start, so nothing before the first scrape is missed. */
 export function installMetrics(): void {
@@ -162,5 +212,13 @@ export async function scrape(
   if (!ok)
     return { status: 401, body: 'Send Authorization: Bearer <PARLEY_METRICS_TOKEN>.\n', contentType: 'text/plain' }
   const r = registry()
+  if (inWebCluster()) {
+    try {
+      return { status: 200, body: await clusterMetrics(), contentType: r.contentType }
+    } catch (err) {
+      // Better no sample than one process's counters in place of all of them (a jump back).
+      return { status: 503, body: `Metrics unavailable: ${(err as Error).message}.\n`, contentType: 'text/plain' }
+    }
+  }
   return { status: 200, body: await r.metrics(), contentType: r.contentType }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import { settings } from '@/lib/server/config'
 import { sql } from '@/lib/server/db'
+import { isDatabaseUnavailable } from '@/lib/server/errors'
 import { boss } from '@/lib/server/jobs/queue'
 import { log } from '@/lib/server/log'
 
@@ -39,21 +40,40 @@ interface State {
   lastBeat?: number
   shutdownHooks: Array<{ name: string; fn: () => Promise<void> | void }>
   shuttingDown?: Promise<void>
+  /** Resolves when the drain grace after SIGTERM is over (see installShutdown's drainMs). */
+  drainOver: Promise<void>
+  endDrain: () => void
+  /** The drain grace of this process's SIGTERM (installShutdown), 0 without one. */
+  drainMs?: number
 }
 
 const g = globalThis as unknown as { parleyProcess?: State }
 
 function state(): State {
-  g.parleyProcess ??= {
-    id: randomUUID(),
-    kind: process.env.PARLEY_PROCESS ?? 'web',
-    draining: false,
-    active: new Map(),
-    queues: new Set(),
-    shutdownHooks: [],
+  if (!g.parleyProcess) {
+    let endDrain = () => {}
+    const drainOver = new Promise<void>((r) => {
+      endDrain = r
+    })
+    g.parleyProcess = {
+      id: randomUUID(),
+      kind: process.env.PARLEY_PROCESS ?? 'web',
+      draining: false,
+      active: new Map(),
+      queues: new Set(),
+      shutdownHooks: [],
+      drainOver,
+      endDrain,
+    }
   }
   return g.parleyProcess
 }
+
+/**
+ * Resolves once the drain grace after SIGTERM is over (at once when shutdown began without one):
+ * what must keep serving while a load balancer notices the 503 (live streams) waits for it.
+ */
+export const afterDrain = (): Promise<void> => state().drainOver
 
 export const processId = () => state().id
 
@@ -169,6 +189,7 @@ export function shutdown(deadlineMs = settings(['PARLEY_SHUTDOWN_SECONDS']).shut
   const s = state()
   s.shuttingDown ??= (async () => {
     s.draining = true
+    if (!s.drainMs) s.endDrain()
     const started = Date.now()
     log().info({ activeJobs: s.active.size }, 'shutting down: finishing the steps in flight')
     await beat().catch(() => {})
@@ -201,12 +222,34 @@ export function shutdown(deadlineMs = settings(['PARLEY_SHUTDOWN_SECONDS']).shut
  * `process.exit` waits for it (so the steps in flight are handed back, not cut off). After the
  * shutdown, the process exits by itself `graceMs` later if nobody else did (0 for `parley worker`;
  * the web server gives Next that long to finish the requests in flight).
+ *
+ * `drainMs` (the web server, PARLEY_DRAIN_SECONDS): readiness answers 503 at once, but the signal
+ * handlers registered before this one (next start's, which stops accepting connections) run only
+ * `drainMs` later, so a load balancer sees the 503 and stops sending traffic before connections are
+ * refused; meanwhile every other request is served as usual, and live streams stay open until then
+ * ({@link afterDrain}). Call it after those handlers exist (instrumentation.ts runs after next start
+ * installed its own).
  */
-export function installShutdown(opts: { graceMs: number; exitCode?: number }): void {
+export function installShutdown(opts: { graceMs: number; exitCode?: number; drainMs?: number }): void {
   const s = state() as State & { installed?: boolean }
   if (s.installed) return
   s.installed = true
+  const drainMs = opts.drainMs ?? 0
+  s.drainMs = drainMs
+  // The handlers already there (next start's), run after the drain instead of at once.
+  const deferred = new Map<NodeJS.Signals, Array<(signal: NodeJS.Signals) => void>>()
+  if (drainMs > 0) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const others = process.listeners(signal) as Array<(signal: NodeJS.Signals) => void>
+      deferred.set(signal, others)
+      for (const l of others) process.removeListener(signal, l)
+    }
+  }
+  let signalled = false
   const onSignal = (signal: NodeJS.Signals) => {
+    // A repeated signal (Ctrl+C also reaches the web processes of a cluster its primary stops) changes nothing.
+    if (signalled) return
+    signalled = true
     const realExit = process.exit.bind(process)
     let exitCode: number | undefined
     const done = shutdown().catch(() => {})
@@ -215,14 +258,51 @@ export function installShutdown(opts: { graceMs: number; exitCode?: number }): v
       void done.then(() => realExit(exitCode))
       return undefined as never
     }) as typeof process.exit
+    const drained = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        s.endDrain()
+        for (const l of deferred.get(signal) ?? []) l(signal)
+        resolve()
+      }, drainMs),
+    )
+    if (drainMs > 0)
+      log().info({ drainMs }, 'draining: readiness answers 503; connections are taken until the drain ends')
     const fallback = opts.exitCode ?? (signal === 'SIGINT' ? 130 : 143)
-    void done.then(() => setTimeout(() => realExit(exitCode ?? fallback), opts.graceMs).unref())
+    void Promise.all([done, drained]).then(() => setTimeout(() => realExit(exitCode ?? fallback), opts.graceMs).unref())
     // A hard bound on top of the deadline.
     setTimeout(
       () => realExit(exitCode ?? 1),
-      settings(['PARLEY_SHUTDOWN_SECONDS']).shutdownSeconds * 1000 + 5000,
+      drainMs + settings(['PARLEY_SHUTDOWN_SECONDS']).shutdownSeconds * 1000 + 5000,
     ).unref()
   }
-  process.once('SIGTERM', onSignal)
-  process.once('SIGINT', onSignal)
+  if (drainMs > 0) {
+    // In place of next start's handlers, which ignored repeated signals too: never the default kill.
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+  } else {
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  }
+}
+
+/**
+ * `parley worker` lives through a database outage. pg-boss completes and fails a finished job
+ * without awaiting it, so a connection refused at that moment is a promise rejection nobody handles,
+ * which ends a Node process (Next logs and survives them in the web process). Here one that says the
+ * database is unreachable is logged and survived: the job stays active, and the heartbeats hand it
+ * back once the database is back (the queue itself retries with back-off, jobs/queue.ts). Any other
+ * unhandled rejection is logged and ends the process with code 1, as Node would.
+ */
+export function surviveDatabaseOutages(): void {
+  const s = state() as State & { outageGuard?: boolean }
+  if (s.outageGuard) return
+  s.outageGuard = true
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnavailable(reason)) {
+      log().warn({ err: reason }, 'the database is unreachable; carrying on (the queue retries)')
+      return
+    }
+    log().fatal({ err: reason }, 'unhandled promise rejection')
+    process.exit(1)
+  })
 }

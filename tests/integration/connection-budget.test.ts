@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { config } from '@/lib/server/config'
 import { db, sql } from '@/lib/server/db'
 import { boss, stopBoss } from '@/lib/server/jobs/queue'
+import { webProcesses } from '../../lib/web-server.mjs'
 
 /** Connections a process opens at most: Prisma's pool, the plain pool, pg-boss, and LISTEN (web only). */
 export function perProcess(c: ReturnType<typeof config>, kind: 'web' | 'worker'): number {
@@ -14,12 +15,18 @@ afterAll(async () => {
 })
 
 describe('the connection budget (docs/OPERATIONS.md)', () => {
-  it('the defaults fit 3 web and 2 worker processes in max_connections = 100 (3 reserved for superusers)', () => {
-    const c = config({})
-    expect(perProcess(c, 'web')).toBe(18)
-    expect(perProcess(c, 'worker')).toBe(17)
-    expect(3 * perProcess(c, 'web') + 2 * perProcess(c, 'worker')).toBe(88)
-    expect(3 * perProcess(c, 'web') + 2 * perProcess(c, 'worker')).toBeLessThanOrEqual(100 - 3 - 5)
+  it('the defaults fit the documented layout: 3 hosts running npm run start:next (2 web processes each) and 2 workers', () => {
+    const web = perProcess(config({}), 'web')
+    const worker = perProcess(config({ PARLEY_PROCESS: 'worker' }), 'worker')
+    expect(web).toBe(4 + 4 + 2 + 1)
+    expect(worker).toBe(2 + 6 + 3)
+    // What one `npm run start:next` starts by default on any machine: one web process per core, at most two.
+    const perHost = webProcesses(64)
+    expect(perHost).toBe(2)
+    const total = 3 * perHost * web + 2 * worker
+    expect(total).toBe(88)
+    // max_connections = 100, 3 reserved for superusers, and room for migrate, psql, pg_dump and the CLI.
+    expect(total).toBeLessThanOrEqual(100 - 3 - 9)
   })
 
   it('each pool opens no more than its setting under load, named in pg_stat_activity', async () => {

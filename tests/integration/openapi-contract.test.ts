@@ -540,6 +540,59 @@ const CASES: Case[] = [
       json: { seat: fx.claim.seat },
     }),
   },
+  { op: 'GET /connections', name: 'list', status: 200, call: () => ({ path: '/connections' }) },
+  {
+    op: 'POST /connections',
+    name: 'create, the key never sent back',
+    status: 201,
+    call: (fx) => ({
+      path: '/connections',
+      method: 'POST',
+      // An admin's global connection may point at an internal address (a lab's vLLM).
+      key: fx.keys.admin,
+      json: {
+        name: 'lab vLLM',
+        provider: 'openai-compatible',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        defaultModel: 'qwen',
+        apiKey: 'sk-contract-secret-9876',
+        maxConcurrency: 2,
+        requestsPerMinute: 60,
+      },
+    }),
+    check: (_res, body) => {
+      expect(JSON.stringify(body)).not.toContain('sk-contract-secret')
+      expect(body).toMatchObject({ apiKeyMasked: '…9876', maxConcurrency: 2, requestsPerMinute: 60 })
+    },
+  },
+  {
+    op: 'POST /connections',
+    name: 'in a study that is not yours',
+    status: 404,
+    call: () => ({
+      path: '/connections',
+      method: 'POST',
+      json: { name: 'x', provider: 'demo', defaultModel: 'm', studyId: 'no-such-study' },
+    }),
+  },
+  {
+    op: 'GET /connections/{connectionId}',
+    name: 'one',
+    status: 200,
+    call: (fx) => ({ path: `/connections/${fx.connectionId}` }),
+  },
+  {
+    op: 'PATCH /connections/{connectionId}',
+    name: 'set its limits',
+    status: 200,
+    call: (fx) => ({
+      path: `/connections/${fx.connectionId}`,
+      method: 'PATCH',
+      json: { maxConcurrency: 3, requestsPerMinute: null, tokensPerMinute: 50_000 },
+    }),
+    check: (_res, body) =>
+      expect(body).toMatchObject({ maxConcurrency: 3, requestsPerMinute: null, tokensPerMinute: 50_000 }),
+  },
 ]
 const KEY = `contract-${randomUUID()}`
 const RUN_KEY = `contract-run-${randomUUID()}`

@@ -577,6 +577,8 @@ const MANAGE: Row = /*   */ [403, /* */ 404, /**/ 404, /**/ 403, /* */ 'ok', /* 
 const LISTED: Row = /*   */ ['listed', 'unlisted', 'unlisted', 'listed', 'listed', 'listed']
 const ANY: Row = /*      */ ['ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
 const ADMIN_ONLY: Row = /**/ [403, /* */ 403, /**/ 403, /**/ 403, /* */ 403, /*  */ 'ok']
+/** Taking part in a session (claiming, sending a turn): every study role but viewer (study-roles.ts). */
+const TAKE_PART: Row = /* */ [403, /* */ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
 
 const STUDY_ROLE_CASES: Record<string, Row> = {
   'studies.list': LISTED,
@@ -648,10 +650,10 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'runs.change-seat-model': WRITE,
   'sessions.queue': ANY,
   'sessions.get': ANY, // their own session
-  'sessions.submit': ANY, // their own session
+  'sessions.submit': TAKE_PART, // their own session; a viewer member seated in it sends nothing
   'pxp.check-answer': ANY, // their own session
   'sessions.save-draft': ANY, // their own session
-  'sessions.claim': ANY, // a claimable seat: any member of the study who may do work
+  'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.inspect': READ,
   'scorekeeping.import': WRITE,
   'debates.merge-labels': WRITE,

@@ -22,6 +22,8 @@ const env = {
   PARLEY_HEARTBEAT_SECONDS: '1',
   PARLEY_SHUTDOWN_SECONDS: String(SHUTDOWN_SECONDS),
   PARLEY_JOB_EXPIRE_SECONDS: '600',
+  // The web process drains this long first (draining.test.ts); its steps are handed back meanwhile.
+  PARLEY_DRAIN_SECONDS: '1',
 }
 const procs: Proc[] = []
 

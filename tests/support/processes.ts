@@ -140,3 +140,30 @@ export async function freePort(): Promise<number> {
     })
   })
 }
+
+/**
+ * Polls `url` every `everyMs` until connections are refused `refusedInARow` times, recording what
+ * each request got: the status, or 'refused'. For watching a process drain.
+ */
+export async function pollUntilRefused(
+  url: string,
+  opts: { everyMs?: number; maxMs?: number; refusedInARow?: number } = {},
+): Promise<Array<{ ms: number; status: number | 'refused'; body?: string }>> {
+  const { everyMs = 100, maxMs = 60_000, refusedInARow = 3 } = opts
+  const t0 = Date.now()
+  const seen: Array<{ ms: number; status: number | 'refused'; body?: string }> = []
+  let refused = 0
+  while (Date.now() - t0 < maxMs && refused < refusedInARow) {
+    const ms = Date.now() - t0
+    try {
+      const res = await fetch(url, { headers: { connection: 'close' }, signal: AbortSignal.timeout(5000) })
+      seen.push({ ms, status: res.status, body: await res.text() })
+      refused = 0
+    } catch {
+      seen.push({ ms, status: 'refused' })
+      refused++
+    }
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+  return seen
+}

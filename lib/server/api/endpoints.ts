@@ -4,6 +4,8 @@ import { defineOperation, type Operation } from '@/lib/server/operation'
 import { plugins } from '@/lib/server/protocols/registry'
 import {
   AuditPage,
+  Connection,
+  ConnectionList,
   DatasetImportStarted,
   DatasetImportStatus,
   Me,
@@ -37,6 +39,7 @@ import {
   startRun,
   viewRun,
 } from '@/lib/server/services/runs'
+import { createConnection, getConnection, listConnections, updateConnection } from '@/lib/server/services/connections'
 import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
 import { claimSeat, getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { DATASET_KINDS } from '@/lib/tasks/datasets'
@@ -350,7 +353,54 @@ export const endpoints = {
     op: claimSeat,
     source: 'body',
     output: SeatClaimed,
-    errors: { 404: 'No such session in a study of yours', 409: 'You fill a seat of it already, or the seat was taken' },
+    errors: {
+      404: 'No such session, or one you cannot see (a claim answers as reading it does)',
+      409: 'You fill a seat of it already, the seat was taken, or the session is over',
+    },
+  },
+  listConnections: {
+    method: 'GET',
+    path: '/connections',
+    summary:
+      'LLM connections you may use: the global ones and those of your studies (`studyId`: one study and the global ones)',
+    tag: 'Connections',
+    op: listConnections,
+    source: 'query',
+    output: ConnectionList,
+  },
+  createConnection: {
+    method: 'POST',
+    path: '/connections',
+    summary:
+      'Add an LLM connection: global (admins) or of a study (`studyId`), with its limits. The API key is stored encrypted and never sent back (only its last four characters)',
+    tag: 'Connections',
+    op: createConnection,
+    source: 'body',
+    output: Connection,
+    status: 201,
+    idempotent: true,
+    errors: { 404: 'No such study among yours' },
+  },
+  getConnection: {
+    method: 'GET',
+    path: '/connections/{connectionId}',
+    summary: 'One LLM connection (its key masked)',
+    tag: 'Connections',
+    op: getConnection,
+    source: 'none',
+    output: Connection,
+    errors: { 404: 'No such connection you may see' },
+  },
+  updateConnection: {
+    method: 'PATCH',
+    path: '/connections/{connectionId}',
+    summary:
+      'Change a connection, e.g. its limits (`maxConcurrency`, `requestsPerMinute`, `tokensPerMinute`: null removes one, `timeoutMs`); a new address or headers need the API key again',
+    tag: 'Connections',
+    op: updateConnection,
+    source: 'body',
+    output: Connection,
+    errors: { 404: 'No such connection you may see' },
   },
 } satisfies Record<string, Endpoint>
 

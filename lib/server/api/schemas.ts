@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ROLES } from '@/lib/server/auth/roles'
 import { STUDY_PERMISSIONS } from '@/lib/server/auth/study-roles'
+import { PROVIDERS } from '@/lib/server/services/connections'
 import { Seats } from '@/lib/server/engine/seats'
 import { RUN_STATUSES, SESSION_STATUSES } from '@/lib/server/services/runs'
 import { QUEUE_FILTERS } from '@/lib/server/services/sessions'
@@ -391,3 +392,35 @@ export const DatasetImportStatus = z
     assets: int(),
   })
   .meta({ id: 'DatasetImportStatus' })
+
+// ---------------------------------------------------------------------------------------------
+// LLM connections (the key never leaves the server: its last four characters at most)
+// ---------------------------------------------------------------------------------------------
+
+export const Connection = z
+  .object({
+    id: z.string(),
+    studyId: z.string().nullable().meta({ description: 'The study it belongs to; null for a global connection' }),
+    study: z.object({ id: z.string(), name: z.string() }).nullable(),
+    name: z.string(),
+    provider: z.enum(PROVIDERS),
+    baseUrl: z.string(),
+    apiKeyMasked: z
+      .string()
+      .meta({ description: 'The stored API key as its last four characters ("…abcd"), or "none"; never the key' }),
+    defaultModel: z.string(),
+    apiVersion: z.string().nullable(),
+    extraHeaders: z
+      .record(z.string(), z.string())
+      .meta({ description: 'Extra header names, each value masked like the key' }),
+    timeoutMs: z.number().int(),
+    maxConcurrency: z.number().int().meta({ description: 'Calls at once, across every process' }),
+    requestsPerMinute: z.number().int().nullable(),
+    tokensPerMinute: z.number().int().nullable(),
+    restrictedHosts: z.boolean().meta({ description: 'Limited to public addresses (a non-admin chose its address)' }),
+    createdAt: isoDate,
+    updatedAt: isoDate,
+  })
+  .meta({ id: 'Connection' })
+
+export const ConnectionList = z.array(Connection).meta({ id: 'ConnectionList' })

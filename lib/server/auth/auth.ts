@@ -3,7 +3,7 @@ import { prismaAdapter } from 'better-auth/adapters/prisma'
 import { createAuthMiddleware } from 'better-auth/api'
 import { nextCookies } from 'better-auth/next-js'
 import { CLIENT_ADDRESS_HEADER, clientAddress } from '@/lib/server/auth/client-address'
-import { consumeSignInAttempt, tooManyAttemptsMessage } from '@/lib/server/auth/sign-in-limit'
+import { consumeGuess, guessSucceeded, signInAccount, tooManyAttemptsMessage } from '@/lib/server/auth/sign-in-limit'
 import { db } from '@/lib/server/db'
 import { writeAudit } from '@/lib/server/services/audit'
 
@@ -14,6 +14,13 @@ export function trustedOrigins(): string[] {
   return [process.env.BETTER_AUTH_URL, ...configured, `http://localhost:${port}`, `http://127.0.0.1:${port}`].filter(
     (o): o is string => Boolean(o),
   )
+}
+
+/** What a sign-in request guesses: the account named by its email, from the client's address. */
+function signInGuess(ctx: { body?: unknown; headers?: Headers }) {
+  const body = ctx.body as { email?: unknown } | undefined
+  const email = typeof body?.email === 'string' ? body.email : ''
+  return { account: signInAccount(email), client: clientAddress(ctx.headers ?? new Headers()) }
 }
 
 /** better-auth's INVALID_EMAIL_OR_PASSWORD error (a test compares the two answers). */
@@ -60,23 +67,25 @@ function createAuth() {
       ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
     },
     hooks: {
-      // Runs for better-auth's HTTP route and for direct auth.api.signInEmail() calls (the sign-in
-      // page's server action, /setup) alike, before the password is looked at.
+      // Run for better-auth's HTTP route and for direct auth.api.signInEmail() calls (the sign-in
+      // page's server action, /setup) alike: the attempt is counted before the password is looked
+      // at, and taken back when it was right (lib/server/auth/sign-in-limit.ts).
       before: createAuthMiddleware(async (ctx) => {
         if (ctx.path !== '/sign-in/email') return
-        const body = ctx.body as { email?: unknown } | undefined
-        const email = typeof body?.email === 'string' ? body.email : ''
-        const allowance = await consumeSignInAttempt({
-          email,
-          client: clientAddress(ctx.headers ?? new Headers()),
-        })
+        const allowance = await consumeGuess(signInGuess(ctx))
         if (!allowance.ok) {
           throw new APIError(
             'TOO_MANY_REQUESTS',
-            { code: 'TOO_MANY_SIGN_IN_ATTEMPTS', message: tooManyAttemptsMessage(allowance.retryAfterSeconds) },
+            { code: 'TOO_MANY_SIGN_IN_ATTEMPTS', message: tooManyAttemptsMessage(allowance) },
             { 'Retry-After': String(allowance.retryAfterSeconds) },
           )
         }
+      }),
+      after: createAuthMiddleware(async (ctx) => {
+        if (ctx.path !== '/sign-in/email') return
+        const returned = ctx.context.returned
+        const signedIn = returned !== undefined && !(returned instanceof APIError) && !(returned instanceof Error)
+        if (signedIn) await guessSucceeded(signInGuess(ctx))
       }),
     },
     databaseHooks: {

@@ -3,6 +3,7 @@ import { ROLES, type Role } from './roles'
 import {
   creatorStudyRole,
   mayHoldStudyRole,
+  mayTakePart,
   STUDY_PERMISSIONS,
   STUDY_ROLE_PERMISSIONS,
   type StudyPermission,
@@ -72,4 +73,22 @@ describe('which study roles an account may hold', () => {
     expect(creatorStudyRole('researcher')).toBe('admin')
     expect(creatorStudyRole('viewer')).toBe('viewer')
   })
+})
+
+describe("who takes part in a study's sessions (claims a seat, sends turns)", () => {
+  // Rows: account role; the study roles under which it takes part, by hand. Viewers never do; an
+  // account without work:submit (viewer) never does; admin accounts do under any study role.
+  const TAKES_PART: Record<Role, Role[]> = {
+    admin: ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
+    researcher: ['admin', 'researcher', 'expert', 'annotator'],
+    expert: ['admin', 'researcher', 'expert', 'annotator'],
+    annotator: ['admin', 'researcher', 'expert', 'annotator'],
+    viewer: [],
+  }
+  for (const account of ROLES) {
+    it(`a ${account} account takes part as: ${TAKES_PART[account].join(', ') || 'nothing'}`, () => {
+      expect(ROLES.filter((r) => mayTakePart(account, r))).toEqual(TAKES_PART[account])
+      expect(mayTakePart(account, null)).toBe(false)
+    })
+  }
 })

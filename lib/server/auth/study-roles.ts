@@ -1,4 +1,4 @@
-import { hasScope, isRole, rank, type Role, type Scope } from './roles'
+import { hasScope, isRole, ROLES, rank, type Role, type Scope } from './roles'
 
 /**
  * What a member may do in one study, by their study role (StudyMember.role). Pure, beside the
@@ -61,6 +61,26 @@ export function studyPermissions(accountRole: Role, studyRole: string | null | u
   if (hasScope(accountRole, 'studies:read-all')) return [...STUDY_PERMISSIONS]
   if (!isRole(studyRole)) return []
   return STUDY_ROLE_PERMISSIONS[studyRole].filter((p) => hasScope(accountRole, ACCOUNT_SCOPE[p]))
+}
+
+/**
+ * Taking part in a study's sessions (claiming a claimable seat, sending a turn, being named in a
+ * seat) is apart from read/write/manage: experts and annotators take part without reading the study,
+ * and a viewer reads it but never takes part (a turn is study data). It needs a membership whose
+ * study role takes part and the account's `work:submit`; an admin account (studies:read-all) takes
+ * part in any study it is a member of, whatever its study role.
+ */
+export const TAKE_PART_STUDY_ROLES: readonly Role[] = ['admin', 'researcher', 'expert', 'annotator']
+
+/** The study roles under which this account takes part (for queries: `role = ANY(…)`). */
+export function takePartStudyRoles(accountRole: Role): Role[] {
+  if (!hasScope(accountRole, 'work:submit')) return []
+  return hasScope(accountRole, 'studies:read-all') ? [...ROLES] : [...TAKE_PART_STUDY_ROLES]
+}
+
+/** May a member with this study role (null: not a member) take part in the study's sessions? */
+export function mayTakePart(accountRole: Role, studyRole: string | null | undefined): boolean {
+  return isRole(studyRole) && takePartStudyRoles(accountRole).includes(studyRole)
 }
 
 /** Study roles that grant a permission (for queries: `role IN (…)`). */

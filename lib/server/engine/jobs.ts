@@ -1,5 +1,6 @@
 import type PgBoss from 'pg-boss'
 import { sql } from '@/lib/server/db'
+import { isDatabaseUnavailable } from '@/lib/server/errors'
 import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/server/engine/runner'
 import { enqueueSteps, LEGACY_QUEUES, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
 import { addLocalWorker, jobSettings, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
@@ -71,6 +72,16 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
     try {
       r = await stepSession(job.sessionId, loaded ? { onlyIfRunning: true, loaded } : { onlyIfRunning: true })
     } catch (err) {
+      // The database away (refused, cut, restarting): nothing is wrong with the session. The job
+      // fails, so the queue retries it once the database is back (or, when even that cannot be
+      // recorded, the heartbeats hand it back, processes.ts); the session never stalls for it.
+      if (isDatabaseUnavailable(err)) {
+        log().warn(
+          { err, sessionId: job.sessionId },
+          'step interrupted: the database is unreachable; it will be retried',
+        )
+        throw err
+      }
       // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
       log().error({ err, sessionId: job.sessionId }, 'step failed')
       await markStalled(

@@ -1,5 +1,7 @@
 import type { Prisma } from '@/lib/generated/prisma/client'
 import type { Actor } from '@/lib/server/actor'
+import { isRole } from '@/lib/server/auth/roles'
+import { mayTakePart } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
 import type { RunPlan } from '@/lib/server/engine/plugin'
@@ -48,8 +50,17 @@ export async function writeRun(
   const seatsOfRun = pinModels(plan.seats, defaults)
   const cycle = variants.map((seats) => pinModels(seats, defaults))
   if (people.size) {
-    const members = await db.studyMember.count({ where: { studyId, userId: { in: [...people] } } })
-    if (members !== people.size) throw badRequest('Every person in a seat must be a member of the study.')
+    const members = await db.studyMember.findMany({
+      where: { studyId, userId: { in: [...people] } },
+      select: { role: true, user: { select: { role: true, email: true } } },
+    })
+    if (members.length !== people.size) throw badRequest('Every person in a seat must be a member of the study.')
+    // A viewer of the study (or a viewer account) reads it and never sends a turn (study-roles.ts).
+    const onlyReads = members.find((m) => !isRole(m.user.role) || !mayTakePart(m.user.role, m.role))
+    if (onlyReads)
+      throw badRequest(
+        `${onlyReads.user.email} only reads this study (a viewer) and cannot fill a seat; change their study role first.`,
+      )
   }
   const available = plan.instanceIds
     ? plan.instanceIds.length

@@ -1,5 +1,7 @@
+import pg from 'pg'
 import PgBoss from 'pg-boss'
 import { settings } from '@/lib/server/config'
+import { isDatabaseUnavailable } from '@/lib/server/errors'
 import { log } from '@/lib/server/log'
 
 /**
@@ -11,7 +13,61 @@ import { log } from '@/lib/server/log'
  * (PARLEY_JOB_EXPIRE_SECONDS) and puts it back for a retry. Jobs are therefore at-least-once, and
  * every handler must be idempotent (a PXP step is: its append is keyed by (session, seq)).
  */
-const g = globalThis as unknown as { parleyBoss?: Promise<PgBoss> }
+const g = globalThis as unknown as { parleyBoss?: Promise<PgBoss>; parleyQueueDb?: QueueDb }
+
+/** Back-off while the database is unreachable: 0.25 s doubling to 10 s, with jitter. */
+export const QUEUE_BACKOFF = { firstMs: 250, maxMs: 10_000 }
+
+/**
+ * pg-boss's connection to PostgreSQL (its `db` option): a pool of PARLEY_JOB_POOL_MAX connections
+ * named `parley-jobs`, which backs off while the database is unreachable. pg-boss's workers poll
+ * every half second and its maintenance runs on a timer, so an outage would otherwise be a stream of
+ * refused connections; here the first one that finds the database gone makes every statement wait
+ * for the next try (0.25 s, doubling to 10 s, with jitter), one statement probes, and the first
+ * success lets them all through again. Each change is logged once.
+ */
+export class QueueDb {
+  readonly pool: pg.Pool
+  private nextTry = 0
+  private delayMs = 0
+  private downSince: number | undefined
+
+  constructor(connectionString: string, max: number) {
+    this.pool = new pg.Pool({ connectionString, max, application_name: 'parley-jobs' })
+    // An idle connection cut by the server is reported here; the next query opens a new one.
+    this.pool.on('error', (err) => log().warn({ err }, 'job queue connection lost'))
+  }
+
+  /** Whether statements are held back because the database was found unreachable. */
+  get down(): boolean {
+    return this.downSince !== undefined
+  }
+
+  async executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }> {
+    const wait = this.nextTry - Date.now()
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    try {
+      const result = await this.pool.query(text, values)
+      if (this.downSince !== undefined) {
+        log().info({ downSeconds: (Date.now() - this.downSince) / 1000 }, 'job queue: the database is reachable again')
+        this.downSince = undefined
+      }
+      this.delayMs = 0
+      this.nextTry = 0
+      return result
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        if (this.downSince === undefined) {
+          this.downSince = Date.now()
+          log().warn({ err }, 'job queue: the database is unreachable; retrying with back-off')
+        }
+        this.delayMs = Math.min(QUEUE_BACKOFF.maxMs, Math.max(QUEUE_BACKOFF.firstMs, this.delayMs * 2))
+        this.nextTry = Math.max(this.nextTry, Date.now() + this.delayMs * (0.5 + Math.random() / 2))
+      }
+      throw err
+    }
+  }
+}
 
 export const jobSettings = () => {
   const c = settings([
@@ -39,15 +95,19 @@ export function boss(): Promise<PgBoss> {
   g.parleyBoss ??= (async () => {
     const url = process.env.DATABASE_URL
     if (!url) throw new Error('DATABASE_URL is not set.')
+    g.parleyQueueDb ??= new QueueDb(url, settings(['PARLEY_JOB_POOL_MAX']).jobPoolMax)
+    const db = g.parleyQueueDb
     const b = new PgBoss({
-      connectionString: url,
-      max: settings(['PARLEY_JOB_POOL_MAX']).jobPoolMax,
+      db,
       schedule: false,
       supervise: true,
       maintenanceIntervalSeconds: jobSettings().maintenanceIntervalSeconds,
-      application_name: 'parley-jobs',
     })
-    b.on('error', (err) => log().error({ err }, 'job queue error'))
+    b.on('error', (err) => {
+      // While the database is away, QueueDb has said so once; the workers' failed polls say nothing new.
+      if (isDatabaseUnavailable(err)) log().debug({ err }, 'job queue error while the database is unreachable')
+      else log().error({ err }, 'job queue error')
+    })
     await b.start()
     return b
   })().catch((err) => {
@@ -93,9 +153,13 @@ export async function queue(name: string): Promise<PgBoss> {
 /** Stop this process's queue instance (graceful: in-flight handlers finish first). */
 export async function stopBoss(): Promise<void> {
   const p = g.parleyBoss
+  const db = g.parleyQueueDb
   g.parleyBoss = undefined
+  g.parleyQueueDb = undefined
   created.clear()
   if (p) await (await p).stop({ graceful: true, wait: true, timeout: 10_000 })
+  // pg-boss closes only a pool it opened itself.
+  await db?.pool.end().catch(() => {})
 }
 
 /** Workers of this process by queue, so whoever enqueues can wake them at once (not at their next poll). */

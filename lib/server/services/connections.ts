@@ -44,6 +44,10 @@ const headersInput = jsonText(
 const optionalInt = (min: number, max: number) =>
   z.preprocess((v) => (v === '' || v === null ? undefined : v), z.coerce.number().int().min(min).max(max).optional())
 
+/** A limit a change may remove: absent keeps it, null or empty (the form's "Empty: no limit") removes it. */
+const clearableInt = (min: number, max: number) =>
+  z.preprocess((v) => (v === '' ? null : v), z.union([z.null(), z.coerce.number().int().min(min).max(max)]).optional())
+
 const baseUrl = z
   .string({ error: 'Enter the base URL.' })
   .trim()
@@ -334,8 +338,9 @@ export const updateConnection = defineOperation({
     extraHeaders: z.preprocess((v) => (typeof v === 'string' && !v.trim() ? undefined : v), headersInput.optional()),
     timeoutMs: z.coerce.number().int().min(1000).max(600_000).optional(),
     maxConcurrency: z.coerce.number().int().min(1).max(256).optional(),
-    requestsPerMinute: optionalInt(1, 1_000_000),
-    tokensPerMinute: optionalInt(1, 100_000_000),
+    /** Absent keeps the limit; null (or empty) removes it. */
+    requestsPerMinute: clearableInt(1, 1_000_000),
+    tokensPerMinute: clearableInt(1, 100_000_000),
   }),
   async run(actor, { connectionId, apiKey, clearApiKey, extraHeaders, ...changes }) {
     // A new address is checked before the transaction (it may resolve a name).

@@ -3,9 +3,9 @@ import type { Prisma } from '@/lib/generated/prisma/client'
 import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
-import { studyPermissions } from '@/lib/server/auth/study-roles'
+import { mayTakePart, studyPermissions, takePartStudyRoles } from '@/lib/server/auth/study-roles'
 import { db, pgTransaction, sql } from '@/lib/server/db'
-import { AppError, badRequest, conflict, isUniqueViolation, notFound } from '@/lib/server/errors'
+import { AppError, badRequest, conflict, forbidden, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
 import type { StepSession } from '@/lib/server/engine/plugin'
 import { enqueueSteps } from '@/lib/server/engine/step-queue'
@@ -94,8 +94,9 @@ export const myQueue = defineOperation({
   scope: 'work:read-own',
   input: z.object({ ...pageInput, filter: z.enum(QUEUE_FILTERS).optional() }),
   async run(actor, { page, pageSize, filter }) {
-    const canClaim = hasScope(actor.role, 'work:submit')
-    // One statement: my seats, plus the unclaimed claimable seats of studies I belong to.
+    // The study roles under which this person takes part (none without work:submit; never viewer).
+    const claimAs = takePartStudyRoles(actor.role)
+    // One statement: my seats, plus the unclaimed claimable seats of studies I take part in.
     const base = `
       SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, COALESCE(p."userId" = $1, false) AS mine, s.task,
              s.instance, s.repetition, s.position, s."updatedAt", s."studyId", st.name AS "studyName",
@@ -114,11 +115,12 @@ export const myQueue = defineOperation({
       JOIN "Study" st ON st.id = s."studyId" AND st."archivedAt" IS NULL
       LEFT JOIN "Experiment" e ON e.id = s."experimentId"
       WHERE (p."userId" = $1
-             OR ($2 AND p."userId" IS NULL AND p.claimable AND s.status NOT IN ('done', 'cancelled')
-                 AND EXISTS (SELECT 1 FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $1)))`
+             OR (p."userId" IS NULL AND p.claimable AND s.status NOT IN ('done', 'cancelled')
+                 AND EXISTS (SELECT 1 FROM "StudyMember" sm
+                             WHERE sm."studyId" = s."studyId" AND sm."userId" = $1 AND sm.role = ANY($2::text[]))))`
     const counts = await sql().query<{ grp: string; n: number }>(
       `SELECT grp, count(*)::int AS n FROM (${base}) q GROUP BY grp`,
-      [actor.userId, canClaim],
+      [actor.userId, claimAs],
     )
     // Progress through a run: of this person's sessions in the row's run, how many are done.
     const { rows } = await sql().query<
@@ -148,7 +150,7 @@ export const myQueue = defineOperation({
                 min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
                 "runId", repetition, position, id
        LIMIT $4 OFFSET $5`,
-      [actor.userId, canClaim, filter ?? null, pageSize, (page - 1) * pageSize],
+      [actor.userId, claimAs, filter ?? null, pageSize, (page - 1) * pageSize],
     )
     const by = Object.fromEntries(counts.rows.map((r) => [r.grp, r.n]))
     const total = filter ? (by[filter] ?? 0) : counts.rows.reduce((a, r) => a + r.n, 0)
@@ -365,11 +367,18 @@ export const getSession = defineOperation({
       yourTurn,
       /** The person's unsent turn for this message, kept on the server (any browser). */
       draft: draft ? { data: draft.data as Record<string, unknown>, updatedAt: new Date(draft.updatedAt) } : null,
-      claimableSeats: meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat),
+      /** Open seats this person may claim (none for a viewer of the study: they do not take part). */
+      claimableSeats: mayTakePart(actor.role, row.memberRole)
+        ? meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat)
+        : [],
       view,
     }
   },
 })
+
+/** Why a member who reads a study may not fill its seats (`mayTakePart`). */
+const NOT_TAKING_PART =
+  'Your role in this study does not take part in its sessions (viewers read them). A study admin can change your role.'
 
 export const SubmitTurnInput = z.looseObject({
   sessionId: id,
@@ -388,11 +397,18 @@ export const submitTurn = defineOperation({
   input: SubmitTurnInput,
   async run(actor, raw) {
     const { sessionId, seq, ...rest } = raw
-    const { rows: mine } = await sql().query<{ seat: string }>(
-      `SELECT seat FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2`,
+    const { rows: mine } = await sql().query<{ seat: string; memberRole: string | null }>(
+      `SELECT p.seat, sm.role AS "memberRole" FROM "SessionSeat" p
+       JOIN "ProtocolSession" s ON s.id = p."sessionId"
+       LEFT JOIN "StudyMember" sm ON sm."studyId" = s."studyId" AND sm."userId" = p."userId"
+       WHERE p."sessionId" = $1 AND p."userId" = $2`,
       [sessionId, actor.userId],
     )
     if (!mine.length) throw notFound('Session')
+    // Seated, so they see the session; a member whose study role does not take part (a viewer,
+    // e.g. made one since they took the seat) sends nothing.
+    const memberRole = mine[0]?.memberRole
+    if (memberRole && !mayTakePart(actor.role, memberRole)) throw forbidden(NOT_TAKING_PART)
     const loaded = await prepare(await loadSession(sessionId))
     const { plugin, ctx, session } = loaded
     if (session.status === 'cancelled') throw conflict('This session was cancelled; nothing more can be added.')
@@ -491,19 +507,47 @@ export const saveDraft = defineOperation({
   },
 })
 
-/** Take a claimable seat (first come; the seat then behaves like a named person's). */
+/**
+ * Take a claimable seat (first come; the seat then behaves like a named person's). Claiming needs the
+ * account's `work:submit` and a membership whose study role takes part (`mayTakePart`: not a viewer).
+ * A session the person cannot see is 404, as `sessions.get` answers: they see it when they sit in it,
+ * read its study as a researcher does, or are offered it (a member who takes part, the session open
+ * and with a claimable seat, as the work queue lists it). Only then do the 403 and 409s below tell
+ * anything about it.
+ */
 export const claimSeat = defineOperation({
   name: 'sessions.claim',
   scope: 'work:submit',
   input: z.object({ sessionId: id, seat: z.string().trim().min(1).max(60) }),
   async run(actor, { sessionId, seat }) {
-    const s = await db.protocolSession.findFirst({
-      where: { id: sessionId, study: { members: { some: { userId: actor.userId } } } },
-      select: { id: true, studyId: true, experimentId: true, status: true },
-    })
+    const { rows } = await sql().query<{
+      studyId: string
+      experimentId: string | null
+      status: string
+      memberRole: string | null
+      heldSeat: string | null
+      hasClaimable: boolean
+    }>(
+      `SELECT s."studyId", s."experimentId", s.status,
+              (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
+              (SELECT p.seat FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p."userId" = $2 LIMIT 1) AS "heldSeat",
+              EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p.claimable) AS "hasClaimable"
+       FROM "ProtocolSession" s WHERE s.id = $1`,
+      [sessionId, actor.userId],
+    )
+    const s = rows[0]
     if (!s) throw notFound('Session')
-    const already = await db.sessionSeat.findFirst({ where: { sessionId, userId: actor.userId } })
-    if (already) throw conflict(`You already fill the ${already.seat} seat of this session.`)
+    const takesPart = mayTakePart(actor.role, s.memberRole)
+    const open = s.status !== 'done' && s.status !== 'cancelled'
+    const offered = takesPart && open && s.hasClaimable
+    const reader =
+      hasScope(actor.role, 'work:read-study') &&
+      (hasScope(actor.role, 'studies:read-all') || studyPermissions(actor.role, s.memberRole).includes('read'))
+    if (!(s.heldSeat || reader || offered)) throw notFound('Session')
+    if (s.heldSeat) throw conflict(`You already fill the ${s.heldSeat} seat of this session.`)
+    if (!takesPart)
+      throw forbidden(s.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
+    if (!open) throw conflict('This session is over; its seats can no longer be claimed.')
     const claimed = await db.$transaction(async (tx) => {
       const n = await tx.$executeRaw`
         UPDATE "SessionSeat" SET "userId" = ${actor.userId}, "claimedAt" = now()

@@ -4,8 +4,9 @@ import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { passwordWeakness } from '@/lib/server/auth/password-policy'
 import { ROLES } from '@/lib/server/auth/roles'
+import { consumeGuess, guessSucceeded } from '@/lib/server/auth/sign-in-limit'
 import { db, type Tx } from '@/lib/server/db'
-import { badRequest, conflict, notFound } from '@/lib/server/errors'
+import { AppError, badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/services/audit'
@@ -209,8 +210,19 @@ export const changePassword = defineOperation({
   async run(actor, input, ctx) {
     const account = await db.account.findFirst({ where: { userId: actor.userId, providerId: 'credential' } })
     if (!account?.password) throw badRequest('This account has no password to change.')
+    // Whoever holds a session (or a key) must not get to guess the password behind it at will: the
+    // current password is limited like a sign-in (auth/sign-in-limit.ts), per account.
+    const guess = { account: `password:${actor.userId}`, client: null }
+    const allowance = await consumeGuess(guess)
+    if (!allowance.ok) {
+      const s = allowance.retryAfterSeconds
+      throw new AppError(429, `Too many wrong current passwords. Try again in ${s} second${s === 1 ? '' : 's'}.`, {
+        currentPassword: ['Too many wrong tries; wait and try again.'],
+      })
+    }
     const ok = await verifyPassword({ hash: account.password, password: input.currentPassword })
     if (!ok) throw badRequest('Your current password is not correct.', { currentPassword: ['Not correct.'] })
+    await guessSucceeded(guess)
     const hash = await hashPassword(input.newPassword)
     return db.$transaction(async (tx) => {
       await tx.account.update({ where: { id: account.id }, data: { password: hash } })

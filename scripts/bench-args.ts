@@ -1,0 +1,21 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+
+/**
+ * The command line of a bench: node's parseArgs (strict) with `--help` / `-h` added. `--help` prints
+ * the usage and exits 0; an unknown or malformed option prints what is wrong and the usage and exits
+ * 2, without a stack trace. Call it before anything that starts a database or a server.
+ */
+export function benchArgs<const O extends NonNullable<ParseArgsConfig['options']>>(usage: string, options: O) {
+  let values: Record<string, unknown>
+  try {
+    values = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true }).values
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${usage.trim()}\n`)
+    process.exit(2)
+  }
+  if (values.help) {
+    process.stdout.write(`${usage.trim()}\n`)
+    process.exit(0)
+  }
+  return values as ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values']
+}

@@ -103,7 +103,7 @@ export default async function WorkPage({
                           <ClaimSeat sessionId={s.id} seat={s.seat} label={s.seatLabel} open />
                         </span>
                       ) : (
-                        <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 hover:underline">
+                        <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 underline">
                           {s.title}
                         </Link>
                       )}
@@ -129,7 +129,7 @@ export default async function WorkPage({
                         <span className="mt-1 block text-xs text-stone-600" data-testid="waiting-for">
                           for {s.waitingFor.mine ? 'your session ' : 'session '}
                           {s.waitingFor.mine ? (
-                            <Link href={`/sessions/${s.waitingFor.id}`} className="text-brand-700 hover:underline">
+                            <Link href={`/sessions/${s.waitingFor.id}`} className="text-brand-700 underline">
                               {s.waitingFor.title}
                             </Link>
                           ) : (
@@ -189,7 +189,7 @@ export default async function WorkPage({
               {work.items.map((w) => (
                 <tr key={w.id} className="hover:bg-stone-50">
                   <Td>
-                    <Link href={`/work/${w.id}`} className="font-medium text-brand-700 hover:underline">
+                    <Link href={`/work/${w.id}`} className="font-medium text-brand-700 underline">
                       {w.title}
                     </Link>
                   </Td>

@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: 'Audit log' }
 
 /** A name with its id on hover (and the id itself when the thing has no name or is gone). */
 function Named({ name, id, href }: { name: string | null; id: string | null; href?: string }) {
-  if (!id) return <span className="text-stone-400">—</span>
+  if (!id) return <span className="text-stone-500">—</span>
   const label = name ?? <span className="font-mono text-xs">{id}</span>
   return (
     <span title={id} data-id={id}>

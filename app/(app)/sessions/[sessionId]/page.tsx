@@ -63,7 +63,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
               <>
                 {' · '}
                 {hasScope(actor.role, 'studies:read') ? (
-                  <Link href={`/runs/${s.run.id}`} className="text-brand-700 hover:underline">
+                  <Link href={`/runs/${s.run.id}`} className="text-brand-700 underline">
                     {s.run.name}: all sessions of this run
                   </Link>
                 ) : (
@@ -74,7 +74,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
             {s.run && hasScope(actor.role, 'work:read-study') && (
               <>
                 {' · '}
-                <Link href={`/runs/${s.run.id}/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                <Link href={`/runs/${s.run.id}/sessions/${s.id}`} className="text-brand-700 underline">
                   Inspect
                 </Link>
               </>

@@ -138,7 +138,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 {work.items.map((w) => (
                   <tr key={w.id}>
                     <Td>
-                      <Link href={`/work/${w.id}`} className="text-brand-700 hover:underline">
+                      <Link href={`/work/${w.id}`} className="text-brand-700 underline">
                         {w.title}
                       </Link>
                     </Td>
@@ -166,7 +166,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           description="Generic PXP tasks: prompts, output fields, labels, MATCH and AGREE, for generic datasets."
           actions={
             canWrite ? (
-              <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 hover:underline">
+              <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 underline">
                 New template
               </Link>
             ) : undefined
@@ -180,7 +180,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 <li key={t.id} className="flex items-center justify-between py-2">
                   <Link
                     href={`/studies/${study.id}/templates/${t.id}`}
-                    className="font-medium text-brand-700 hover:underline"
+                    className="font-medium text-brand-700 underline"
                   >
                     {t.name}
                   </Link>
@@ -200,7 +200,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 <li key={d.id} className="py-2">
                   <div className="flex items-center justify-between gap-3">
                     {d.status === 'ready' ? (
-                      <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
+                      <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 underline">
                         {d.name}
                       </Link>
                     ) : (

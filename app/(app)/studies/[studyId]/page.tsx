@@ -43,6 +43,14 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
   const datasets = await loadForPage(listDatasets, { studyId })
   const templates = await loadForPage(listTaskTemplates, { studyId })
+  // The protocols the study's runs use (a study may run several), and the one the study names, if any.
+  const protocols =
+    study.protocol && !study.runProtocols.some((p) => p.protocol === study.protocol)
+      ? [
+          ...study.runProtocols,
+          { protocol: study.protocol, label: PROTOCOL_LABELS[study.protocol] ?? study.protocol, runs: 0 },
+        ]
+      : study.runProtocols
   return (
     <>
       <PageHeader
@@ -74,9 +82,35 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
       <div className="grid gap-6 xl:grid-cols-2">
         <Card title="Overview">
           <dl className="grid grid-cols-[10rem_1fr] gap-y-2 text-sm">
-            <dt className="text-stone-500">Protocol</dt>
-            <dd>
-              {study.protocol ? PROTOCOL_LABELS[study.protocol as keyof typeof PROTOCOL_LABELS] : 'Not chosen yet'}
+            <dt className="text-stone-500">{protocols.length > 1 ? 'Protocols' : 'Protocol'}</dt>
+            <dd data-testid="study-protocols">
+              {protocols.length ? (
+                <ul>
+                  {protocols.map((p) => (
+                    <li key={p.protocol}>
+                      {p.runs ? (
+                        <>
+                          <Link
+                            href={`/runs?studyId=${study.id}&protocol=${p.protocol}`}
+                            className="text-brand-700 underline"
+                          >
+                            {p.label}
+                          </Link>{' '}
+                          <span className="text-stone-600">
+                            ({p.runs} run{p.runs === 1 ? '' : 's'})
+                          </span>
+                        </>
+                      ) : (
+                        <>
+                          {p.label} <span className="text-stone-600">(no runs yet)</span>
+                        </>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                'None yet: each run chooses its protocol.'
+              )}
             </dd>
             <dt className="text-stone-500">Created</dt>
             <dd>

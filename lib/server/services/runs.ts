@@ -422,7 +422,14 @@ export const compareChoices = defineOperation({
       where: { study: studiesWhere(actor, 'read'), protocol: { in: [...byId.keys()] } },
       orderBy: { createdAt: 'desc' },
       take: 200,
-      select: { id: true, name: true, protocol: true, task: true, config: true, study: { select: { name: true } } },
+      select: {
+        id: true,
+        name: true,
+        protocol: true,
+        task: true,
+        config: true,
+        study: { select: { id: true, name: true } },
+      },
     })
     return runs.map(({ config, ...r }) => {
       const plugin = byId.get(r.protocol) as ProtocolPlugin

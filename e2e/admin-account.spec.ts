@@ -27,9 +27,11 @@ test('an admin issues a one-time reset link; the person sets a new password with
 
   await page.goto('/admin/users')
   const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: email, exact: true }) })
-  await row.getByText('Reset password').click()
-  await row.getByRole('button', { name: 'Issue one-time reset link' }).click()
-  const link = (await row.getByTestId('reset-link').textContent()) ?? ''
+  await row.getByRole('button', { name: 'Reset password' }).click()
+  // The reset forms open in a row of their own under the user's, across the table.
+  const panel = page.getByRole('region', { name: `Reset the password of ${email}` })
+  await panel.getByRole('button', { name: 'Issue one-time reset link' }).click()
+  const link = (await panel.getByTestId('reset-link').textContent()) ?? ''
   expect(link).toMatch(/\/reset-password\/[A-Za-z0-9_-]{43}$/)
 
   // Opened signed out (a fresh context), the link asks for the new password twice.
@@ -64,10 +66,11 @@ test('an admin sets a new password directly; the audit log names people and show
   const email = `setpw-${Date.now()}@parley.local`
   await signIn(page, 'admin@parley.local')
   const row = await createUser(page, email, 'first fine password')
-  await row.getByText('Reset password').click()
-  await row.getByLabel(`New password for ${email}`).fill('brand new fine password')
-  await row.getByRole('button', { name: 'Set password' }).click()
-  await expect(row.getByRole('status')).toContainText(`New password set for ${email}`)
+  await row.getByRole('button', { name: 'Reset password' }).click()
+  const panel = page.getByRole('region', { name: `Reset the password of ${email}` })
+  await panel.getByLabel(`New password for ${email}`).fill('brand new fine password')
+  await panel.getByRole('button', { name: 'Set password' }).click()
+  await expect(panel.getByRole('status')).toContainText(`New password set for ${email}`)
   await row.getByLabel(`Role of ${email}`).selectOption('viewer')
   await row.getByRole('button', { name: 'Save' }).click()
   await expect(page.getByRole('status').filter({ hasText: 'is now viewer' })).toBeVisible()

@@ -5,6 +5,7 @@ import { signIn, sql } from './helpers'
 const RAD = 'Demo RAD: simulated model vs the ground truth, R = 2'
 const DRUG = 'Demo DRUG: simulated model vs the ground truth, R = 2'
 const DEBATES = 'Demo debates: simulated A (T=0.2) vs B (T=1.0)'
+const RAD_PEOPLE = 'Demo RAD: you test the simulated model'
 
 async function runId(name: string) {
   const [run] = await sql<{ id: string }>('SELECT id FROM "Experiment" WHERE name = $1', [name])
@@ -25,9 +26,14 @@ test('compare two runs: the Fig. 4 tables of A and B side by side with the diffe
   await page.getByRole('link', { name: 'Compare two runs' }).click()
   await expect(page.getByRole('heading', { name: 'Compare runs' })).toBeVisible()
   const a = await runId(RAD)
-  const b = await runId(DRUG)
+  const b = await runId(RAD_PEOPLE)
   await page.getByLabel('Run A').selectOption(a)
-  await page.getByLabel('Run B (same protocol)').selectOption(b)
+  // With A chosen, B offers only the runs that compare with it: RAD runs, never a DRUG one.
+  const runB = page.getByLabel('Run B (one that compares with A)')
+  await expect(runB.locator('option', { hasText: RAD_PEOPLE })).toHaveCount(1)
+  await expect(runB.locator('option', { hasText: DRUG })).toHaveCount(0)
+  await expect(runB.locator('option', { hasText: DEBATES })).toHaveCount(0)
+  await runB.selectOption(b)
   await page.getByRole('button', { name: 'Compare' }).click()
   await expect(page).toHaveURL(new RegExp(`a=${a}&b=${b}`))
   const table = page.getByRole('table', { name: 'Fig. 4 of both runs' })
@@ -46,6 +52,11 @@ test('compare two runs: the Fig. 4 tables of A and B side by side with the diffe
   await page.goto(`/runs/compare?a=${a}&b=${await runId(DEBATES)}`)
   await expect(
     page.getByRole('alert').filter({ hasText: 'Only runs of the same protocol can be compared.' }),
+  ).toBeVisible()
+  // Nor RAD against DRUG, even by address.
+  await page.goto(`/runs/compare?a=${a}&b=${await runId(DRUG)}`)
+  await expect(
+    page.getByRole('alert').filter({ hasText: 'These runs do not compare: A runs on RAD, B on DRUG.' }),
   ).toBeVisible()
   // The run page links here with A chosen.
   await page.goto(`/runs/${a}`)

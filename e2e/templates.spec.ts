@@ -15,7 +15,11 @@ test('a researcher defines a generic task template: a bad regex is refused with 
   await page.getByRole('combobox', { name: /^Mode/ }).selectOption('regex')
   await page.getByLabel('Pattern', { exact: true }).fill('grade (\\d')
   await page.getByRole('button', { name: 'Save template' }).click()
-  await expect(page.getByRole('alert').first()).toContainText('not a valid regular expression')
+  // Said once, beside the pattern, which takes the focus.
+  const pattern = page.getByLabel('Pattern', { exact: true })
+  await expect(pattern).toHaveAccessibleDescription(/not a valid regular expression/)
+  await expect(pattern).toBeFocused()
+  await expect(page.getByText(/not a valid regular expression/)).toHaveCount(1)
   await expect(page.getByLabel('System prompt')).toHaveValue('You are a pathologist.')
   await expect(page.getByLabel('Pattern', { exact: true })).toHaveValue('grade (\\d')
 
@@ -26,7 +30,7 @@ test('a researcher defines a generic task template: a bad regex is refused with 
   await page.getByRole('button', { name: 'Try', exact: true }).click()
   await expect(page.getByTestId('try-result')).toContainText('Backreferences')
   await page.getByRole('button', { name: 'Save template' }).click()
-  await expect(page.getByRole('alert').first()).toContainText('Backreferences')
+  await expect(pattern).toHaveAccessibleDescription(/Backreferences/)
 
   // Fix the pattern and try MATCH before saving.
   await page.getByLabel('Pattern', { exact: true }).fill('grade\\s*(\\d)')

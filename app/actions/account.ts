@@ -8,7 +8,7 @@ import type { ActionState } from '@/lib/action-state'
 import { safeNext } from '@/lib/safe-next'
 import { getAuth } from '@/lib/server/auth/auth'
 import { signInWithPassword } from '@/lib/server/auth/sign-in'
-import { runFormAction } from '@/lib/server/form-action'
+import { failureState, runFormAction } from '@/lib/server/form-action'
 import { formDataToObject } from '@/lib/server/form-data'
 import { validationFailure } from '@/lib/server/operation'
 import { createApiKey, revokeApiKey } from '@/lib/server/services/api-keys'
@@ -23,8 +23,7 @@ const SignInInput = z.object({
 export async function signInAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const parsed = SignInInput.safeParse(formDataToObject(fd))
   if (!parsed.success) {
-    const f = validationFailure(parsed.error)
-    return { ok: false, error: f.error, fieldErrors: f.fieldErrors }
+    return failureState(validationFailure(parsed.error))
   }
   const result = await signInWithPassword(parsed.data, await headers())
   if (!result.ok) return { ok: false, error: result.error }

@@ -5,6 +5,7 @@ import type { ActionState } from '@/lib/action-state'
 import { AppError } from '@/lib/server/errors'
 import { formDataToObject } from '@/lib/server/form-data'
 import { inputProblem } from '@/lib/server/input'
+import { failureState } from '@/lib/server/form-action'
 import { validationFailure } from '@/lib/server/operation'
 import { resetPasswordWithLink } from '@/lib/server/services/users'
 
@@ -18,10 +19,9 @@ export async function resetPasswordAction(_prev: ActionState, fd: FormData): Pro
     return { ok: true, message: `Password changed for ${r.email}. Sign in with it now.` }
   } catch (e) {
     if (e instanceof z.ZodError) {
-      const f = validationFailure(e)
-      return { ok: false, error: f.error, fieldErrors: f.fieldErrors }
+      return failureState(validationFailure(e))
     }
-    if (e instanceof AppError) return { ok: false, error: e.message }
+    if (e instanceof AppError) return failureState({ error: e.message, fieldErrors: e.fieldErrors })
     throw e
   }
 }

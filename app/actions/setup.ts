@@ -7,13 +7,13 @@ import { getAuth } from '@/lib/server/auth/auth'
 import { withClientAddress } from '@/lib/server/auth/client-address'
 import { createFirstAdmin, FirstAdminInput } from '@/lib/server/bootstrap'
 import { formDataToObject } from '@/lib/server/form-data'
+import { failureState } from '@/lib/server/form-action'
 import { validationFailure } from '@/lib/server/operation'
 
 export async function setupAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const parsed = FirstAdminInput.safeParse(formDataToObject(fd))
   if (!parsed.success) {
-    const f = validationFailure(parsed.error)
-    return { ok: false, error: f.error, fieldErrors: f.fieldErrors }
+    return failureState(validationFailure(parsed.error))
   }
   const user = await createFirstAdmin(parsed.data, 'setup-page')
   if (!user) return { ok: false, error: 'Parley already has an admin. Sign in instead.' }

@@ -37,9 +37,14 @@ export async function createTemplateAction(_prev: ActionState, fd: FormData): Pr
   }
   const { state, data } = await runFormAction(createTaskTemplate, raw, (d) => `Saved “${d.name}”.`)
   if (!data) {
-    // Field errors of the nested MATCH spec show next to the MATCH fields.
+    // Field errors of the nested MATCH spec show next to the field of the chosen mode (the form
+    // shows only that one), not a second time above the form.
     const fe = state?.fieldErrors
-    if (fe?.match) for (const k of ['pattern', 'tolerance', 'separator']) fe[k] = fe.match
+    const field = { regex: 'pattern', numeric: 'tolerance', set: 'separator' }[raw.match.mode as string]
+    if (fe?.match && field) {
+      fe[field] = fe.match
+      delete fe.match
+    }
     return state
   }
   redirect(`/studies/${raw.studyId}/templates/${data.id}`)

@@ -13,7 +13,7 @@ function asObject(v: unknown): Record<string, unknown> | unknown[] {
  * left out; a creation or deletion lists every field as added or removed.
  */
 export function AuditDiff({ before, after }: { before: unknown; after: unknown }) {
-  if (before == null && after == null) return <span className="text-stone-400">—</span>
+  if (before == null && after == null) return <span className="text-stone-500">—</span>
   const changes = diff(asObject(before), asObject(after))
   if (changes.length === 0) return <span className="text-xs text-stone-500">no change</span>
   return (

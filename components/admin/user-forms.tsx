@@ -7,6 +7,7 @@ import {
   setUserPasswordAction,
   updateUserRoleAction,
 } from '@/app/actions/users'
+import { type ReactNode, useState } from 'react'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
 
 type Opt = Array<{ value: string; label: string }>
@@ -67,44 +68,96 @@ export function DisableForm({ userId, disabled }: { userId: string; disabled: bo
 }
 
 /**
+ * A user's row of the Users table with its actions; **Reset password** opens the two ways to reset
+ * in a row of its own under it, across the whole table (inside the actions cell they widened the
+ * table past the page).
+ */
+export function UserRow({
+  cells,
+  actions,
+  userId,
+  email,
+  columns,
+}: {
+  /** The row's cells before the actions cell. */
+  cells: ReactNode
+  /** Disable / Enable, or nothing for the admin's own row (no reset either). */
+  actions: ReactNode
+  userId: string
+  email: string
+  columns: number
+}) {
+  const [open, setOpen] = useState(false)
+  const panel = `reset-${userId}`
+  return (
+    <>
+      <tr>
+        {cells}
+        <td className="px-4 py-2 align-top">
+          {actions && (
+            <div className="space-y-2">
+              {actions}
+              <button
+                type="button"
+                aria-expanded={open}
+                aria-controls={open ? panel : undefined}
+                onClick={() => setOpen((o) => !o)}
+                className="whitespace-nowrap text-sm text-stone-700 underline"
+              >
+                {open ? 'Close reset' : 'Reset password'}
+              </button>
+            </div>
+          )}
+        </td>
+      </tr>
+      {open && (
+        <tr id={panel} data-testid={`reset-panel-${email}`}>
+          <td colSpan={columns} className="bg-stone-50 px-4 py-3">
+            <ResetPasswordForms userId={userId} email={email} />
+          </td>
+        </tr>
+      )}
+    </>
+  )
+}
+
+/**
  * Password reset for someone else: set a new password now, or issue a one-time link (shown once)
  * that lets them choose one. Either way they are signed out everywhere and their API keys revoked.
  */
 export function ResetPasswordForms({ userId, email }: { userId: string; email: string }) {
   return (
-    <details className="text-sm">
-      <summary className="cursor-pointer text-stone-700 underline">Reset password</summary>
-      <div className="mt-2 w-72 space-y-4 rounded-md border border-stone-200 bg-stone-50 p-3">
-        <ActionForm action={setUserPasswordAction} resetOnSuccess>
-          <input type="hidden" name="userId" value={userId} />
-          <Field
-            name="password"
-            label={`New password for ${email}`}
-            type="password"
-            autoComplete="new-password"
-            hint="Signs them out everywhere and revokes their API keys."
-            required
-          />
-          <SubmitButton variant="secondary" pendingText="Setting…">
-            Set password
-          </SubmitButton>
-        </ActionForm>
-        <ActionForm
-          action={issueResetLinkAction}
-          render={(state) =>
-            typeof state.data?.link === 'string' ? (
-              <code data-testid="reset-link" className="block break-all rounded bg-white p-2 font-mono text-xs">
-                {state.data.link}
-              </code>
-            ) : null
-          }
-        >
-          <input type="hidden" name="userId" value={userId} />
-          <SubmitButton variant="secondary" pendingText="Issuing…">
-            Issue one-time reset link
-          </SubmitButton>
-        </ActionForm>
-      </div>
-    </details>
+    <section aria-label={`Reset the password of ${email}`} className="grid max-w-4xl gap-4 text-sm md:grid-cols-2">
+      <ActionForm action={setUserPasswordAction} resetOnSuccess>
+        <input type="hidden" name="userId" value={userId} />
+        <Field
+          name="password"
+          label={`New password for ${email}`}
+          type="password"
+          autoComplete="new-password"
+          hint="Signs them out everywhere and revokes their API keys."
+          required
+        />
+        <SubmitButton variant="secondary" pendingText="Setting…">
+          Set password
+        </SubmitButton>
+      </ActionForm>
+      <ActionForm
+        action={issueResetLinkAction}
+        render={(state) =>
+          typeof state.data?.link === 'string' ? (
+            <code data-testid="reset-link" className="block break-all rounded bg-white p-2 font-mono text-xs">
+              {state.data.link}
+            </code>
+          ) : null
+        }
+      >
+        <input type="hidden" name="userId" value={userId} />
+        <p className="text-stone-600">Or a one-time link they open to choose a password (valid 24 hours).</p>
+        <SubmitButton variant="secondary" pendingText="Issuing…">
+          Issue one-time reset link
+        </SubmitButton>
+      </ActionForm>
+    </section>
   )
 }

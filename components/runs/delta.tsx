@@ -15,7 +15,7 @@ export function Delta({
   digits?: number
   unit?: string
 }) {
-  if (a === null || b === null) return <span className="text-stone-400">—</span>
+  if (a === null || b === null) return <span className="text-stone-500">—</span>
   const d = b - a
   const rounded = Number(d.toFixed(digits))
   if (rounded === 0)

@@ -1,4 +1,5 @@
 import { type ConnectionNames, connectionOf, modelLabel } from '@/components/runs/model-label'
+import { ScrollRegion } from '@/components/ui/scroll-region'
 import { Table, Td } from '@/components/ui/table'
 import { type LlmRef, Seats } from '@/lib/server/engine/seats'
 
@@ -37,7 +38,9 @@ export function InstanceFields({
     ) : typeof v === 'string' ? (
       <span className="whitespace-pre-wrap break-words">{v || '—'}</span>
     ) : (
-      <pre className="max-h-60 overflow-auto whitespace-pre-wrap break-words text-xs">{json(v)}</pre>
+      <ScrollRegion as="pre" label="Value" className="max-h-60 overflow-auto whitespace-pre-wrap break-words text-xs">
+        {json(v)}
+      </ScrollRegion>
     )
   return (
     <div data-testid="instance-fields">
@@ -57,7 +60,13 @@ export function InstanceFields({
       </dl>
       <details className="mt-2 text-xs">
         <summary className="cursor-pointer text-stone-500">The snapshot as JSON</summary>
-        <pre className="max-h-80 overflow-auto whitespace-pre-wrap break-words">{json(instance)}</pre>
+        <ScrollRegion
+          as="pre"
+          label="The snapshot as JSON"
+          className="max-h-80 overflow-auto whitespace-pre-wrap break-words"
+        >
+          {json(instance)}
+        </ScrollRegion>
       </details>
     </div>
   )

@@ -3,6 +3,7 @@
 import { formatCount } from '@/lib/format'
 import { useState } from 'react'
 import { type ChatTurn, restOf, turnsOf } from '@/components/sessions/prompt-turns'
+import { ScrollRegion } from '@/components/ui/scroll-region'
 
 /**
  * Prompts as the model received them: chat turns with their role, text as text (React escapes it:
@@ -77,9 +78,13 @@ export function TurnView({ turn, datasetId, fresh }: { turn: ChatTurn; datasetId
 
 function Json({ value }: { value: unknown }) {
   return (
-    <pre className="max-h-80 overflow-auto whitespace-pre-wrap break-words rounded bg-stone-50 p-2 text-xs">
+    <ScrollRegion
+      as="pre"
+      label="JSON"
+      className="max-h-80 overflow-auto whitespace-pre-wrap break-words rounded bg-stone-50 p-2 text-xs"
+    >
       {JSON.stringify(value, null, 2)}
-    </pre>
+    </ScrollRegion>
   )
 }
 
@@ -135,7 +140,7 @@ export function ContextView({
         type="button"
         aria-expanded={open}
         onClick={() => setOpen((o) => !o)}
-        className="text-left text-xs font-medium text-brand-700 hover:underline"
+        className="text-left text-xs font-medium text-brand-700 underline"
       >
         {open ? '▾' : '▸'} Context of message {seq} ({summary})
       </button>
@@ -225,7 +230,7 @@ export function CallView({ call, datasetId }: { call: CallRow; datasetId: string
               <Json value={call.response} />
             </>
           )}
-          <a href={`/calls/${call.id}`} className="text-xs text-brand-700 hover:underline">
+          <a href={`/calls/${call.id}`} className="text-xs text-brand-700 underline">
             Open in the call log
           </a>
         </div>

@@ -4,6 +4,7 @@ import { signOutAction } from '@/app/actions/account'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope, ROLE_LABELS, type Scope } from '@/lib/server/auth/roles'
 import { NavLinks } from './nav-links'
+import { Sidebar } from './sidebar'
 
 const NAV: Array<{ href: string; label: string; scope: Scope }> = [
   { href: '/work', label: 'My work', scope: 'work:read-own' },
@@ -24,19 +25,20 @@ export function navFor(role: Actor['role']) {
 
 export function AppShell({ actor, children }: { actor: Actor; children: ReactNode }) {
   return (
-    <div className="flex min-h-screen">
+    <div className="min-h-screen md:flex">
       <a
         href="#main"
         className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2"
       >
         Skip to content
       </a>
-      <aside className="flex w-56 shrink-0 flex-col border-r border-stone-200 bg-white">
-        <div className="px-4 py-4">
+      <Sidebar
+        brand={
           <Link href="/" className="text-lg font-semibold tracking-tight text-brand-700">
             Parley
           </Link>
-        </div>
+        }
+      >
         <nav aria-label="Main" className="flex-1 px-2">
           <NavLinks items={navFor(actor.role)} />
         </nav>
@@ -44,7 +46,7 @@ export function AppShell({ actor, children }: { actor: Actor; children: ReactNod
           <p className="truncate font-medium text-stone-800" title={actor.email}>
             {actor.name}
           </p>
-          <p className="truncate text-xs text-stone-500">
+          <p className="truncate text-xs text-stone-600">
             {actor.email} · <span data-testid="current-role">{ROLE_LABELS[actor.role]}</span>
           </p>
           <form action={signOutAction} className="mt-2">
@@ -53,8 +55,8 @@ export function AppShell({ actor, children }: { actor: Actor; children: ReactNod
             </button>
           </form>
         </div>
-      </aside>
-      <main id="main" className="min-w-0 flex-1 px-8 py-6">
+      </Sidebar>
+      <main id="main" className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">
         {children}
       </main>
     </div>

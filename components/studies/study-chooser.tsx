@@ -20,7 +20,7 @@ export function StudyChooser({
       <PageHeader title={title} description={`Choose the study the ${thing} belongs to.`} />
       {studies.length === 0 ? (
         <EmptyState title="No studies yet.">
-          <Link href="/studies/new" className="text-brand-700 hover:underline">
+          <Link href="/studies/new" className="text-brand-700 underline">
             Create a study
           </Link>{' '}
           first.

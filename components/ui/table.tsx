@@ -1,23 +1,38 @@
 import Link from 'next/link'
 import type { ReactNode } from 'react'
+import { ScrollRegion } from './scroll-region'
 
-export function Table({ caption, head, children }: { caption: string; head: ReactNode[]; children: ReactNode }) {
+/** A column heading, with classes for its `<th>` (e.g. `hidden md:table-cell` for a column phones skip). */
+export type Head = ReactNode | { label: ReactNode; className: string }
+
+function isSpec(h: Head): h is { label: ReactNode; className: string } {
+  return typeof h === 'object' && h !== null && 'label' in h && 'className' in h
+}
+
+export function Table({ caption, head, children }: { caption: string; head: Head[]; children: ReactNode }) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-stone-200 bg-white">
+    <ScrollRegion label={caption} className="overflow-x-auto rounded-lg border border-stone-200 bg-white">
       <table className="w-full text-left text-sm">
         <caption className="sr-only">{caption}</caption>
         <thead className="border-b border-stone-200 bg-stone-50 text-xs uppercase tracking-wide text-stone-500">
           <tr>
-            {head.map((h, i) => (
-              <th key={typeof h === 'string' ? h : i} scope="col" className="px-4 py-2 font-medium">
-                {h}
-              </th>
-            ))}
+            {head.map((h, i) => {
+              const label = isSpec(h) ? h.label : h
+              return (
+                <th
+                  key={typeof label === 'string' ? label : i}
+                  scope="col"
+                  className={`px-4 py-2 font-medium ${isSpec(h) ? h.className : ''}`}
+                >
+                  {label}
+                </th>
+              )
+            })}
           </tr>
         </thead>
         <tbody className="divide-y divide-stone-100">{children}</tbody>
       </table>
-    </div>
+    </ScrollRegion>
   )
 }
 

@@ -6,12 +6,11 @@ import { AppError, isDatabaseBusy } from '@/lib/server/errors'
 import { inputProblem } from '@/lib/server/input'
 import { log } from '@/lib/server/log'
 import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
+import { humanIssueMessage } from '@/lib/zod-messages'
 
-// Plain words for the most common validation failure: a field that was not sent at all.
-z.config({
-  customError: (issue) =>
-    issue.code === 'invalid_type' && issue.input === undefined ? 'This field is required.' : undefined,
-})
+// Plain words for validation failures ("Enter a number of at least 1."), wherever zod parses on the
+// server; a message a schema sets itself still wins.
+z.config({ customError: humanIssueMessage })
 
 /**
  * One business procedure: zod input → scope check → scoped query → audit row. Server actions,
@@ -36,7 +35,14 @@ export function defineOperation<I, O>(op: Operation<I, O>): Operation<I, O> {
   return op
 }
 
-export type Failure = { ok: false; status: number; error: string; fieldErrors?: Record<string, string[]> }
+export type Failure = {
+  ok: false
+  status: number
+  error: string
+  fieldErrors?: Record<string, string[]>
+  /** `error` only sums up `fieldErrors` (a form shows those beside their fields instead). */
+  fieldsOnly?: boolean
+}
 export type Result<O> = { ok: true; data: O } | Failure
 
 /** Inputs larger than this are refused before parsing (413). */
@@ -58,11 +64,13 @@ export function validationFailure(error: z.ZodError): Failure {
   }
   const first = error.issues[0]
   const where = first?.path.length ? `${first.path.join('.')}: ` : ''
+  const hasFields = Object.keys(fieldErrors).length > 0
   return {
     ok: false,
     status: 400,
     error: `Invalid input. ${where}${first?.message ?? ''}`.trim(),
-    ...(Object.keys(fieldErrors).length ? { fieldErrors } : {}),
+    ...(hasFields ? { fieldErrors } : {}),
+    ...(hasFields && flat.formErrors.length === 0 ? { fieldsOnly: true } : {}),
   }
 }
 
@@ -116,7 +124,7 @@ export async function execute<I, O>(
       ok: false,
       status: 400,
       error: `Invalid input. ${problem.path.length ? `${problem.path.join('.')}: ` : ''}${problem.message}`,
-      ...(field !== undefined ? { fieldErrors: { [String(field)]: [problem.message] } } : {}),
+      ...(field !== undefined ? { fieldErrors: { [String(field)]: [problem.message] }, fieldsOnly: true } : {}),
     }
   }
   if (sizeOf(raw) > MAX_INPUT_BYTES) {

@@ -69,3 +69,43 @@ describe('the audit log names people, studies and resources', () => {
     })
   })
 })
+
+describe('changes only: the audit log page leaves out sign-ins, turns and exports', () => {
+  it('changesOnly drops the activity entries and keeps every change; without it everything is listed', async () => {
+    const admin = await makeUser('admin')
+    const marker = `changes-only-${Date.now()}`
+    const entry = (action: string) => ({
+      via: 'ui',
+      action,
+      resourceType: 'test-activity',
+      resourceId: marker,
+      actorEmail: admin.email,
+    })
+    await db.auditLog.createMany({
+      data: [
+        entry('auth.sign-in'),
+        entry('session.turn'),
+        entry('session.turn'),
+        entry('run.export'),
+        entry('study.update'),
+        entry('session.claim'),
+      ],
+    })
+    const actions = async (input: Record<string, unknown>) => {
+      const r = await execute(listAudit, admin, { resourceId: marker, ...input })
+      if (!r.ok) throw new Error(r.error)
+      return r.data.items.map((e) => e.action).sort()
+    }
+    expect(await actions({ changesOnly: true })).toEqual(['session.claim', 'study.update'])
+    // The page's query parameter form, and with an action filter too.
+    expect(await actions({ changesOnly: 'true', action: 'session.' })).toEqual(['session.claim'])
+    expect(await actions({})).toEqual([
+      'auth.sign-in',
+      'run.export',
+      'session.claim',
+      'session.turn',
+      'session.turn',
+      'study.update',
+    ])
+  })
+})

@@ -7,7 +7,7 @@ import { execute } from '@/lib/server/operation'
 import type { EvinceCompareView } from '@/lib/server/protocols/evince/plugin'
 import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
 import type { PxpCompare } from '@/lib/server/protocols/pxp/dashboard'
-import { compareRuns, createRun } from '@/lib/server/services/runs'
+import { compareChoices, compareRuns, createRun } from '@/lib/server/services/runs'
 import { debateRules, loadDebateFixture } from '../support/evince'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { importAndWait, useBulkWorkers } from '../support/imports'
@@ -20,15 +20,21 @@ afterAll(async () => {
 })
 
 /** A finished PXP run whose sessions hold exactly these tag sequences (message j from m when odd). */
-async function pxpRun(studyId: string, name: string, sessions: string[][]) {
+async function pxpRun(
+  studyId: string,
+  name: string,
+  sessions: string[][],
+  task = 'drug',
+  config: Record<string, unknown> = { n: 10, k: 3 },
+) {
   const e = await db.experiment.create({
     data: {
       studyId,
       name,
       protocol: 'pxp',
-      task: 'drug',
+      task,
       datasetId: 'none',
-      config: { n: 10, k: 3 },
+      config: config as object,
       seats: {},
       repetitions: 1,
       status: 'done',
@@ -119,6 +125,49 @@ describe('compare two runs', () => {
     expect(await execute(compareRuns, stranger, { a, b: hidden })).toMatchObject({ ok: false, status: 404 })
     const expert = await makeUser('expert')
     expect(await execute(compareRuns, expert, { a, b: a })).toMatchObject({ ok: false, status: 403 })
+  })
+
+  it('PXP compares runs on one task only: RAD is not offered against DRUG, nor one template against another', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const tags = [['INIT', 'RATIFY', 'RATIFY']]
+    const drugA = await pxpRun(study.id, 'drug A', tags)
+    const drugB = await pxpRun(study.id, 'drug B', tags)
+    const rad = await pxpRun(study.id, 'rad', tags, 'rad')
+    const template = (name: string) => ({ n: 10, k: 3, template: { name, labels: ['yes', 'no'] } })
+    const sentiment = await pxpRun(study.id, 'sentiment', tags, 'generic', template('Sentiment'))
+    const topic = await pxpRun(study.id, 'topic', tags, 'generic', template('Topic'))
+
+    expect(await execute(compareRuns, researcher, { a: drugA, b: drugB })).toMatchObject({ ok: true })
+    expect(await execute(compareRuns, researcher, { a: rad, b: drugA })).toMatchObject({
+      ok: false,
+      status: 400,
+      error: 'These runs do not compare: A runs on RAD, B on DRUG.',
+      fieldErrors: { b: ['Choose a run on RAD.'] },
+    })
+    expect(await execute(compareRuns, researcher, { a: sentiment, b: topic })).toMatchObject({
+      ok: false,
+      status: 400,
+      error: 'These runs do not compare: A runs on template “Sentiment”, B on template “Topic”.',
+    })
+
+    // What the compare page offers: each run with what it compares with.
+    const choices = await execute(compareChoices, researcher, {})
+    if (!choices.ok) throw new Error(choices.error)
+    const ofStudy = choices.data.filter((r) => [drugA, drugB, rad, sentiment, topic].includes(r.id))
+    const key = (id: string) => ofStudy.find((r) => r.id === id)?.comparable
+    expect(key(drugA)).toEqual({ key: 'drug', label: 'DRUG' })
+    expect(key(drugB)).toEqual(key(drugA))
+    expect(key(rad)).toEqual({ key: 'rad', label: 'RAD' })
+    expect(key(sentiment)?.key).not.toBe(key(topic)?.key)
+    const comparableWith = (id: string) =>
+      ofStudy.filter((r) => r.id !== id && r.comparable.key === key(id)?.key).map((r) => r.name)
+    expect(comparableWith(drugA)).toEqual(['drug B'])
+    expect(comparableWith(rad)).toEqual([])
+    // A stranger's runs are not offered.
+    const stranger = await makeUser('researcher')
+    const theirs = await execute(compareChoices, stranger, {})
+    expect(theirs.ok && theirs.data.some((r) => r.id === drugA)).toBe(false)
   })
 
   it('EVINCE: the accuracy tables of A and B, each with its own label merges', async () => {

@@ -147,6 +147,42 @@ describe('a one-time reset link', () => {
     })
   })
 
+  it('a refused password says why, beside the field: what is guessable, and the person’s own email counts', async () => {
+    const admin = await makeUser('admin')
+    const { user } = await busyUser()
+    const issued = await execute(issueResetLink, admin, { userId: user.userId })
+    if (!issued.ok) throw new Error(issued.error)
+    const fd = (password: string) => {
+      const f = new FormData()
+      f.set('token', issued.data.token)
+      f.set('password', password)
+      f.set('confirm', password)
+      return f
+    }
+    // The reason, not only the verdict; shown beside the field (the form's message only sums it up).
+    expect(await resetPasswordAction(null, fd('password1'))).toMatchObject({
+      ok: false,
+      fieldsOnly: true,
+      fieldErrors: {
+        password: [
+          'This password is too easy to guess. It is a common password. A few unrelated words make a strong one.',
+        ],
+      },
+    })
+    expect(await resetPasswordAction(null, fd('Xk9#mP2q'))).toMatchObject({
+      fieldErrors: { password: [expect.stringContaining('8 random characters are too few: use 12 or more.')] },
+    })
+    // The link's owner is known only once the link is read: their email is as guessable as a word.
+    const own = await resetPasswordAction(null, fd(user.email))
+    expect(own).toMatchObject({
+      ok: false,
+      fieldErrors: { password: [expect.stringContaining('It is your email, your name or the name of this site.')] },
+    })
+    expect(JSON.stringify(own)).not.toContain(user.email)
+    expect(await resetLinkOwner(issued.data.token)).not.toBeNull()
+    expect(await passwordIs(user.userId, OLD)).toBe(true)
+  })
+
   it('a newer link spends the older one; links expire; a disabled account gets none', async () => {
     const admin = await makeUser('admin')
     const { user } = await busyUser()

@@ -218,6 +218,14 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       b: (await experimentWithSession(c)).experimentId,
     }),
   },
+  'runs.compare-choices': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    // A run in the study, so that a list that may show the study's runs does.
+    input: async (c) => {
+      await experimentWithSession(c)
+      return {}
+    },
+  },
   'runs.export': {
     allowed: STAFF,
     input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId, table: 'd' }),
@@ -639,6 +647,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'runs.view': READ,
   'runs.dashboard': READ,
   'runs.compare': READ,
+  'runs.compare-choices': LISTED, // the runs of the studies the member reads
   'runs.export': WRITE, // exporting is researcher work: viewers read results, they do not export
   'runs.export-file': WRITE,
   'runs.start': WRITE,

@@ -124,7 +124,7 @@ export default async function CallsPage({
               {data.items.map((c) => (
                 <tr key={c.id} className="hover:bg-stone-50">
                   <Td className="whitespace-nowrap">
-                    <Link href={`/calls/${c.id}`} className="text-brand-700 hover:underline">
+                    <Link href={`/calls/${c.id}`} className="text-brand-700 underline">
                       {formatDate(c.createdAt)}
                     </Link>
                   </Td>

@@ -46,7 +46,7 @@ export default async function ConnectionsPage({
           {connections.map((c) => (
             <tr key={c.id}>
               <Td>
-                <Link href={`/connections/${c.id}`} className="font-medium text-brand-700 hover:underline">
+                <Link href={`/connections/${c.id}`} className="font-medium text-brand-700 underline">
                   {c.name}
                 </Link>
               </Td>

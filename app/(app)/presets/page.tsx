@@ -30,7 +30,7 @@ export default async function PresetsPage() {
             {presets.map((p) => (
               <tr key={p.id}>
                 <Td>
-                  <Link href={`/presets/${p.id}`} className="font-medium text-brand-700 hover:underline">
+                  <Link href={`/presets/${p.id}`} className="font-medium text-brand-700 underline">
                     {p.name}
                   </Link>
                 </Td>

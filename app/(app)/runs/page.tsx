@@ -94,7 +94,7 @@ export default async function RunsPage({
             {data.items.map((e) => (
               <tr key={e.id} data-run-id={e.id}>
                 <Td>
-                  <Link href={`/runs/${e.id}`} className="font-medium text-brand-700 hover:underline">
+                  <Link href={`/runs/${e.id}`} className="font-medium text-brand-700 underline">
                     {e.name}
                   </Link>
                 </Td>

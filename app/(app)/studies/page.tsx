@@ -60,7 +60,7 @@ export default async function StudiesPage({
             {data.items.map((s) => (
               <tr key={s.id} className="hover:bg-stone-50">
                 <Td>
-                  <Link href={`/studies/${s.id}`} className="font-medium text-brand-700 hover:underline">
+                  <Link href={`/studies/${s.id}`} className="font-medium text-brand-700 underline">
                     {s.name}
                   </Link>
                   {s.archivedAt && <Badge>archived</Badge>}
@@ -70,7 +70,7 @@ export default async function StudiesPage({
                   {s.protocol ? (
                     <Badge tone="brand">{PROTOCOL_LABELS[s.protocol as keyof typeof PROTOCOL_LABELS]}</Badge>
                   ) : (
-                    <span className="text-stone-400">not chosen</span>
+                    <span className="text-stone-500">not chosen</span>
                   )}
                 </Td>
                 <Td>{s._count.members}</Td>

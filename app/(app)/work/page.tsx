@@ -11,6 +11,9 @@ export const metadata: Metadata = { title: 'My work' }
 
 const STATUS_TONE = { open: 'amber', in_progress: 'brand', done: 'green' } as const
 
+/** Columns a phone leaves out (the session's cell names its protocol, seat and study there instead). */
+const WIDE = 'hidden md:table-cell'
+
 const GROUPS: Record<(typeof QUEUE_FILTERS)[number], [string, 'amber' | 'brand' | 'red' | 'green' | 'stone']> = {
   yours: ['awaiting you', 'amber'],
   claimable: ['open to claim', 'brand'],
@@ -90,7 +93,12 @@ export default async function WorkPage({
           <>
             <Table
               caption="Your sessions"
-              head={['Session', 'Protocol', 'Your seat', 'Study', 'State', 'Messages', 'Updated']}
+              head={[
+                'Session',
+                ...['Protocol', 'Your seat', 'Study'].map((label) => ({ label, className: WIDE })),
+                'State',
+                ...['Messages', 'Updated'].map((label) => ({ label, className: WIDE })),
+              ]}
             >
               {queue.items.map((s) => {
                 const [label, tone] = GROUPS[s.grp as keyof typeof GROUPS] ?? [s.status, 'stone']
@@ -103,7 +111,7 @@ export default async function WorkPage({
                           <ClaimSeat sessionId={s.id} seat={s.seat} label={s.seatLabel} open />
                         </span>
                       ) : (
-                        <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 hover:underline">
+                        <Link href={`/sessions/${s.id}`} className="font-medium text-brand-700 underline">
                           {s.title}
                         </Link>
                       )}
@@ -119,17 +127,20 @@ export default async function WorkPage({
                           ) : null}
                         </span>
                       )}
+                      <span className="block text-xs text-stone-500 md:hidden">
+                        {s.protocolLabel} · {s.seatLabel} · {s.studyName}
+                      </span>
                     </Td>
-                    <Td>{s.protocolLabel}</Td>
-                    <Td>{s.seatLabel}</Td>
-                    <Td>{s.studyName}</Td>
+                    <Td className={WIDE}>{s.protocolLabel}</Td>
+                    <Td className={WIDE}>{s.seatLabel}</Td>
+                    <Td className={WIDE}>{s.studyName}</Td>
                     <Td>
                       <Badge tone={tone}>{label}</Badge>
                       {s.waitingFor && (
                         <span className="mt-1 block text-xs text-stone-600" data-testid="waiting-for">
                           for {s.waitingFor.mine ? 'your session ' : 'session '}
                           {s.waitingFor.mine ? (
-                            <Link href={`/sessions/${s.waitingFor.id}`} className="text-brand-700 hover:underline">
+                            <Link href={`/sessions/${s.waitingFor.id}`} className="text-brand-700 underline">
                               {s.waitingFor.title}
                             </Link>
                           ) : (
@@ -143,8 +154,8 @@ export default async function WorkPage({
                         </span>
                       )}
                     </Td>
-                    <Td>{s.messages}</Td>
-                    <Td className="whitespace-nowrap text-stone-500">{formatDate(s.updatedAt)}</Td>
+                    <Td className={WIDE}>{s.messages}</Td>
+                    <Td className={`whitespace-nowrap text-stone-500 ${WIDE}`}>{formatDate(s.updatedAt)}</Td>
                   </tr>
                 )
               })}
@@ -189,7 +200,7 @@ export default async function WorkPage({
               {work.items.map((w) => (
                 <tr key={w.id} className="hover:bg-stone-50">
                   <Td>
-                    <Link href={`/work/${w.id}`} className="font-medium text-brand-700 hover:underline">
+                    <Link href={`/work/${w.id}`} className="font-medium text-brand-700 underline">
                       {w.title}
                     </Link>
                   </Td>

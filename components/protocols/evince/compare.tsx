@@ -9,7 +9,7 @@ type Side = Data['a']
 type Row = Side['accuracy']['rows'][number]
 
 function Cell({ row, value }: { row: Row | undefined; value: (r: Row) => string }) {
-  return row ? <span className="tabular-nums">{value(row)}</span> : <span className="text-stone-400">—</span>
+  return row ? <span className="tabular-nums">{value(row)}</span> : <span className="text-stone-500">—</span>
 }
 
 /** Debates left out because their logs break the rules (see the run pages), if any. */
@@ -73,7 +73,7 @@ export function EvinceCompareView({ a, b, data }: CompareProps) {
                 {sameK ? (
                   <Delta a={ra ? ra.topk * 100 : null} b={rb ? rb.topk * 100 : null} digits={1} unit=" pp" />
                 ) : (
-                  <span className="text-stone-400">k differs</span>
+                  <span className="text-stone-500">k differs</span>
                 )}
               </Td>
               <Td>

@@ -79,7 +79,7 @@ export function MetricCharts({ points, stopRound }: { points: RoundPoint[]; stop
         return (
           <figure key={s.title} aria-label={s.title} className="rounded-md border border-stone-200 bg-white p-2">
             <figcaption className="px-1 text-xs font-medium text-stone-700">
-              {s.title} <span className="text-stone-400">({s.unit})</span>
+              {s.title} <span className="text-stone-500">({s.unit})</span>
             </figcaption>
             <LineLegend items={s.lines} className="gap-x-3 px-1 pt-1 text-[11px]" />
             <div className="h-48">

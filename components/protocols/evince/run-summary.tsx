@@ -4,6 +4,7 @@ import type { RunSummaryProps } from '@/components/protocols/types'
 import { RetryButton } from '@/components/runs/run-controls'
 import { StatusBadge } from '@/components/runs/status'
 import { Card } from '@/components/ui/card'
+import { ScrollRegion } from '@/components/ui/scroll-region'
 import { Pagination, Table, Td } from '@/components/ui/table'
 import { STOP_REASONS } from '@/lib/protocols/evince'
 import type { EvinceRunView } from '@/lib/server/protocols/evince/plugin'
@@ -114,7 +115,7 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
 
       {d.confusion.truths.length ? (
         <Card title="Final top-1 against the ground truth">
-          <div className="overflow-x-auto">
+          <ScrollRegion label="Confusion table" className="overflow-x-auto">
             <table className="text-xs tabular-nums" data-testid="confusion">
               <thead>
                 <tr>
@@ -145,7 +146,7 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
                       <td
                         key={d.confusion.labels[j]}
                         data-diagonal={i === j ? 'true' : undefined}
-                        className={`h-10 w-16 p-1 text-center ${i === j ? 'border border-green-300' : ''} ${n ? (i === j ? 'bg-green-100' : 'bg-red-50') : 'text-stone-300'}`}
+                        className={`h-10 w-16 p-1 text-center ${i === j ? 'border border-green-300' : ''} ${n ? (i === j ? 'bg-green-100' : 'bg-red-50') : 'text-stone-500'}`}
                       >
                         {n}
                       </td>
@@ -157,7 +158,7 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
             <p className="mt-1 text-xs text-stone-500">
               The same labels in the same order on both axes: the diagonal (outlined) holds the correct cases.
             </p>
-          </div>
+          </ScrollRegion>
         </Card>
       ) : null}
 
@@ -167,7 +168,7 @@ export function EvinceRunSummary({ run, data, canRun, params: sp, basePath }: Ru
             <Td>{c.position + 1}</Td>
             <Td className="max-w-md">
               {run.can.openSessions ? (
-                <Link href={`/sessions/${c.sessionId}`} className="text-brand-700 hover:underline">
+                <Link href={`/sessions/${c.sessionId}`} className="text-brand-700 underline">
                   {c.symptoms.length > 90 ? `${c.symptoms.slice(0, 89)}…` : c.symptoms}
                 </Link>
               ) : c.symptoms.length > 90 ? (

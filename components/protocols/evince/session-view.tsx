@@ -2,6 +2,7 @@ import { DistributionBars } from '@/components/protocols/evince/distribution'
 import { MetricCharts } from '@/components/protocols/evince/metric-charts'
 import type { SessionViewProps } from '@/components/protocols/types'
 import { Badge, Card } from '@/components/ui/card'
+import { ScrollRegion } from '@/components/ui/scroll-region'
 import { mergedPredictions } from '@/lib/protocols/evince'
 import type { EvinceSessionView as View } from '@/lib/server/protocols/evince/plugin'
 
@@ -113,7 +114,7 @@ export function EvinceSessionView({ session: s, turnForm, live }: SessionViewPro
                         ) : null}
                       </>
                     ) : (
-                      <p className="text-sm text-stone-400">waiting…</p>
+                      <p className="text-sm text-stone-500">waiting…</p>
                     )}
                   </div>
                 )
@@ -161,7 +162,7 @@ export function EvinceSessionView({ session: s, turnForm, live }: SessionViewPro
       {points.length ? (
         <Card title="Information flow per round">
           <MetricCharts points={points} stopRound={stopRound} />
-          <div className="mt-3 overflow-x-auto">
+          <ScrollRegion label="Metrics per round" className="mt-3 overflow-x-auto">
             <table className="w-full text-xs tabular-nums" data-testid="metrics-table">
               <thead>
                 <tr className="text-left text-stone-500">
@@ -211,7 +212,7 @@ export function EvinceSessionView({ session: s, turnForm, live }: SessionViewPro
               aliases applied), each distribution renormalised; KL and cross-entropy use ε-smoothing; WD uses the 0/1
               ground metric (= total variation); MI uses the maximal-agreement coupling; NMI = MI / max(H(A), H(B)).
             </p>
-          </div>
+          </ScrollRegion>
         </Card>
       ) : null}
 

@@ -9,7 +9,7 @@ const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))
 type Side = PxpCompare['a']
 
 function Cell({ side, pick, prop }: { side: Side; pick: (r: any) => any; prop: (p: any) => number }) {
-  if (!side.report || !side.proportions) return <span className="text-stone-400">no messages</span>
+  if (!side.report || !side.proportions) return <span className="text-stone-500">no messages</span>
   const s = pick(side.report)
   return (
     <span className="tabular-nums">

@@ -190,7 +190,7 @@ export function PxpDashboard({ runId, data, params: sp, basePath: base, canInspe
                       <Td>{[s.uh && 'h', s.um && 'm'].filter(Boolean).join(', ') || '—'}</Td>
                       <Td>
                         {canInspect && (
-                          <Link href={`/runs/${runId}/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                          <Link href={`/runs/${runId}/sessions/${s.id}`} className="text-brand-700 underline">
                             Inspect
                           </Link>
                         )}

@@ -25,6 +25,15 @@ export function ScorekeepingTurnForm({ session: s }: TurnFormProps) {
     field.value = answer
     form.requestSubmit()
   }
+  // Each new question takes the focus as it arrives (on the page's first load, and when it comes in
+  // live after the last answer): the answer box for a request, the question with its Yes / No for a
+  // side question, so the keyboard and a screen reader are where the person has to answer.
+  const j = ask?.j
+  useEffect(() => {
+    if (j === undefined) return
+    const target = box.current?.querySelector<HTMLElement>(isProbe ? '[data-probe]' : '#sk-reply')
+    target?.focus()
+  }, [j, isProbe])
   useEffect(() => {
     if (!isProbe) return
     const onKey = (e: KeyboardEvent) => {
@@ -51,7 +60,13 @@ export function ScorekeepingTurnForm({ session: s }: TurnFormProps) {
           <input type="hidden" name="protocol" value={s.protocol} />
           {isProbe ? (
             <>
-              <p className="text-sm text-stone-800" data-testid="probe-question">
+              <p
+                id={`sk-probe-${ask.j}`}
+                className="text-sm text-stone-800"
+                data-testid="probe-question"
+                data-probe
+                tabIndex={-1}
+              >
                 {lastQuestion?.question ?? 'Answer yes or no.'}
               </p>
               <p className="text-xs text-stone-500">
@@ -90,8 +105,6 @@ export function ScorekeepingTurnForm({ session: s }: TurnFormProps) {
                 id="sk-reply"
                 name="reply"
                 autoComplete="off"
-                // biome-ignore lint/a11y/noAutofocus: the answer is the only thing to do on this turn
-                autoFocus
                 maxLength={2000}
                 className="mt-1 block w-full rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm shadow-sm"
               />

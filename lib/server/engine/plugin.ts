@@ -209,6 +209,12 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
      * changed), for the generic compare page; the UI's `Compare` draws it.
      */
     compare?(runA: string, runB: string): Promise<unknown>
+    /**
+     * What a run can be compared with: `compare` puts two runs side by side only when their keys are
+     * equal (PXP: runs on the same task, so a RAD run is never offered against a DRUG run); the label
+     * names it on the compare page. Default: the run's task.
+     */
+    comparableAs?(run: { task: string; config: unknown }): { key: string; label: string }
   }
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined

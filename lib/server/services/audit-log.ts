@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { db } from '@/lib/server/db'
 import { defineOperation } from '@/lib/server/operation'
-import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 
 type Named = { id: string; name: string }
 type Lookup = (ids: string[]) => Promise<Named[]>
@@ -42,6 +42,13 @@ async function namesFor(
   return (kind: string, id: string | null) => (id ? (found.get(`${kind}:${id}`) ?? null) : null)
 }
 
+/**
+ * Entries that record activity rather than a change: signing in, a person's or program's turn in a
+ * session (one per message, dozens per game), an export. The audit log page hides them by default
+ * ("Changes only"); `changesOnly` leaves them out.
+ */
+export const ACTIVITY_ACTIONS = ['auth.sign-in', 'session.turn', 'run.export'] as const
+
 export const listAudit = defineOperation({
   name: 'audit.list',
   scope: 'audit:read',
@@ -51,10 +58,19 @@ export const listAudit = defineOperation({
     actor: z.string().trim().max(254).optional(),
     resourceType: z.string().trim().max(50).optional(),
     resourceId: z.string().trim().max(100).optional(),
+    /** Leave out sign-ins, turns and exports (ACTIVITY_ACTIONS). */
+    changesOnly: boolParam.optional(),
   }),
-  async run(_actor, { page, pageSize, action, actor, resourceType, resourceId }) {
+  async run(_actor, { page, pageSize, action, actor, resourceType, resourceId, changesOnly }) {
     const where = {
-      ...(action ? { action: { startsWith: action } } : {}),
+      ...(action || changesOnly
+        ? {
+            action: {
+              ...(action ? { startsWith: action } : {}),
+              ...(changesOnly ? { notIn: [...ACTIVITY_ACTIONS] } : {}),
+            },
+          }
+        : {}),
       ...(actor ? { actorEmail: { contains: actor, mode: 'insensitive' as const } } : {}),
       ...(resourceType ? { resourceType } : {}),
       ...(resourceId ? { resourceId } : {}),

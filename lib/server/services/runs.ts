@@ -6,6 +6,7 @@ import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { runnableSessions, workingSessions } from '@/lib/server/engine/jobs'
 import { dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
 import { hasScope } from '@/lib/server/auth/roles'
+import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished } from '@/lib/server/engine/runner'
 import { writeRun } from '@/lib/server/engine/runs'
@@ -399,9 +400,48 @@ export const runDashboard = defineOperation({
   },
 })
 
+/** What a run of this plugin compares with (`views.comparableAs`; default: its task). */
+function comparableAs(plugin: ProtocolPlugin, run: { task: string; config: unknown }) {
+  return plugin.views.comparableAs?.(run) ?? { key: run.task, label: run.task }
+}
+
 /**
- * Two runs side by side: both must be readable by the actor and of one protocol; the protocol's
- * plugin computes the comparison (`views.compare`), so this page works for every protocol that has one.
+ * The runs the compare page offers: the actor's readable runs of protocols that have a comparison,
+ * newest first, each with what it compares with (`comparable.key`: two runs compare only when their
+ * protocol and key are equal, e.g. PXP on the same task).
+ */
+export const compareChoices = defineOperation({
+  name: 'runs.compare-choices',
+  scope: 'dashboards:read',
+  input: z.object({}),
+  async run(actor) {
+    const plugins = (await allPlugins()).filter((p) => p.views.compare)
+    if (!plugins.length) return []
+    const byId = new Map(plugins.map((p) => [p.protocol.id, p]))
+    const runs = await db.experiment.findMany({
+      where: { study: studiesWhere(actor, 'read'), protocol: { in: [...byId.keys()] } },
+      orderBy: { createdAt: 'desc' },
+      take: 200,
+      select: {
+        id: true,
+        name: true,
+        protocol: true,
+        task: true,
+        config: true,
+        study: { select: { id: true, name: true } },
+      },
+    })
+    return runs.map(({ config, ...r }) => {
+      const plugin = byId.get(r.protocol) as ProtocolPlugin
+      return { ...r, protocolLabel: plugin.protocol.label, comparable: comparableAs(plugin, { task: r.task, config }) }
+    })
+  },
+})
+
+/**
+ * Two runs side by side: both must be readable by the actor, of one protocol, and comparable by the
+ * protocol's rule (`views.comparableAs`: PXP on the same task); the protocol's plugin computes the
+ * comparison (`views.compare`), so this page works for every protocol that has one.
  */
 export const compareRuns = defineOperation({
   name: 'runs.compare',
@@ -413,6 +453,11 @@ export const compareRuns = defineOperation({
       throw badRequest('Only runs of the same protocol can be compared.', { b: ['Choose a run of the same protocol.'] })
     const plugin = await pluginFor(runA.protocol)
     if (!plugin.views.compare) throw notFound('Comparison')
+    const [ofA, ofB] = [comparableAs(plugin, runA), comparableAs(plugin, runB)]
+    if (ofA.key !== ofB.key)
+      throw badRequest(`These runs do not compare: A runs on ${ofA.label}, B on ${ofB.label}.`, {
+        b: [`Choose a run on ${ofA.label}.`],
+      })
     const ref = (r: typeof runA) => ({ id: r.id, name: r.name, status: r.status, studyId: r.studyId })
     return { protocol: runA.protocol, a: ref(runA), b: ref(runB), data: await plugin.views.compare(a, b) }
   },

@@ -131,8 +131,19 @@ export const getStudy = defineOperation({
         },
       },
     })
+    // The protocols the study's runs use, most runs first: what the study page names when the study
+    // itself names no protocol (a study may run several).
+    const used = await db.experiment.groupBy({
+      by: ['protocol'],
+      where: { studyId },
+      _count: { _all: true },
+      orderBy: { protocol: 'asc' },
+    })
+    const runProtocols = used
+      .map((u) => ({ protocol: u.protocol, label: PROTOCOL_LABELS[u.protocol] ?? u.protocol, runs: u._count._all }))
+      .sort((a, b) => b.runs - a.runs || a.label.localeCompare(b.label))
     /** `access`: what the actor may do in this study (read, write, manage). */
-    return { ...study, access }
+    return { ...study, access, runProtocols }
   },
 })
 

@@ -360,6 +360,10 @@ export async function resetPasswordWithLink(raw: unknown) {
     const user = await tx.user.findUnique({ where: { id: spent.value }, select: userPublic })
     if (!user || user.disabled)
       throw badRequest('This reset link is expired or was already used. Ask an admin for a new one.')
+    // Now that the person is known, their email and name count as guessable too (the link stays
+    // unspent: the throw rolls the transaction back).
+    const weakness = passwordWeakness(input.password, [user.email, user.email.split('@')[0] ?? '', user.name])
+    if (weakness) throw badRequest(weakness, { password: [weakness] })
     const done = await replacePassword(tx, user.id, input.password)
     await writeAudit(tx, {
       actor: { userId: user.id, email: user.email, via: 'reset-link' },

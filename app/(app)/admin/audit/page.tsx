@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: 'Audit log' }
 
 /** A name with its id on hover (and the id itself when the thing has no name or is gone). */
 function Named({ name, id, href }: { name: string | null; id: string | null; href?: string }) {
-  if (!id) return <span className="text-stone-400">—</span>
+  if (!id) return <span className="text-stone-500">—</span>
   const label = name ?? <span className="font-mono text-xs">{id}</span>
   return (
     <span title={id} data-id={id}>
@@ -23,6 +23,11 @@ function Named({ name, id, href }: { name: string | null; id: string | null; hre
       )}
     </span>
   )
+}
+
+/** The query's parameters that have a value (for a link that changes one of them). */
+function definedParams(params: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).filter((e): e is [string, string] => !!e[1]))
 }
 
 const HREF: Record<string, (id: string) => string> = {
@@ -44,14 +49,19 @@ export default async function AuditPage({
     action: params.action,
     actor: params.actor,
     resourceType: params.resourceType,
+    // Changes only unless asked: sign-ins, turns and exports would bury them.
+    changesOnly: params.show !== 'all',
   })
+  const everything = params.show === 'all'
+
   return (
     <>
       <PageHeader
         title="Audit log"
         description="Every change anyone made: who, what, and what changed (hover a name for its id)."
       />
-      <form role="search" className="mb-4 flex flex-wrap gap-2 text-sm">
+      {/* Keyed by the query: a link that changes it (Show everything) shows the new values in the fields. */}
+      <form key={JSON.stringify(params)} role="search" className="mb-4 flex flex-wrap gap-2 text-sm">
         {[
           ['action', 'Action starts with (e.g. user.)'],
           ['actor', 'Actor email contains'],
@@ -80,10 +90,32 @@ export default async function AuditPage({
             ))}
           </select>
         </label>
+        <label className="flex flex-col">
+          <span className="text-xs text-stone-600">Show</span>
+          <select
+            name="show"
+            defaultValue={everything ? 'all' : ''}
+            className="rounded-md border border-stone-300 bg-white px-3 py-1.5"
+          >
+            <option value="">Changes only</option>
+            <option value="all">Everything (with sign-ins, turns and exports)</option>
+          </select>
+        </label>
         <button type="submit" className="self-end rounded-md border border-stone-300 bg-white px-3 py-1.5">
           Filter
         </button>
       </form>
+      {everything ? null : (
+        <p className="mb-3 text-sm text-stone-600" data-testid="changes-only">
+          Changes only: sign-ins, turns in sessions and exports are left out.{' '}
+          <Link
+            href={`/admin/audit?${new URLSearchParams({ ...definedParams(params), show: 'all', page: '1' })}`}
+            className="text-brand-700 underline"
+          >
+            Show everything
+          </Link>
+        </p>
+      )}
       {data.total === 0 ? (
         <EmptyState title="No audit entries match." />
       ) : (

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next'
-import { CreateUserForm, DisableForm, ResetPasswordForms, RoleForm } from '@/components/admin/user-forms'
+import { CreateUserForm, DisableForm, RoleForm, UserRow } from '@/components/admin/user-forms'
 import { Badge, Card, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
@@ -45,23 +45,24 @@ export default async function UsersPage({
         </form>
         <Table caption="Users" head={['Name', 'Email', 'Role', 'Status', 'Created', '']}>
           {data.items.map((u) => (
-            <tr key={u.id}>
-              <Td>{u.name}</Td>
-              <Td>{u.email}</Td>
-              <Td>
-                <RoleForm userId={u.id} role={u.role} roles={roles} email={u.email} />
-              </Td>
-              <Td>{u.disabled ? <Badge tone="red">disabled</Badge> : <Badge tone="green">active</Badge>}</Td>
-              <Td className="whitespace-nowrap text-stone-500">{formatDate(u.createdAt)}</Td>
-              <Td>
-                {u.id !== actor.userId && (
-                  <div className="space-y-2">
-                    <DisableForm userId={u.id} disabled={u.disabled} />
-                    <ResetPasswordForms userId={u.id} email={u.email} />
-                  </div>
-                )}
-              </Td>
-            </tr>
+            <UserRow
+              key={u.id}
+              userId={u.id}
+              email={u.email}
+              columns={6}
+              cells={
+                <>
+                  <Td>{u.name}</Td>
+                  <Td>{u.email}</Td>
+                  <Td>
+                    <RoleForm userId={u.id} role={u.role} roles={roles} email={u.email} />
+                  </Td>
+                  <Td>{u.disabled ? <Badge tone="red">disabled</Badge> : <Badge tone="green">active</Badge>}</Td>
+                  <Td className="whitespace-nowrap text-stone-500">{formatDate(u.createdAt)}</Td>
+                </>
+              }
+              actions={u.id !== actor.userId ? <DisableForm userId={u.id} disabled={u.disabled} /> : null}
+            />
           ))}
         </Table>
         <Pagination {...data} params={params} basePath="/admin/users" />

@@ -2,17 +2,22 @@ import { formatCount, formatUsd } from '@/lib/format'
 import type { Metadata } from 'next'
 import Link from 'next/link'
 import { Badge, Card, PageHeader } from '@/components/ui/card'
+import { ScrollRegion } from '@/components/ui/scroll-region'
 import { formatDate } from '@/components/ui/table'
 import { loadForPage } from '@/lib/server/page-data'
 import { getCall } from '@/lib/server/services/llm'
 
 export const metadata: Metadata = { title: 'Call' }
 
-function JsonBlock({ value }: { value: unknown }) {
+function JsonBlock({ value, label }: { value: unknown; label: string }) {
   return (
-    <pre className="max-h-[28rem] overflow-auto whitespace-pre-wrap break-words rounded bg-stone-50 p-3 font-mono text-xs">
+    <ScrollRegion
+      as="pre"
+      label={label}
+      className="max-h-[28rem] overflow-auto whitespace-pre-wrap break-words rounded bg-stone-50 p-3 font-mono text-xs"
+    >
       {JSON.stringify(value, null, 2)}
-    </pre>
+    </ScrollRegion>
   )
 }
 
@@ -69,10 +74,14 @@ export default async function CallPage({ params }: { params: Promise<{ callId: s
         </Card>
       )}
       <Card title="Request (exactly as sent)">
-        <JsonBlock value={c.request} />
+        <JsonBlock value={c.request} label="Request JSON" />
       </Card>
       <Card title="Response">
-        {c.response ? <JsonBlock value={c.response} /> : <p className="text-sm text-stone-500">No response.</p>}
+        {c.response ? (
+          <JsonBlock value={c.response} label="Response JSON" />
+        ) : (
+          <p className="text-sm text-stone-500">No response.</p>
+        )}
       </Card>
     </div>
   )

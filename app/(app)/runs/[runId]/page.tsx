@@ -99,14 +99,14 @@ export default async function RunPage({
           <>
             <span data-testid="run-protocol">{run.protocolLabel}</span> over{' '}
             {r.dataset ? (
-              <Link href={`/datasets/${r.dataset.id}`} className="text-brand-700 hover:underline">
+              <Link href={`/datasets/${r.dataset.id}`} className="text-brand-700 underline">
                 {r.dataset.name}
               </Link>
             ) : (
               'a removed dataset'
             )}{' '}
             in{' '}
-            <Link href={`/studies/${run.study.id}`} className="text-brand-700 hover:underline">
+            <Link href={`/studies/${run.study.id}`} className="text-brand-700 underline">
               {run.study.name}
             </Link>
             . Created {formatDate(run.createdAt)}.
@@ -159,7 +159,7 @@ export default async function RunPage({
           <span>This run is one session.</span>
           <Link
             href={`/sessions/${sessions.items[0].id}`}
-            className="font-medium text-brand-700 hover:underline"
+            className="font-medium text-brand-700 underline"
             data-testid="open-single-session"
           >
             Open the session →
@@ -255,23 +255,20 @@ export default async function RunPage({
               <li key={e.table}>
                 {e.label}:{' '}
                 <a
-                  className="text-brand-700 hover:underline"
+                  className="text-brand-700 underline"
                   href={`/api/runs/${run.id}/export?table=${e.table}&format=jsonl`}
                 >
                   JSONL
                 </a>{' '}
                 ·{' '}
-                <a
-                  className="text-brand-700 hover:underline"
-                  href={`/api/runs/${run.id}/export?table=${e.table}&format=csv`}
-                >
+                <a className="text-brand-700 underline" href={`/api/runs/${run.id}/export?table=${e.table}&format=csv`}>
                   CSV
                 </a>
               </li>
             ))}
             {r.files.map((f) => (
               <li key={f.file}>
-                <a className="text-brand-700 hover:underline" href={`/api/runs/${run.id}/files/${f.file}`}>
+                <a className="text-brand-700 underline" href={`/api/runs/${run.id}/files/${f.file}`}>
                   {f.label}
                 </a>
               </li>
@@ -358,16 +355,12 @@ export default async function RunPage({
                   <Td className="whitespace-nowrap">
                     {[
                       s.open && (
-                        <Link key="open" href={`/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                        <Link key="open" href={`/sessions/${s.id}`} className="text-brand-700 underline">
                           Open
                         </Link>
                       ),
                       canInspect && (
-                        <Link
-                          key="inspect"
-                          href={`${base}/sessions/${s.id}`}
-                          className="text-brand-700 hover:underline"
-                        >
+                        <Link key="inspect" href={`${base}/sessions/${s.id}`} className="text-brand-700 underline">
                           Inspect
                         </Link>
                       ),

@@ -2,39 +2,15 @@ import type { Metadata } from 'next'
 import Link from 'next/link'
 import { forbidden, notFound } from 'next/navigation'
 import { protocolLabel, uiFor } from '@/components/protocols/registry'
+import { CompareForm } from '@/components/runs/compare-form'
 import { StatusBadge } from '@/components/runs/status'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
 import { requirePage } from '@/lib/server/auth/session'
 import { execute } from '@/lib/server/operation'
 import { flatParams } from '@/lib/server/page-data'
-import { compareRuns, listRuns } from '@/lib/server/services/runs'
+import { compareChoices, compareRuns } from '@/lib/server/services/runs'
 
 export const metadata: Metadata = { title: 'Compare runs' }
-
-type RunOption = { id: string; name: string; protocol: string; study: { name: string } }
-
-function RunSelect({ name, label, runs, value }: { name: string; label: string; runs: RunOption[]; value?: string }) {
-  return (
-    <label className="flex min-w-72 flex-col text-sm">
-      <span className="text-xs text-stone-600">{label}</span>
-      <select
-        name={name}
-        defaultValue={value ?? ''}
-        className="rounded-md border border-stone-300 bg-white px-3 py-1.5"
-        required
-      >
-        <option value="" disabled>
-          Choose a run…
-        </option>
-        {runs.map((r) => (
-          <option key={r.id} value={r.id}>
-            {r.name} · {protocolLabel(r.protocol)} · {r.study.name}
-          </option>
-        ))}
-      </select>
-    </label>
-  )
-}
 
 /**
  * Two runs side by side, for every protocol whose UI has a `Compare` (the plugin's `views.compare`
@@ -48,11 +24,11 @@ export default async function CompareRunsPage({
 }) {
   const { actor } = await requirePage('dashboards:read')
   const sp = await flatParams(searchParams)
-  const all = await execute(listRuns, actor, { pageSize: 100 })
+  const all = await execute(compareChoices, actor, {})
   if (!all.ok) throw new Error(all.error)
-  const runA = sp.a ? all.data.items.find((r) => r.id === sp.a) : undefined
-  const comparable = all.data.items.filter((r) => uiFor(r.protocol)?.Compare)
-  const choicesB = runA ? comparable.filter((r) => r.protocol === runA.protocol && r.id !== runA.id) : comparable
+  // Only runs that compare: B among the runs of A's protocol that its plugin says compare with A
+  // (PXP: the same task), so a RAD run is never offered against a DRUG run.
+  const comparable = all.data.filter((r) => uiFor(r.protocol)?.Compare)
 
   let result: { ok: true; data: Awaited<ReturnType<typeof compareRuns.run>> } | { ok: false; error: string } | null =
     null
@@ -70,23 +46,7 @@ export default async function CompareRunsPage({
         description="Two runs of one protocol side by side, with what changed from A to B (e.g. the same set-up with another model)."
       />
       <Card>
-        <form className="flex flex-wrap items-end gap-3" action="/runs/compare">
-          <RunSelect name="a" label="Run A" runs={comparable} value={sp.a} />
-          <RunSelect name="b" label="Run B (same protocol)" runs={choicesB} value={sp.b} />
-          <button type="submit" className="rounded-md border border-stone-300 bg-white px-3 py-1.5 text-sm">
-            Compare
-          </button>
-          {sp.a && sp.b ? (
-            <Link href={`/runs/compare?a=${sp.b}&b=${sp.a}`} className="self-center text-sm text-brand-700 underline">
-              Swap A and B
-            </Link>
-          ) : null}
-        </form>
-        {runA && !choicesB.length ? (
-          <p className="mt-2 text-sm text-stone-500">
-            No other {protocolLabel(runA.protocol)} run to compare with yet.
-          </p>
-        ) : null}
+        <CompareForm key={`${sp.a}|${sp.b}`} runs={comparable} a={sp.a} b={sp.b} />
       </Card>
       {result && !result.ok ? (
         <div className="mt-4">

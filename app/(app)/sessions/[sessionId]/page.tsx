@@ -48,6 +48,14 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
   const Live = ui.LivePreview ?? LivePreview
   const seatLabel = (name: string) => s.seats.find((x) => x.name === name)?.label ?? name
   const waitingFor = s.ask && !s.yourTurn ? s.seats.find((x) => x.name === s.ask?.seat) : null
+  // Back to where this session is listed for the viewer: their queue when they sit in it (or may
+  // claim a seat), else its run (a researcher or viewer reading the session).
+  const backTo =
+    s.mySeats.length > 0 || canClaim
+      ? { href: '/work', label: 'My work' }
+      : s.run && hasScope(actor.role, 'studies:read')
+        ? { href: `/runs/${s.run.id}`, label: 'The run' }
+        : null
   return (
     <div className="space-y-6">
       <PageHeader
@@ -63,7 +71,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
               <>
                 {' · '}
                 {hasScope(actor.role, 'studies:read') ? (
-                  <Link href={`/runs/${s.run.id}`} className="text-brand-700 hover:underline">
+                  <Link href={`/runs/${s.run.id}`} className="text-brand-700 underline">
                     {s.run.name}: all sessions of this run
                   </Link>
                 ) : (
@@ -74,7 +82,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
             {s.run && hasScope(actor.role, 'work:read-study') && (
               <>
                 {' · '}
-                <Link href={`/runs/${s.run.id}/sessions/${s.id}`} className="text-brand-700 hover:underline">
+                <Link href={`/runs/${s.run.id}/sessions/${s.id}`} className="text-brand-700 underline">
                   Inspect
                 </Link>
               </>
@@ -92,9 +100,11 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
                 Next session
               </Link>
             )}
-            <Link href="/work" className="text-sm text-brand-700 underline">
-              ← My work
-            </Link>
+            {backTo && (
+              <Link href={backTo.href} className="text-sm text-brand-700 underline">
+                ← {backTo.label}
+              </Link>
+            )}
           </span>
         }
       />

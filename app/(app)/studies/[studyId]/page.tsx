@@ -43,6 +43,14 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
   const datasets = await loadForPage(listDatasets, { studyId })
   const templates = await loadForPage(listTaskTemplates, { studyId })
+  // The protocols the study's runs use (a study may run several), and the one the study names, if any.
+  const protocols =
+    study.protocol && !study.runProtocols.some((p) => p.protocol === study.protocol)
+      ? [
+          ...study.runProtocols,
+          { protocol: study.protocol, label: PROTOCOL_LABELS[study.protocol] ?? study.protocol, runs: 0 },
+        ]
+      : study.runProtocols
   return (
     <>
       <PageHeader
@@ -74,9 +82,35 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
       <div className="grid gap-6 xl:grid-cols-2">
         <Card title="Overview">
           <dl className="grid grid-cols-[10rem_1fr] gap-y-2 text-sm">
-            <dt className="text-stone-500">Protocol</dt>
-            <dd>
-              {study.protocol ? PROTOCOL_LABELS[study.protocol as keyof typeof PROTOCOL_LABELS] : 'Not chosen yet'}
+            <dt className="text-stone-500">{protocols.length > 1 ? 'Protocols' : 'Protocol'}</dt>
+            <dd data-testid="study-protocols">
+              {protocols.length ? (
+                <ul>
+                  {protocols.map((p) => (
+                    <li key={p.protocol}>
+                      {p.runs ? (
+                        <>
+                          <Link
+                            href={`/runs?studyId=${study.id}&protocol=${p.protocol}`}
+                            className="text-brand-700 underline"
+                          >
+                            {p.label}
+                          </Link>{' '}
+                          <span className="text-stone-600">
+                            ({p.runs} run{p.runs === 1 ? '' : 's'})
+                          </span>
+                        </>
+                      ) : (
+                        <>
+                          {p.label} <span className="text-stone-600">(no runs yet)</span>
+                        </>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                'None yet: each run chooses its protocol.'
+              )}
             </dd>
             <dt className="text-stone-500">Created</dt>
             <dd>
@@ -138,7 +172,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 {work.items.map((w) => (
                   <tr key={w.id}>
                     <Td>
-                      <Link href={`/work/${w.id}`} className="text-brand-700 hover:underline">
+                      <Link href={`/work/${w.id}`} className="text-brand-700 underline">
                         {w.title}
                       </Link>
                     </Td>
@@ -166,7 +200,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           description="Generic PXP tasks: prompts, output fields, labels, MATCH and AGREE, for generic datasets."
           actions={
             canWrite ? (
-              <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 hover:underline">
+              <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 underline">
                 New template
               </Link>
             ) : undefined
@@ -180,7 +214,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 <li key={t.id} className="flex items-center justify-between py-2">
                   <Link
                     href={`/studies/${study.id}/templates/${t.id}`}
-                    className="font-medium text-brand-700 hover:underline"
+                    className="font-medium text-brand-700 underline"
                   >
                     {t.name}
                   </Link>
@@ -200,7 +234,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 <li key={d.id} className="py-2">
                   <div className="flex items-center justify-between gap-3">
                     {d.status === 'ready' ? (
-                      <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 hover:underline">
+                      <Link href={`/datasets/${d.id}`} className="font-medium text-brand-700 underline">
                         {d.name}
                       </Link>
                     ) : (

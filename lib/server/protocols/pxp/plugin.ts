@@ -62,6 +62,18 @@ function title(instance: unknown, task: string): string {
   return first ? (first.length > 60 ? `${first.slice(0, 59)}…` : first) : 'instance'
 }
 
+/**
+ * Which PXP runs compare: runs on the same task (RAD with RAD, DRUG with DRUG, a generic dataset's
+ * runs with the same task template), since their numbers measure the same task.
+ */
+function comparableAs(run: { task: string; config: unknown }) {
+  if (run.task !== 'generic') return { key: run.task, label: run.task.toUpperCase() }
+  const t = (run.config as { template?: { name?: unknown; labels?: unknown } } | null)?.template
+  const name = typeof t?.name === 'string' ? t.name : 'generic'
+  const labels = Array.isArray(t?.labels) ? t.labels.join('\u001f') : ''
+  return { key: `generic\u001e${name}\u001e${labels}`, label: `template “${name}”` }
+}
+
 export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
   protocol: pxp,
   sessionConfig: pxpSessionConfig,
@@ -80,6 +92,7 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
     participantMessage: participantMessage as (m: unknown, ctx: ViewContext) => PxpMessage,
     dashboard: pxpDashboard,
     compare: pxpCompare,
+    comparableAs,
   },
   operations: [checkPxpAnswer],
   seedDemo: seedPxpDemo,

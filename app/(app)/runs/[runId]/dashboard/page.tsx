@@ -38,7 +38,7 @@ export default async function RunDashboardPage({
         description={
           <>
             {protocolLabel(d.protocol)} ·{' '}
-            <Link href={`/runs/${runId}`} className="text-brand-700 hover:underline">
+            <Link href={`/runs/${runId}`} className="text-brand-700 underline">
               Back to the run
             </Link>
           </>

@@ -50,7 +50,7 @@ export default async function NewProtocolRunPage({
         description={
           <>
             In{' '}
-            <Link href={`/studies/${study.id}`} className="text-brand-700 hover:underline">
+            <Link href={`/studies/${study.id}`} className="text-brand-700 underline">
               {study.name}
             </Link>
             : {ui.newRun.intro}

@@ -7,6 +7,7 @@ import { InstanceFields, SeatsTable } from '@/components/sessions/inspector-d'
 import { freshTurns, turnsOf } from '@/components/sessions/prompt-turns'
 import { CallView, ContextView } from '@/components/sessions/prompt-view'
 import { Card, PageHeader } from '@/components/ui/card'
+import { ScrollRegion } from '@/components/ui/scroll-region'
 import { formatDate, Table, Td } from '@/components/ui/table'
 import { loadForPage } from '@/lib/server/page-data'
 import { inspectSession } from '@/lib/server/services/sessions'
@@ -70,11 +71,11 @@ export default async function SessionInspectorPage({
         description={
           <>
             {s.protocolLabel} ·{' '}
-            <Link href={`/runs/${runId}`} className="text-brand-700 hover:underline">
+            <Link href={`/runs/${runId}`} className="text-brand-700 underline">
               {s.experiment?.name ?? 'Run'}
             </Link>{' '}
             ·{' '}
-            <Link href={`/sessions/${s.id}`} className="text-brand-700 hover:underline">
+            <Link href={`/sessions/${s.id}`} className="text-brand-700 underline">
               the session page
             </Link>{' '}
             · the blackboard of this session: D (the data instance), M (the messages) and C (what each sender was
@@ -132,13 +133,19 @@ export default async function SessionInspectorPage({
                   {Body ? (
                     <Body body={m.body} meta={m.payload} />
                   ) : (
-                    <pre className="max-h-60 overflow-auto whitespace-pre-wrap break-words text-xs">{json(m.body)}</pre>
+                    <ScrollRegion
+                      as="pre"
+                      label={`Message ${m.seq}`}
+                      className="max-h-60 overflow-auto whitespace-pre-wrap break-words text-xs"
+                    >
+                      {json(m.body)}
+                    </ScrollRegion>
                   )}
                 </Td>
                 <Td>
                   {m.author ??
                     (m.llmCallId ? (
-                      <Link href={`/calls/${m.llmCallId}`} className="text-brand-700 hover:underline">
+                      <Link href={`/calls/${m.llmCallId}`} className="text-brand-700 underline">
                         LLM call
                       </Link>
                     ) : (

@@ -24,7 +24,7 @@ export default async function TemplatePage({ params }: { params: Promise<{ study
         description={
           <>
             Task template of{' '}
-            <Link href={`/studies/${t.study.id}`} className="text-brand-700 hover:underline">
+            <Link href={`/studies/${t.study.id}`} className="text-brand-700 underline">
               {t.study.name}
             </Link>
             , saved {formatDate(t.createdAt)}.

@@ -19,7 +19,7 @@ export default async function NewTemplatePage({ params }: { params: Promise<{ st
         description={
           <>
             A generic PXP task for{' '}
-            <Link href={`/studies/${study.id}`} className="text-brand-700 hover:underline">
+            <Link href={`/studies/${study.id}`} className="text-brand-700 underline">
               {study.name}
             </Link>
             : experiments over a generic dataset use it to prompt the machine, parse its answers, MATCH predictions and

@@ -11,6 +11,8 @@ test('health checks the database; the OpenAPI document lists every route', async
   expect(Object.keys(doc.paths).sort()).toEqual(
     [
       '/audit',
+      '/connections',
+      '/connections/{connectionId}',
       '/datasets',
       '/datasets/{datasetId}/import',
       '/health',

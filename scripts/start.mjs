@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { ROOT, startEmbedded } from './embedded-db.mjs'
+import { ROOT, startEmbeddedApart } from './embedded-db.mjs'
 import { deploy } from './migrate.mjs'
 import { loadAuthSecret } from './secret.mjs'
 
@@ -18,17 +18,26 @@ const port = env.PORT ?? '3000'
 const host = env.HOST ?? '127.0.0.1'
 let embedded
 
-async function shutdown(code = 0) {
-  if (child && child.exitCode === null) {
-    child.kill('SIGTERM')
-    await new Promise((r) => child.once('exit', r))
-  }
-  if (embedded) await embedded.stop()
-  process.exit(code)
+// One shutdown: Ctrl+C reaches this script and the web server, whose exit then asks again. Both wait for
+// the same stop, so the script exits only once nothing it started still listens.
+let closing
+function shutdown(code = 0) {
+  closing ??= (async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise((r) => child.once('exit', r))
+      child.kill('SIGTERM')
+      await gone
+    }
+    if (embedded) await embedded.stop()
+    console.log('Parley stopped.')
+    process.exit(code)
+  })()
+  return closing
 }
 let child
 process.on('SIGINT', () => shutdown(0))
 process.on('SIGTERM', () => shutdown(0))
+process.on('SIGHUP', () => shutdown(0))
 
 function newestMtime(dir) {
   let newest = 0
@@ -60,7 +69,7 @@ function run(cmd, args) {
 
 try {
   if (!env.DATABASE_URL) {
-    embedded = await startEmbedded()
+    embedded = await startEmbeddedApart()
     env.DATABASE_URL = embedded.url
     env.PARLEY_DEMO ??= '1'
     console.log(

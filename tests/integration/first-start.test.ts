@@ -27,6 +27,16 @@ function portOpen(port: number): Promise<boolean> {
   })
 }
 
+/** Whether any process of the process group `pgid` still runs (signal 0 only checks). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 describe.runIf(hasBuild())('npm start on an empty data directory', () => {
   it(
     'creates the database, seeds the demo, serves the sign-in page, and stops everything on Ctrl+C',
@@ -76,11 +86,15 @@ describe.runIf(hasBuild())('npm start on an empty data directory', () => {
         expect(signIn.status).toBe(200)
       } finally {
         // Ctrl+C, as the README says to stop it: the terminal signals the whole foreground process group.
+        // npm itself exits on the signal at once; what it started must follow, every process of the
+        // group (the start script exits last, once the web processes drained and PostgreSQL stopped).
         if (npm.exitCode === null) process.kill(-(npm.pid as number), 'SIGINT')
-        stopped = await Promise.race([
-          exited.then(() => true),
-          new Promise<boolean>((r) => setTimeout(() => r(false), 60_000)),
-        ])
+        await exited
+        const until = Date.now() + 60_000
+        while (!stopped && Date.now() < until) {
+          stopped = !groupAlive(npm.pid as number)
+          if (!stopped) await new Promise((r) => setTimeout(r, 200))
+        }
         if (!stopped) {
           try {
             process.kill(-(npm.pid as number), 'SIGKILL')
@@ -88,6 +102,13 @@ describe.runIf(hasBuild())('npm start on an empty data directory', () => {
         }
       }
       expect(stopped, `npm start did not stop within 60 s of Ctrl+C:\n${out.slice(-4000)}`).toBe(true)
+      // In order: the web processes drained with their database still there (PostgreSQL, in a process
+      // group of its own, did not get the terminal's Ctrl+C), then it stopped, then the start script said so.
+      const afterCtrlC = out.slice(out.indexOf('shutting down'))
+      expect(afterCtrlC).not.toMatch(
+        /terminating connection due to administrator command|ECONNREFUSED|unhandledRejection/,
+      )
+      expect(out.trimEnd().endsWith('Parley stopped.')).toBe(true)
       // Nothing is left behind: the web server and the embedded PostgreSQL stopped with it.
       expect(await portOpen(port)).toBe(false)
       expect(await portOpen(pgPort)).toBe(false)

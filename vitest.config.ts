@@ -12,6 +12,7 @@ export default defineConfig({
   test: {
     include: ['lib/**/*.test.ts', 'tests/**/*.test.ts', 'scripts/**/*.test.ts'],
     globalSetup: ['tests/support/global-setup.ts'],
+    setupFiles: ['tests/support/file-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Integration tests share one database; files run one at a time to keep them independent.

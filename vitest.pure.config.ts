@@ -8,5 +8,5 @@ import base from './vitest.config'
  */
 export default defineConfig({
   resolve: base.resolve,
-  test: { ...base.test, globalSetup: [] },
+  test: { ...base.test, globalSetup: [], setupFiles: [] },
 })

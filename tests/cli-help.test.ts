@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { type Command, CommanderError } from 'commander'
 import { describe, expect, it } from 'vitest'
@@ -10,7 +11,12 @@ import { buildProgram } from '@/lib/cli/index'
  * (`npm run bench:pxp -- --help` used to end in a stack trace). No database is touched.
  */
 const ROOT = path.resolve(import.meta.dirname, '..')
-const BENCHES = ['pxp', 'evince', 'scorekeeping', 'llm', 'load']
+/** Every `bench:<name>` script package.json declares (a new bench cannot be left out). */
+const BENCHES = Object.keys(
+  (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts,
+)
+  .filter((name) => name.startsWith('bench:'))
+  .map((name) => name.slice('bench:'.length))
 
 const run = (args: string[]) =>
   spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env } })

@@ -1,6 +1,9 @@
+import { Field } from '@/components/forms/action-form'
+
 /**
  * The fields every protocol's set-up form carries: the study, the protocol (the generic create
- * action looks its plugin up by it), and whether to start at once or keep the run as a draft.
+ * action looks its plugin up by it), how many sessions may run at once, and whether to start at once
+ * or keep the run as a draft.
  */
 export function SetupHiddenFields({ studyId, protocol }: { studyId: string; protocol: string }) {
   return (
@@ -13,8 +16,17 @@ export function SetupHiddenFields({ studyId, protocol }: { studyId: string; prot
 
 export function DraftField() {
   return (
-    <label className="flex items-center gap-2 text-sm">
-      <input type="checkbox" name="draft" /> Create as a draft (start it later from the run page)
-    </label>
+    <>
+      <Field
+        name="maxInFlight"
+        label="Sessions at once"
+        type="number"
+        placeholder="No limit"
+        hint="Optional: at most this many of the run's sessions on the workers at once; the others wait their turn. A person's turn never waits for it."
+      />
+      <label className="flex items-center gap-2 text-sm">
+        <input type="checkbox" name="draft" /> Create as a draft (start it later from the run page)
+      </label>
+    </>
   )
 }

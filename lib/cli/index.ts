@@ -99,15 +99,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         const counts = await importDatabase(process.env.DATABASE_URL as string, file)
         // The job queue is not in the export: the running runs' waiting sessions are queued again.
         const { db } = await import('@/lib/server/db')
-        const { runnableSessions } = await import('@/lib/server/engine/jobs')
-        const { enqueueSteps } = await import('@/lib/server/engine/step-queue')
+        const { admitSessions } = await import('@/lib/server/engine/step-queue')
         const { stopBoss } = await import('@/lib/server/jobs/queue')
         const running = await db.experiment.findMany({ where: { status: 'running' }, select: { id: true } })
         let queued = 0
         for (const r of running) {
-          const ids = await runnableSessions(r.id)
-          await enqueueSteps(ids, r.id)
-          queued += ids.length
+          queued += await admitSessions(r.id)
         }
         if (running.length) await stopBoss()
         const rows = Object.values(counts).reduce((a, b) => a + b, 0)

@@ -407,7 +407,19 @@ export const endpoints = {
 /** The create-run body per protocol: `protocol` and `start`, with that protocol's set-up input. */
 function setupBodies(): z.ZodType {
   const bodies = Object.values(plugins).map((p) =>
-    z.object({ protocol: z.literal(p.protocol.id), start: z.boolean().optional() }).and(p.setup.input as z.ZodType),
+    z
+      .object({
+        protocol: z.literal(p.protocol.id),
+        start: z.boolean().optional(),
+        maxInFlight: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000)
+          .optional()
+          .describe("At most this many of the run's sessions on the workers at once (default: no limit)"),
+      })
+      .and(p.setup.input as z.ZodType),
   )
   return bodies.length > 1
     ? z.union(bodies as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]])

@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss'
 import { sql } from '@/lib/server/db'
 import { isDatabaseUnavailable } from '@/lib/server/errors'
 import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/server/engine/runner'
-import { enqueueSteps, LEGACY_QUEUES, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
+import { admitSessions, enqueueSteps, LEGACY_QUEUES, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
 import { addLocalWorker, jobSettings, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
 import { log } from '@/lib/server/log'
 import { isDraining, jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
@@ -15,19 +15,6 @@ import { isDraining, jobFinished, jobStarted, worksQueue } from '@/lib/server/pr
  * costs at most the message in flight; the (session, seq) key makes a re-run harmless (two jobs
  * racing for one message yield one message, and the loser's job ends), so duplicates die out.
  */
-
-/**
- * The sessions a run (re)starts from: every queued session (a chained session waits for its
- * predecessor and is not among them). Sessions waiting for a person or stalled are not enqueued: a
- * submission or a Retry moves them.
- */
-export async function runnableSessions(experimentId: string): Promise<string[]> {
-  const { rows } = await sql().query<{ id: string }>(
-    `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'queued' ORDER BY repetition, position`,
-    [experimentId],
-  )
-  return rows.map((r) => r.id)
-}
 
 /**
  * Which sessions a worker is stepping right now (an active job): "running" is read off the queue
@@ -88,16 +75,22 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
         { id: job.sessionId, experimentId: job.experimentId, status: 'running' },
         `internal: ${(err as Error).message}`,
       ).catch(() => {})
+      if (job.experimentId) await admitSessions(job.experimentId, { onlyIfLimited: true }).catch(() => {})
       return
     }
     hooks.onStep?.(r)
-    if (r.kind !== 'appended' || r.done) return
+    if (r.kind !== 'appended' || r.done) {
+      // The session left the queue (done, awaiting a person, stalled, paused): a run with a limit of
+      // sessions in flight lets its next waiting session in.
+      if (job.experimentId) await admitSessions(job.experimentId, { onlyIfLimited: true })
+      return
+    }
     loaded = r.next
     // Past the quantum, or this process is shutting down: hand the session back after this step.
     if (Date.now() - started > budgetMs || isDraining()) {
       // Back of the queue, unless the run stopped meanwhile (as of this job's last append).
       if (!job.experimentId || r.next.session.runStatus === 'running')
-        await enqueueSteps([job.sessionId], job.experimentId)
+        await enqueueSteps([job.sessionId], job.experimentId, undefined, { interactive: job.interactive })
       return
     }
   }
@@ -127,7 +120,11 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
           running.add(job.id)
           jobStarted(name, job.id)
           try {
-            await handleStep({ sessionId: job.data.sessionId, experimentId: job.data.experimentId ?? null })
+            await handleStep({
+              sessionId: job.data.sessionId,
+              experimentId: job.data.experimentId ?? null,
+              interactive: job.data.interactive,
+            })
           } finally {
             running.delete(job.id)
             jobFinished(job.id)

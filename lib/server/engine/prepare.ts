@@ -3,7 +3,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { maxSessions } from '@/lib/limits.mjs'
 import type { PoolClient } from 'pg'
 import { sql } from '@/lib/server/db'
-import { enqueueSteps, wakeStepWorkers } from '@/lib/server/engine/step-queue'
+import { admitSessions, wakeStepWorkers } from '@/lib/server/engine/step-queue'
 import type { InstanceRow } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished } from '@/lib/server/engine/runner'
@@ -259,15 +259,7 @@ async function prepareLocked(
       [runId, plan.statusWhenReady],
     )
     if (r.rowCount === 1 && plan.statusWhenReady === 'running') {
-      const { rows: queued } = await client.query<{ id: string }>(
-        `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'queued' ORDER BY repetition, position`,
-        [runId],
-      )
-      await enqueueSteps(
-        queued.map((q) => q.id),
-        runId,
-        { executeSql: (text, values) => client.query(text, values) },
-      )
+      await admitSessions(runId, { client })
     }
     await client.query('COMMIT')
     return r.rowCount === 1

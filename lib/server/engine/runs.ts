@@ -26,7 +26,8 @@ export async function writeRun(
   plan: RunPlan,
   /** Refuses a connection the actor may not use; answers its default model. */
   checkConnection: (connectionId: string) => Promise<{ defaultModel: string }>,
-  opts: { start?: boolean } = {},
+  /** start: queue its first steps once ready; maxInFlight: its limit of sessions in flight (none by default). */
+  opts: { start?: boolean; maxInFlight?: number } = {},
 ): Promise<{ id: string; sessions: number; preparing: boolean }> {
   const plugin = await pluginFor(protocolId)
   const check = (seats: Seats, where: string) => {
@@ -82,6 +83,7 @@ export async function writeRun(
         carryOver: plan.chained,
         status: 'preparing',
         sessionsPlanned: planned,
+        maxInFlight: opts.maxInFlight ?? null,
         ...(plan.analysis !== undefined ? { analysis: plan.analysis as Prisma.InputJsonValue } : {}),
         createdById: actor.userId || null,
       },

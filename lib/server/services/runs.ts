@@ -3,8 +3,8 @@ import type { Prisma } from '@/lib/generated/prisma/client'
 import type { Actor } from '@/lib/server/actor'
 import { db, sql } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
-import { runnableSessions, workingSessions } from '@/lib/server/engine/jobs'
-import { dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
+import { workingSessions } from '@/lib/server/engine/jobs'
+import { admitSessions, dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
 import { hasScope } from '@/lib/server/auth/roles'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
@@ -51,6 +51,13 @@ export const CreateRunInput = z.looseObject({
   protocol: z.string().trim().min(1).max(40),
   /** Start the run at once (default: leave it as a draft). */
   start: z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]).optional(),
+  /**
+   * At most this many of the run's sessions on the workers at once (the rest wait their turn); none by
+   * default. A person's turn is never held back by it.
+   */
+  maxInFlight: z
+    .union([z.literal('').transform(() => undefined), z.coerce.number().int().min(1).max(10_000)])
+    .optional(),
 })
 
 export const createRun = defineOperation({
@@ -58,7 +65,7 @@ export const createRun = defineOperation({
   scope: 'studies:update',
   input: CreateRunInput,
   async run(actor, raw) {
-    const { studyId, protocol, start, ...rest } = raw
+    const { studyId, protocol, start, maxInFlight, ...rest } = raw
     await requireStudyAccess(db, actor, studyId, 'write')
     const plugin = await pluginFor(protocol).catch(() => {
       throw badRequest(`Unknown protocol "${protocol}".`, { protocol: ['Choose a protocol.'] })
@@ -77,6 +84,7 @@ export const createRun = defineOperation({
     })
     const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c), {
       start: !!start,
+      maxInFlight,
     })
     const first = created.preparing
       ? null
@@ -511,12 +519,14 @@ async function startRunNow(actor: Actor, runId: string) {
   return { runId, enqueued: await enqueueRunnable(runId) }
 }
 
-/** Queues a step for every session of the run that can act now; closes the run if none is left. */
+/**
+ * Queues a step for every session of the run that can act now (up to its limit of sessions in flight);
+ * closes the run if none is left.
+ */
 async function enqueueRunnable(runId: string) {
-  const queued = await runnableSessions(runId)
-  await enqueueSteps(queued, runId)
+  const queued = await admitSessions(runId)
   await closeIfFinished(runId)
-  return queued.length
+  return queued
 }
 
 export const startRun = defineOperation({
@@ -618,7 +628,10 @@ async function retry(actor: Actor, where: Prisma.ProtocolSessionWhereInput, stud
   for (const s of stalled)
     if (moved.includes(s.id) && (!s.experimentId || s.experiment?.status === 'running'))
       byRun.set(s.experimentId, [...(byRun.get(s.experimentId) ?? []), s.id])
-  for (const [runId, sessionIds] of byRun) await enqueueSteps(sessionIds, runId)
+  for (const [runId, sessionIds] of byRun) {
+    if (runId) await admitSessions(runId)
+    else await enqueueSteps(sessionIds, runId)
+  }
   return moved
 }
 

@@ -469,7 +469,7 @@ export const submitTurn = defineOperation({
     notifyAppended(session, next.j, doneReason)
     if (doneReason) await afterSessionDone(session.id)
     else if (!awaitingSeat && (!session.experimentId || session.runStatus === 'running'))
-      await enqueueSteps([session.id], session.experimentId)
+      await enqueueSteps([session.id], session.experimentId, undefined, { interactive: true })
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
   },
 })

@@ -244,6 +244,10 @@ export default async function RunPage({
                 ? 'Sessions of a repetition run one after another (each starts when the previous one ends)'
                 : 'Sessions run independently'}
             </dd>
+            <dt className="text-stone-500">Sessions at once</dt>
+            <dd data-testid="max-in-flight">
+              {run.maxInFlight ? `At most ${run.maxInFlight} on the workers; the others wait their turn` : 'No limit'}
+            </dd>
           </dl>
         </Card>
       </div>

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { replay } from '@/lib/protocols/types'
 import { PROTOCOL_IDS } from '@/lib/protocols/registry'
 import { db, sql } from '@/lib/server/db'
 import { handleStep, startWorkers, type Workers } from '@/lib/server/engine/jobs'
-import { LEGACY_QUEUES, STEP_QUEUE } from '@/lib/server/engine/step-queue'
+import { STEP_QUEUE } from '@/lib/server/engine/step-queue'
 import { allPlugins, pluginFor, registerPlugin, UnknownProtocolError } from '@/lib/server/engine/plugins'
 import { loadSession, prepare, stepSession } from '@/lib/server/engine/runner'
 import { runHeadless } from '@/lib/server/engine/headless'
@@ -425,15 +426,35 @@ for (const id of [...PROTOCOL_IDS, 'toy']) {
 }
 
 describe('the job queue before the engine', () => {
-  it("workers drain steps still queued under the old queue name (data without the run's protocol)", async () => {
+  it('a migration moves steps still queued under the old queue name onto the step queue, where they finish', async () => {
     const w = await world()
     fake().setScript(toyFixture.script())
     const run = await create(w, 'toy', toyFixture.setup(w, await toyFixture.dataset(w, 1)))
     await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
     const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
-    const legacy = LEGACY_QUEUES[0]
-    const b = await queue(legacy)
-    await b.send(legacy, { sessionId: s.id, experimentId: run.id, protocol: 'pxp' })
+    // A step queued before the engine: the old name, and data with the run's protocol.
+    const b = await queue(STEP_QUEUE)
+    await b.createQueue('pxp-step')
+    await b.send('pxp-step', { sessionId: s.id, experimentId: run.id, protocol: 'pxp' })
+    await sql().query(
+      readFileSync(
+        path.join(import.meta.dirname, '../../prisma/migrations/20261128020000_legacy_step_queue/migration.sql'),
+        'utf8',
+      ),
+    )
+    expect(await b.getQueue('pxp-step')).toBeNull()
+    const { rows } = await sql().query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data->>'sessionId' = $2 AND state = 'created'`,
+      [STEP_QUEUE, s.id],
+    )
+    expect(rows[0]?.n).toBe(1)
+    // Run again (a second deploy, or a database that never had the old queue): nothing happens.
+    await sql().query(
+      readFileSync(
+        path.join(import.meta.dirname, '../../prisma/migrations/20261128020000_legacy_step_queue/migration.sql'),
+        'utf8',
+      ),
+    )
     const workers = await startWorkers(1)
     try {
       await waitFor(

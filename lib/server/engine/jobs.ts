@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss'
 import { sql } from '@/lib/server/db'
 import { isDatabaseUnavailable } from '@/lib/server/errors'
 import { type Loaded, markStalled, type StepResult, stepSession } from '@/lib/server/engine/runner'
-import { admitSessions, enqueueSteps, LEGACY_QUEUES, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
+import { admitSessions, enqueueSteps, STEP_QUEUE, type StepJob } from '@/lib/server/engine/step-queue'
 import { addLocalWorker, jobSettings, queue, removeLocalWorker } from '@/lib/server/jobs/queue'
 import { log } from '@/lib/server/log'
 import { isDraining, jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
@@ -28,9 +28,9 @@ export async function workingSessions(where: {
   try {
     const { rows } = await sql().query<{ sessionId: string; experimentId: string | null }>(
       `SELECT DISTINCT data->>'sessionId' AS "sessionId", data->>'experimentId' AS "experimentId" FROM pgboss.job
-       WHERE name = ANY($1) AND state = 'active'
+       WHERE name = $1 AND state = 'active'
          AND ($2::text[] IS NULL OR data->>'experimentId' = ANY($2)) AND ($3::text IS NULL OR data->>'sessionId' = $3)`,
-      [[STEP_QUEUE, ...LEGACY_QUEUES], where.experimentIds ?? null, where.sessionId ?? null],
+      [STEP_QUEUE, where.experimentIds ?? null, where.sessionId ?? null],
     )
     for (const r of rows) {
       const key = r.experimentId ?? ''
@@ -106,19 +106,18 @@ export async function drained(running: Set<string>): Promise<void> {
   while (running.size) await new Promise((r) => setTimeout(r, 25))
 }
 
-/** Work the step queue (and what is left in the legacy queue) in this process with `count` concurrent steps. */
+/** Work the step queue in this process with `count` concurrent steps. */
 export async function startWorkers(count = jobSettings().workers): Promise<Workers> {
   const b: PgBoss = await queue(STEP_QUEUE)
   const ids: string[] = []
   const running = new Set<string>()
-  const work = async (name: string, i: number) => {
-    await queue(name)
-    worksQueue(name)
-    const id = await b.work<StepJob>(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
+  const work = async (i: number) => {
+    worksQueue(STEP_QUEUE)
+    const id = await b.work<StepJob>(STEP_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
       try {
         for (const job of jobs) {
           running.add(job.id)
-          jobStarted(name, job.id)
+          jobStarted(STEP_QUEUE, job.id)
           try {
             await handleStep({
               sessionId: job.data.sessionId,
@@ -137,10 +136,9 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
       }
     })
     ids[i] = id
-    if (name === STEP_QUEUE) addLocalWorker(STEP_QUEUE, id)
+    addLocalWorker(STEP_QUEUE, id)
   }
-  for (let i = 0; i < count; i++) await work(STEP_QUEUE, i)
-  for (const legacy of LEGACY_QUEUES) await work(legacy, count)
+  for (let i = 0; i < count; i++) await work(i)
   return {
     async stop() {
       for (const id of ids) {

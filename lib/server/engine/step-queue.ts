@@ -7,8 +7,6 @@ import { jobSettings, queue, wakeWorkers } from '@/lib/server/jobs/queue'
  * jobs.ts; the runner enqueues the next session of a chain from here, so neither imports the other.
  */
 export const STEP_QUEUE = 'session-step'
-/** The queue before the engine (PXP and EVINCE shared it); workers drain what is left in it. */
-export const LEGACY_QUEUES = ['pxp-step'] as const
 
 export interface StepJob {
   sessionId: string
@@ -54,8 +52,8 @@ export const wakeStepWorkers = () => wakeWorkers(STEP_QUEUE)
 export async function dropQueuedSteps(experimentId: string): Promise<number> {
   try {
     const { rowCount } = await sql().query(
-      `DELETE FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') AND data->>'experimentId' = $2`,
-      [[STEP_QUEUE, ...LEGACY_QUEUES], experimentId],
+      `DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'experimentId' = $2`,
+      [STEP_QUEUE, experimentId],
     )
     return rowCount ?? 0
   } catch {
@@ -98,8 +96,8 @@ export async function admitSessions(
     if (r?.status === 'running') {
       const { rows: flying } = await client.query(
         `SELECT DISTINCT data->>'sessionId' AS id FROM pgboss.job
-         WHERE name = ANY($1) AND state IN ('created', 'retry', 'active') AND data->>'experimentId' = $2`,
-        [[STEP_QUEUE, ...LEGACY_QUEUES], runId],
+         WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'experimentId' = $2`,
+        [STEP_QUEUE, runId],
       )
       const room = r.maxInFlight == null ? null : Math.max(0, r.maxInFlight - flying.length)
       if (room !== 0) {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { replay } from '@/lib/protocols/types'
 import { PROTOCOL_IDS } from '@/lib/protocols/registry'
@@ -425,7 +426,30 @@ for (const id of [...PROTOCOL_IDS, 'toy']) {
   })
 }
 
+const LEGACY_MIGRATION = readFileSync(
+  path.join(import.meta.dirname, '../../prisma/migrations/20261128020000_legacy_step_queue/migration.sql'),
+  'utf8',
+)
+
 describe('the job queue before the engine', () => {
+  it('the migration does nothing on a database whose job queue never started (no pgboss schema)', async () => {
+    // A database of its own: every fresh database meets this migration before pg-boss ever ran.
+    const name = `parley_fresh_${Date.now().toString(36)}`
+    const url = new URL(process.env.DATABASE_URL as string)
+    await sql().query(`CREATE DATABASE "${name}"`)
+    url.pathname = `/${name}`
+    const fresh = new pg.Client({ connectionString: url.toString() })
+    try {
+      await fresh.connect()
+      await fresh.query(LEGACY_MIGRATION)
+      const { rows } = await fresh.query(`SELECT to_regclass('pgboss.queue') AS q`)
+      expect(rows[0]?.q).toBeNull()
+    } finally {
+      await fresh.end().catch(() => {})
+      await sql().query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    }
+  })
+
   it('a migration moves steps still queued under the old queue name onto the step queue, where they finish', async () => {
     const w = await world()
     fake().setScript(toyFixture.script())
@@ -436,25 +460,15 @@ describe('the job queue before the engine', () => {
     const b = await queue(STEP_QUEUE)
     await b.createQueue('pxp-step')
     await b.send('pxp-step', { sessionId: s.id, experimentId: run.id, protocol: 'pxp' })
-    await sql().query(
-      readFileSync(
-        path.join(import.meta.dirname, '../../prisma/migrations/20261128020000_legacy_step_queue/migration.sql'),
-        'utf8',
-      ),
-    )
+    await sql().query(LEGACY_MIGRATION)
     expect(await b.getQueue('pxp-step')).toBeNull()
     const { rows } = await sql().query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data->>'sessionId' = $2 AND state = 'created'`,
       [STEP_QUEUE, s.id],
     )
     expect(rows[0]?.n).toBe(1)
-    // Run again (a second deploy, or a database that never had the old queue): nothing happens.
-    await sql().query(
-      readFileSync(
-        path.join(import.meta.dirname, '../../prisma/migrations/20261128020000_legacy_step_queue/migration.sql'),
-        'utf8',
-      ),
-    )
+    // Run again (a second deploy): nothing happens.
+    await sql().query(LEGACY_MIGRATION)
     const workers = await startWorkers(1)
     try {
       await waitFor(

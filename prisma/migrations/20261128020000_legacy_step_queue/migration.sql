@@ -4,7 +4,11 @@
 -- Nothing happens on a database whose job queue was never started or never had the old queue.
 DO $$
 BEGIN
-  IF to_regclass('pgboss.queue') IS NULL OR NOT EXISTS (SELECT 1 FROM pgboss.queue WHERE name = 'pxp-step') THEN
+  -- (two statements: one condition naming pgboss.queue fails on a database without it, whatever its OR)
+  IF to_regclass('pgboss.queue') IS NULL THEN
+    RETURN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pgboss.queue WHERE name = 'pxp-step') THEN
     RETURN;
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pgboss.queue WHERE name = 'session-step') THEN

@@ -169,9 +169,11 @@ try {
   let batchDone = false
   const watch = (async () => {
     while (!batchDone) {
+      // In flight as the limit counts it: the run's sessions with a step queued or being worked.
       const { rows } = await sql().query<{ status: string; open: number }>(
-        `SELECT e.status, (SELECT count(*)::int FROM "ProtocolSession" s WHERE s."experimentId" = e.id
-            AND s.status = 'queued' AND EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = s.id)) AS open
+        `SELECT e.status, (SELECT count(DISTINCT j.data->>'sessionId')::int FROM pgboss.job j
+            WHERE j.name = 'session-step' AND j.state IN ('created', 'retry', 'active')
+              AND j.data->>'experimentId' = e.id) AS open
          FROM "Experiment" e WHERE e.id = $1`,
         [batchRun],
       )

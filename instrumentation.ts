@@ -15,6 +15,8 @@ export async function register() {
     process.exit(78)
   }
   process.env.PARLEY_PROCESS ??= 'web'
+  // The composition root of the web processes: the protocol plugins are bound here (loaded on first use).
+  await import('@/lib/server/protocols/bind')
   const { log } = await import('@/lib/server/log')
   // Before anything slow: record each request's socket address for the sign-in limits (route
   // handlers and server actions cannot see the socket), and give each request an id for the logs.

@@ -4,6 +4,7 @@ import { ensureDatabaseUrl } from '@/lib/cli/database'
 import { db } from '@/lib/server/db'
 import { releaseProcessResources } from '@/lib/server/release'
 import { seedDemo } from '@/lib/server/seed'
+import '@/lib/server/protocols/bind'
 
 // Seeding plays the demo runs, which starts the job queue and the demo model's HTTP server: both are
 // stopped at the end, so the script exits by itself (npm start waits for it before serving).

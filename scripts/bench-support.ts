@@ -12,6 +12,8 @@ import { createInterface } from 'node:readline'
 import pg from 'pg'
 import { startEmbedded } from './embedded-db.mjs'
 import { deploy } from './migrate.mjs'
+// Every bench's composition root: the protocol plugins are bound for the services it calls in-process.
+import '../lib/server/protocols/bind'
 
 export const root = path.resolve(import.meta.dirname, '..')
 

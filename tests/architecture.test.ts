@@ -9,7 +9,10 @@ import { PLANNED_PROTOCOLS, PROTOCOL_IDS } from '@/lib/protocols/registry'
  *   the registries, no code under lib/server, app or components names a protocol id;
  * - lib/metrics imports nothing from lib/;
  * - lib/protocols never imports lib/server, app or components (nor do lib/metrics, lib/tasks, lib/llm);
- * - no import cycles (static value imports; `import type` and a lazy `await import()` are not edges).
+ * - the engine (lib/server/engine) imports no service, no protocol's plugin and no registry: a process's
+ *   entry point binds the plugins (lib/server/protocols/bind.ts);
+ * - no import cycles (value imports, a lazy `await import()` among them; `import type` is not an edge);
+ *   the CLI and the scripts are in the graph too.
  */
 const ROOT = path.resolve(import.meta.dirname, '..')
 const SOURCE = /\.(ts|tsx)$/
@@ -27,7 +30,15 @@ function files(dir: string): string[] {
   return out
 }
 
-const ALL = [...files('lib'), ...files('app'), ...files('components'), 'instrumentation.ts', 'proxy.ts'].filter((f) =>
+const ALL = [
+  ...files('lib'),
+  ...files('app'),
+  ...files('components'),
+  ...files('scripts'),
+  'instrumentation.ts',
+  'proxy.ts',
+  'prisma/seed.ts',
+].filter((f) =>
   existsSync(path.join(ROOT, f)),
 )
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8')
@@ -45,6 +56,8 @@ function imports(f: string): string[] {
     out.push(m[3] as string)
   }
   for (const m of code(f).matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) out.push(m[1] as string)
+  // A lazy `import('x')` is an edge too: it runs the module all the same, only later.
+  for (const m of code(f).matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1] as string)
   return out
 }
 
@@ -104,6 +117,18 @@ describe('the layering rules', () => {
         .filter((t): t is string => !!t && /^lib\/(server\/db|generated\/prisma)/.test(t))
         .map((t) => `${f} → ${t}`),
     )
+    expect(offenders).toEqual([])
+  })
+
+  it('the engine imports no service, no plugin and no registry (the entry points bind the plugins)', () => {
+    const offenders: string[] = []
+    for (const f of ALL.filter((x) => x.startsWith('lib/server/engine/'))) {
+      for (const spec of imports(f)) {
+        const to = resolve(f, spec) ?? ''
+        if (/^lib\/server\/(services|protocols)\/|^lib\/protocols\/registry|^components\/|^app\//.test(to))
+          offenders.push(`${f} -> ${to}`)
+      }
+    }
     expect(offenders).toEqual([])
   })
 

@@ -5,6 +5,8 @@ import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES } from '@/lib/server/auth/roles'
 import { ensureDatabaseUrl, ensureSecret } from '@/lib/cli/database'
+// The composition root of `parley` (the worker among its commands): the protocol plugins are bound here.
+import '@/lib/server/protocols/bind'
 
 /** The CLI acts with admin power (it has the database), recorded as "cli" in the audit log. */
 export const CLI_ACTOR: Actor = { userId: '', email: 'cli', name: 'parley CLI', role: 'admin', via: 'cli' }

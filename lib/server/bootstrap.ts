@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { db } from '@/lib/server/db'
-import { writeAudit } from '@/lib/server/services/audit'
+import { writeAudit } from '@/lib/server/audit'
 import { email, insertUser, password, personName } from '@/lib/server/services/users'
 import { log } from '@/lib/server/log'
 

@@ -8,7 +8,7 @@ import { executeOrThrow } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
 import { allPlugins } from '@/lib/server/engine/plugins'
 import { creatorStudyRole } from '@/lib/server/auth/study-roles'
-import { writeAudit } from '@/lib/server/services/audit'
+import { writeAudit } from '@/lib/server/audit'
 import { insertUser } from '@/lib/server/services/users'
 import { ensureDemoConnection } from '@/lib/server/llm/runtime'
 

@@ -1,5 +1,7 @@
 import pg from 'pg'
 import { beforeAll } from 'vitest'
+// Tests call the services in-process: the protocol plugins are bound as a process's entry point binds them.
+import '@/lib/server/protocols/bind'
 
 /**
  * Every test file starts with an empty job queue, as it would on a database of its own. The files share

@@ -5,7 +5,7 @@ import { nextCookies } from 'better-auth/next-js'
 import { CLIENT_ADDRESS_HEADER, clientAddress } from '@/lib/server/auth/client-address'
 import { consumeGuess, guessSucceeded, signInAccount, tooManyAttemptsMessage } from '@/lib/server/auth/sign-in-limit'
 import { db } from '@/lib/server/db'
-import { writeAudit } from '@/lib/server/services/audit'
+import { writeAudit } from '@/lib/server/audit'
 
 /** The origins the app is served from (sign-in origin checks, cookie-authenticated REST mutations). */
 export function trustedOrigins(): string[] {

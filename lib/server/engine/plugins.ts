@@ -3,29 +3,37 @@ import { setDemoRules } from '@/lib/server/llm/runtime'
 
 /**
  * The engine's view of the plugin registry. The registered protocols live in
- * `lib/server/protocols/registry.ts` (typed: a protocol id without a plugin does not compile); it is
- * loaded on first use, so the engine never names a protocol. Tests may register more (the contract
- * suite's toy protocol), which proves a protocol runs end to end with nothing but its own folder
- * and a registration.
+ * `lib/server/protocols/registry.ts` (typed: a protocol id without a plugin does not compile); the
+ * engine never imports it. Each process's entry point binds it (`import '@/lib/server/protocols/bind'`:
+ * instrumentation.ts for the web processes, the CLI and `parley worker`, the seed script, the benches,
+ * vitest's setup), and it is loaded on first use. Tests may register more (the contract suite's toy
+ * protocol), which proves a protocol runs end to end with nothing but its own folder and a registration.
  *
  * The registry is process-wide state, so it lives on `globalThis`: Next bundles this module once per
  * server layer (pages, route handlers, instrumentation), and a copy of its own per layer meant that
  * the demo rules the last-loaded copy installed read a registry nobody had filled, so every new run
  * on the simulated model got the generic fallback replies (tests/engine/plugins.test.ts).
  */
-type Registry = { plugins: Map<string, ProtocolPlugin>; builtins?: Promise<void> }
+type Loader = () => Promise<Record<string, ProtocolPlugin>>
+type Registry = { plugins: Map<string, ProtocolPlugin>; loader?: Loader; builtins?: Promise<void> }
 const g = globalThis as unknown as { parleyPlugins?: Registry }
 const registry = (): Registry => {
   g.parleyPlugins ??= { plugins: new Map() }
   return g.parleyPlugins
 }
 
+/** Bind the built-in plugins (a process's entry point does, through lib/server/protocols/bind.ts). */
+export function bindPlugins(loader: Loader): void {
+  registry().loader ??= loader
+}
+
 function loadBuiltins(): Promise<void> {
   const r = registry()
-  r.builtins ??= import('@/lib/server/protocols/registry')
-    .then((m) => {
-      for (const [id, plugin] of Object.entries(m.plugins as Record<string, ProtocolPlugin>))
-        if (!r.plugins.has(id)) r.plugins.set(id, plugin)
+  if (!r.loader) return Promise.resolve()
+  const loader = r.loader
+  r.builtins ??= loader()
+    .then((plugins) => {
+      for (const [id, plugin] of Object.entries(plugins)) if (!r.plugins.has(id)) r.plugins.set(id, plugin)
     })
     .catch((err) => {
       r.builtins = undefined
@@ -53,7 +61,7 @@ export function registerPlugin(plugin: ProtocolPlugin): void {
 export async function pluginFor(id: string): Promise<ProtocolPlugin> {
   await loadBuiltins()
   const p = registry().plugins.get(id)
-  if (!p) throw new UnknownProtocolError(id)
+  if (!p) throw new UnknownProtocolError(id, !registry().loader)
   return p
 }
 
@@ -66,8 +74,15 @@ export async function allPlugins(): Promise<ProtocolPlugin[]> {
 export const loadPlugins = (): Promise<void> => loadBuiltins()
 
 export class UnknownProtocolError extends Error {
-  constructor(readonly protocol: string) {
-    super(`Unknown protocol "${protocol}": no plugin is registered for it.`)
+  constructor(
+    readonly protocol: string,
+    unbound = false,
+  ) {
+    super(
+      unbound
+        ? `Unknown protocol "${protocol}": this process bound no plugins (its entry point must import @/lib/server/protocols/bind).`
+        : `Unknown protocol "${protocol}": no plugin is registered for it.`,
+    )
     this.name = 'UnknownProtocolError'
   }
 }

@@ -8,7 +8,7 @@ import type { RunPlan } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { checkSessionCap, createSessions, plannedCount } from '@/lib/server/engine/prepare'
 import { humanSeats, llmRefs, pinModels, type Seats, seatProblems } from '@/lib/server/engine/seats'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 
 /**
  * Writing a run: the protocol plugin plans it (config, seats, which instances, repetitions, seat

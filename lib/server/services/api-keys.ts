@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { db } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { id } from '@/lib/server/services/studies'
 
 /**

@@ -10,7 +10,7 @@ import { refusalForRestrictedUrl } from '@/lib/server/llm/hosts'
 import { DEMO_CONNECTION_ID } from '@/lib/server/llm/runtime'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 export const PROVIDERS = ['openai', 'azure', 'openai-compatible', 'demo'] as const

@@ -14,7 +14,7 @@ import {
 import { extractZip, listZip, ZipTooLarge, ZipUnreadable } from '@/lib/tasks/zip'
 import { db, sql } from '@/lib/server/db'
 import { publish } from '@/lib/server/live'
-import { writeAudit } from '@/lib/server/services/audit'
+import { writeAudit } from '@/lib/server/audit'
 import { readUpload } from '@/lib/server/uploads'
 import { log } from '@/lib/server/log'
 

@@ -7,7 +7,7 @@ import { badRequest, notFound } from '@/lib/server/errors'
 import { LlmError, clientFor, forgetPrices, recordedChat } from '@/lib/server/llm/runtime'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake, boolParam } from '@/lib/server/pagination'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { usableConnection } from '@/lib/server/services/connections'
 import { id, studiesWhere } from '@/lib/server/services/studies'
 

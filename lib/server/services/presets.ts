@@ -5,7 +5,7 @@ import { hasScope } from '@/lib/server/auth/roles'
 import { db, type Tx } from '@/lib/server/db'
 import { forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { usableConnection, visibleConnections } from '@/lib/server/services/connections'
 import { id, requireStudyAccess } from '@/lib/server/services/studies'
 

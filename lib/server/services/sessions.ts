@@ -23,7 +23,7 @@ import { kindLabel, llmRefs, Seats } from '@/lib/server/engine/seats'
 import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
-import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/services/audit'
+import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/audit'
 import { connectionNames } from '@/lib/server/services/connections'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 

@@ -16,7 +16,7 @@ import { db, type Tx } from '@/lib/server/db'
 import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { email, role } from '@/lib/server/services/users'
 
 /** Protocols a study can name (running ones and the planned next ones), with their labels. */

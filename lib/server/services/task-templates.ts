@@ -7,7 +7,7 @@ import { settings } from '@/lib/server/config'
 import { AppError, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { enforceRate } from '@/lib/server/rate-limit'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /** Generic PXP task templates of a study (immutable: a change is a new template). */

@@ -9,7 +9,7 @@ import { db, type Tx } from '@/lib/server/db'
 import { AppError, badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 
 export const email = z
   .string()

@@ -5,7 +5,7 @@ import { db } from '@/lib/server/db'
 import { badRequest, conflict, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
 export const WORK_STATUSES = ['open', 'in_progress', 'done'] as const

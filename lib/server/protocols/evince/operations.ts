@@ -4,7 +4,7 @@ import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { analysisOf } from '@/lib/server/protocols/evince/analysis'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**

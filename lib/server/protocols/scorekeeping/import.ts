@@ -7,7 +7,7 @@ import { ClembenchError, generateInstances, parseInstancesFile, privateSharedRes
 import { db } from '@/lib/server/db'
 import { badRequest, tooLarge } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
-import { actorRef, writeAudit } from '@/lib/server/services/audit'
+import { actorRef, writeAudit } from '@/lib/server/audit'
 import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**

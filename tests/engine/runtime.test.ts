@@ -170,6 +170,8 @@ describe('ctx.exec', () => {
         failing: async () => {
           throw new ProgramExit(3, { stderr: 'no' }, 'memory')
         },
+        // PostgreSQL refuses U+0000 in jsonb and text: recorded escaped, as model output is.
+        nul: async () => ({ out: 'a\u0000b' }),
       },
     }
     const exec = execTools({ plugin, sessionId, seq: 1, signal: new AbortController().signal })
@@ -196,11 +198,14 @@ describe('ctx.exec', () => {
     // Another input (the step's model answered differently this time) runs again, in the same row.
     const third = execTools({ plugin, sessionId, seq: 1, signal: new AbortController().signal })
     expect(await third('failing', { x: 2 })).toMatchObject({ exitStatus: 3, reused: false })
+    expect(await third('nul', {})).toMatchObject({ exitStatus: 0, output: { out: 'a\u0000b' } })
     const rows = (await runsOf(sessionId)).sort((a, b) => a.program.localeCompare(b.program))
     expect(rows.map((r) => [r.program, r.attempts, r.interrupted])).toEqual([
       ['failing', 2, false],
+      ['nul', 1, false],
       ['slow', 1, false],
     ])
+    expect(rows[1]?.output).toEqual({ out: 'a\\u0000b' })
   })
 })
 

@@ -426,3 +426,36 @@ describe('a worker SIGKILLed mid-step', () => {
     }
   }, 90_000)
 })
+
+describe('the inspector', () => {
+  it('names each program run by its outcome, like an LLM call', async () => {
+    const { createElement } = await import('react')
+    const { renderToStaticMarkup } = await import('react-dom/server')
+    const { ProgramRunView, programOutcome } = await import('@/components/sessions/prompt-view')
+    const base = {
+      id: 'r',
+      seq: 1,
+      program: 'effect',
+      callIndex: 0,
+      input: { code: 'print(1)' },
+      output: null,
+      exitStatus: 0,
+      limitsHit: null,
+      error: null,
+      interrupted: false,
+      attempts: 1,
+      durationMs: 12,
+    }
+    expect(programOutcome(base)).toEqual({ label: 'exit 0', failed: false })
+    expect(programOutcome({ ...base, exitStatus: 3 })).toEqual({ label: 'exit 3', failed: true })
+    expect(programOutcome({ ...base, exitStatus: null, limitsHit: 'timeout' }).label).toBe('stopped: timeout')
+    expect(programOutcome({ ...base, exitStatus: null, limitsHit: 'paused', interrupted: true }).label).toBe(
+      'stopped: paused (runs again with the step)',
+    )
+    expect(programOutcome({ ...base, durationMs: null }).label).toMatch(/no result/)
+    const html = renderToStaticMarkup(createElement(ProgramRunView, { run: { ...base, attempts: 2 } }))
+    expect(html).toContain('program effect')
+    expect(html).toContain('12 ms')
+    expect(html).toContain('started 2×')
+  })
+})

@@ -221,14 +221,14 @@ function watchStep(
 ): { signal: AbortSignal; stop(): void } {
   const ac = new AbortController()
   let stopped = false
-  const timers: ReturnType<typeof setTimeout>[] = []
-  if (timeoutSeconds !== undefined)
-    timers.push(
-      setTimeout(
-        () => ac.abort(new StepAborted('timeout', `The ${seatLabel} seat took longer than ${timeoutSeconds} s.`)),
-        timeoutSeconds * 1000,
-      ),
-    )
+  const limit =
+    timeoutSeconds === undefined
+      ? undefined
+      : setTimeout(
+          () => ac.abort(new StepAborted('timeout', `The ${seatLabel} seat took longer than ${timeoutSeconds} s.`)),
+          timeoutSeconds * 1000,
+        )
+  let pollTimer: ReturnType<typeof setTimeout> | undefined
   const poll = async () => {
     if (stopped || ac.signal.aborted) return
     try {
@@ -246,14 +246,15 @@ function watchStep(
     } catch (err) {
       log().warn({ err, sessionId: session.id }, 'could not read the run status while a step works')
     }
-    if (!stopped && !ac.signal.aborted) timers.push(setTimeout(poll, WATCH_INTERVAL_MS))
+    if (!stopped && !ac.signal.aborted) pollTimer = setTimeout(poll, WATCH_INTERVAL_MS)
   }
-  timers.push(setTimeout(poll, WATCH_INTERVAL_MS))
+  pollTimer = setTimeout(poll, WATCH_INTERVAL_MS)
   return {
     signal: ac.signal,
     stop() {
       stopped = true
-      for (const t of timers) clearTimeout(t)
+      clearTimeout(limit)
+      clearTimeout(pollTimer)
     },
   }
 }

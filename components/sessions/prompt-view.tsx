@@ -238,3 +238,65 @@ export function CallView({ call, datasetId }: { call: CallRow; datasetId: string
     </div>
   )
 }
+
+export interface ProgramRunRow {
+  id: string
+  seq: number
+  program: string
+  callIndex: number
+  input: unknown
+  output: unknown
+  exitStatus: number | null
+  limitsHit: string | null
+  error: string | null
+  interrupted: boolean
+  attempts: number
+  durationMs: number | null
+}
+
+/** A program run's outcome in words: running, ok, exited with a status, or stopped by a limit. */
+export function programOutcome(r: ProgramRunRow): { label: string; failed: boolean } {
+  if (r.durationMs === null) return { label: 'started, no result (running, or its worker died)', failed: true }
+  if (r.limitsHit)
+    return { label: `stopped: ${r.limitsHit}${r.interrupted ? ' (runs again with the step)' : ''}`, failed: true }
+  if (r.exitStatus === 0) return { label: 'exit 0', failed: false }
+  return { label: `exit ${r.exitStatus ?? '—'}`, failed: true }
+}
+
+/**
+ * One program run of a step (ctx.exec), collapsed like an LLM call: its input, output and error as
+ * text (React escapes it: a program's output is shown like model output, never as HTML).
+ */
+export function ProgramRunView({ run }: { run: ProgramRunRow }) {
+  const [open, setOpen] = useState(false)
+  const outcome = programOutcome(run)
+  return (
+    <div className="mt-2 text-sm" data-testid="program-run" data-status={outcome.failed ? 'failed' : 'ok'}>
+      <button
+        type="button"
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
+        className="text-left text-xs hover:underline"
+      >
+        {open ? '▾' : '▸'} program {run.program}
+        {run.callIndex > 0 ? ` (call ${run.callIndex + 1})` : ''} ·{' '}
+        <span className={outcome.failed ? 'font-medium text-red-700' : 'text-green-800'}>{outcome.label}</span>
+        {run.durationMs !== null ? ` · ${run.durationMs} ms` : ''}
+        {run.attempts > 1 ? ` · started ${run.attempts}×` : ''}
+      </button>
+      {open && (
+        <div className="mt-2 space-y-2 pl-4">
+          <p className="text-xs font-medium text-stone-500">Input</p>
+          <Json value={run.input} />
+          {run.error && <p className="whitespace-pre-wrap break-words text-xs text-red-700">{run.error}</p>}
+          {run.output !== null && run.output !== undefined && (
+            <>
+              <p className="text-xs font-medium text-stone-500">Output</p>
+              <Json value={run.output} />
+            </>
+          )}
+        </div>
+      )}
+    </div>
+  )
+}

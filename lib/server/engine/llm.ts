@@ -61,6 +61,8 @@ export interface LlmToolsOptions {
   /** Streams text to the session's watchers. */
   stream?: (seat: string | undefined) => (delta: string, info: { text: string }) => void
   seat?: string
+  /** The step's signal: aborting it aborts the call in flight (the HTTP request) and its retries. */
+  signal?: AbortSignal
 }
 
 const ASSET = 'asset:'
@@ -145,6 +147,7 @@ export function llmTools(o: LlmToolsOptions): LlmTools {
       studyId: o.studyId,
       sessionRef: o.sessionId,
       messageRef: String(o.seq),
+      ...(o.signal ? { signal: o.signal } : {}),
       ...(refs.size ? { recordRequest: (r: unknown) => byReference(r, refs) } : {}),
       ...(opts.stream && o.stream ? { onToken: o.stream(o.seat) } : {}),
     }

@@ -60,6 +60,78 @@ export interface AgentContext<C = any, I = any, S = any, A extends Ask<string, s
   watched: boolean
   /** The message bodies of the earlier sessions of this session's chain (carry-over), in order. */
   chain(): Promise<BaseMessage[][]>
+  /**
+   * Aborted when the step must stop: its run was paused or cancelled, or its seat's time limit passed
+   * (the fill's `timeoutSeconds`, else the plugin's `timeouts`). `llm` passes it to every model call
+   * (the HTTP request is aborted); an agent's own long work should watch it too. The runner stops
+   * waiting for the agent when it aborts, whatever the agent does.
+   */
+  signal: AbortSignal
+  /**
+   * Runs one of the plugin's `programs` on `input` and records it (a ProgramRun row: input, output,
+   * exit status, limits hit, duration). Idempotent per (session, message number): the n-th call of a
+   * program in a step run again (after a worker died, a pause, a Retry) with the same input returns the
+   * recorded result without running the program again. Resolves with the program's outcome (its own
+   * failure or time limit included); rejects only when the step itself is stopped (`signal`).
+   */
+  exec(program: string, input: unknown, opts?: ExecOptions): Promise<ExecResult>
+}
+
+/** What a program gets besides its input. */
+export interface ProgramContext {
+  /** Aborted when the step stops or the program's time limit passes: stop (kill the child process). */
+  signal: AbortSignal
+  /** The limits of this execution (its `timeoutSeconds` and whatever the plugin declares, e.g. memory). */
+  limits: ProgramLimits
+  sessionId: string
+  seq: number
+}
+
+export interface ProgramLimits {
+  timeoutSeconds?: number
+  [limit: string]: unknown
+}
+
+/**
+ * A program a step can run with `ctx.exec`: an async function from a JSON input to a JSON output. It
+ * may run a separate OS process (a sandbox); it must stop when its signal aborts. Returning is exit
+ * status 0; throwing a `ProgramExit` (lib/server/engine/exec.ts) reports an exit status, an output and
+ * a limit it hit; any other error is exit status 1 with its message.
+ */
+export type ProgramFn = (input: any, ctx: ProgramContext) => Promise<unknown>
+export interface ProgramDef {
+  run: ProgramFn
+  /** Its default time limit: past it the program is aborted and the result says limitsHit 'timeout'. */
+  timeoutSeconds?: number
+  /** Further limits handed to the program (its own to enforce). */
+  limits?: Record<string, unknown>
+}
+
+export interface ExecOptions {
+  /** This call's time limit (default: the program's). */
+  timeoutSeconds?: number
+  limits?: Record<string, unknown>
+}
+
+export interface ExecResult {
+  output: unknown
+  /** 0 when the program returned, its own status when it reported one, null when a limit stopped it. */
+  exitStatus: number | null
+  limitsHit: string | null
+  error: string | null
+  durationMs: number
+  /** The recorded result of an earlier run of the same step (the program did not run again). */
+  reused: boolean
+}
+
+export type SessionEndReason = 'done' | 'cancelled' | 'stalled'
+
+/** What `onSessionEnd` is told of the session that ended. */
+export interface SessionEndContext {
+  sessionId: string
+  studyId: string
+  experimentId: string | null
+  protocol: string
 }
 
 /** What an agent (or a person's submission) writes: one message, and what it was conditioned on. */
@@ -171,6 +243,19 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
     proxy?: Agent
     program?: Record<string, Agent>
   }
+  /**
+   * The default time limit of a seat's agent in seconds, by kind (`program` by program name); a seat
+   * fill's own `timeoutSeconds` wins. Past it the step is aborted and the session stalls.
+   */
+  timeouts?: { llm?: number; proxy?: number; program?: Record<string, number> }
+  /** The programs its agents run with `ctx.exec`, by name (recorded as ProgramRun rows). */
+  programs?: Record<string, ProgramFn | ProgramDef>
+  /**
+   * Called once each time a session ends: done, cancelled (with its run) or stalled (it may be
+   * retried and end again), to release what the plugin holds for it (a sandbox, a temporary folder).
+   * Errors are logged, never thrown.
+   */
+  onSessionEnd?(ctx: SessionEndContext, reason: SessionEndReason): void | Promise<void>
   human: {
     /** What a person submits for a turn (besides the session and the message number). */
     input: z.ZodType<unknown, any>

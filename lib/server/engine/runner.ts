@@ -3,12 +3,21 @@ import { LlmError } from '@/lib/llm/client'
 import { type Ask, type BaseMessage, ProtocolError, replay } from '@/lib/protocols/types'
 import { sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
+import { execTools, StepAborted } from '@/lib/server/engine/exec'
 import { llmTools } from '@/lib/server/engine/llm'
-import type { AgentContext, ProtocolPlugin, Produced, SessionContext, StepSession } from '@/lib/server/engine/plugin'
+import type {
+  AgentContext,
+  ProtocolPlugin,
+  Produced,
+  SessionContext,
+  SessionEndReason,
+  StepSession,
+} from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { Seats } from '@/lib/server/engine/seats'
 import { enqueueSteps } from '@/lib/server/engine/step-queue'
 import { publish, publishSession } from '@/lib/server/live'
+import { log } from '@/lib/server/log'
 import { pgJson, pgText } from '@/lib/server/pg-text'
 
 /**
@@ -122,11 +131,17 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
   const j = ask.j
   const dataset = (ctx.instance as { datasetId?: unknown } | null)?.datasetId
   const watched = Object.entries(ctx.seats).some(([seat, f]) => seat !== ask.seat && f.kind === 'human')
+  const timeoutSeconds =
+    fill.timeoutSeconds ??
+    (fill.kind === 'program' ? plugin.timeouts?.program?.[fill.program] : plugin.timeouts?.[fill.kind])
+  const seatLabel = plugin.protocol.seats.find((d) => d.name === ask.seat)?.label ?? ask.seat
+  const watch = watchStep(session, seatLabel, timeoutSeconds)
   const agentCtx: AgentContext = {
     ...ctx,
     ask,
     fill,
     watched,
+    signal: watch.signal,
     llm: llmTools({
       studyId: session.studyId,
       sessionId,
@@ -135,14 +150,21 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
       clock,
       seat: ask.seat,
       stream: (seat) => streamTo(sessionId, j, seat),
+      signal: watch.signal,
     }),
+    exec: execTools({ plugin, sessionId, seq: j, signal: watch.signal }),
     chain: () => {
       loaded.chainLogs ??= chainLogs(session)
       return loaded.chainLogs
     },
   }
   try {
-    const produced = await agent(agentCtx)
+    let produced: Produced
+    try {
+      produced = await untilAborted(agent(agentCtx), watch.signal)
+    } finally {
+      watch.stop()
+    }
     const after = plugin.protocol.apply(ctx.state, produced.message)
     const next = plugin.protocol.next(after) as Ask<string, string, string> | { done: true; reason: string }
     const awaitingSeat = humanSeatAsked(next, ctx.seats)
@@ -160,13 +182,115 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
       ctx: { ...ctx, state: after },
     }
     nextLoaded.ctx.session = nextLoaded.session
-    if (next.done) await afterSessionDone(sessionId)
+    if (next.done) {
+      await afterSessionDone(sessionId)
+      await sessionEnded(session, 'done')
+    }
     return { kind: 'appended', seq: j, next: nextLoaded, done: next.done }
   } catch (err) {
     if (isUniqueViolation(err)) return { kind: 'conflict', seq: j }
+    // The step was stopped while its agent worked (whatever the agent threw then): nothing is appended.
+    if (watch.signal.aborted) {
+      const why = watch.signal.reason
+      if (why instanceof StepAborted && why.kind === 'timeout') return markStalled(session, `timeout: ${why.message}`)
+      // Cancelled: the run's cancel has marked the session. Paused: it stays queued, for the resume.
+      return why instanceof StepAborted && why.kind === 'paused'
+        ? { kind: 'paused' }
+        : { kind: 'idle', status: 'cancelled' }
+    }
     if (err instanceof LlmError) return markStalled(session, `${err.kind}: ${err.message}`)
     if (err instanceof ProtocolError) return markStalled(session, `${err.code}: ${err.message}`)
     throw err
+  }
+}
+
+/** How often a step whose agent is still working reads its run's status (pause, cancel). */
+export const WATCH_INTERVAL_MS = 500
+
+/**
+ * The step's `ctx.signal`: aborted with a `StepAborted` when the seat's time limit passes, or when the
+ * run is paused or cancelled (or the session cancelled) while the agent works. The status is polled,
+ * one primary-key read every WATCH_INTERVAL_MS, starting only after the first interval, so a step
+ * shorter than that (most are) costs nothing; a LISTEN connection per worker was the alternative, but
+ * it would have to survive reconnects and still re-read the status on every progress event.
+ */
+function watchStep(
+  session: Pick<StepSession, 'id' | 'experimentId'>,
+  seatLabel: string,
+  timeoutSeconds: number | undefined,
+): { signal: AbortSignal; stop(): void } {
+  const ac = new AbortController()
+  let stopped = false
+  const limit =
+    timeoutSeconds === undefined
+      ? undefined
+      : setTimeout(
+          () => ac.abort(new StepAborted('timeout', `The ${seatLabel} seat took longer than ${timeoutSeconds} s.`)),
+          timeoutSeconds * 1000,
+        )
+  let pollTimer: ReturnType<typeof setTimeout> | undefined
+  const poll = async () => {
+    if (stopped || ac.signal.aborted) return
+    try {
+      const { rows } = await sql().query<{ run: string | null; status: string }>(
+        `SELECT e.status AS run, s.status FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+         WHERE s.id = $1`,
+        [session.id],
+      )
+      const r = rows[0]
+      if (!stopped && !ac.signal.aborted) {
+        if (!r || r.run === 'cancelled' || r.status === 'cancelled')
+          ac.abort(new StepAborted('cancelled', 'The run was cancelled.'))
+        else if (r.run === 'paused') ac.abort(new StepAborted('paused', 'The run was paused.'))
+      }
+    } catch (err) {
+      log().warn({ err, sessionId: session.id }, 'could not read the run status while a step works')
+    }
+    if (!stopped && !ac.signal.aborted) pollTimer = setTimeout(poll, WATCH_INTERVAL_MS)
+  }
+  pollTimer = setTimeout(poll, WATCH_INTERVAL_MS)
+  return {
+    signal: ac.signal,
+    stop() {
+      stopped = true
+      clearTimeout(limit)
+      clearTimeout(pollTimer)
+    },
+  }
+}
+
+/** The agent's answer, or the signal's reason as soon as it aborts (an agent that ignores it is not waited for). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => {})
+    return Promise.reject(signal.reason)
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      p.catch(() => {})
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
+/**
+ * The plugin's `onSessionEnd` for a session that just ended (done, cancelled, stalled): called once per
+ * end by whoever ended it; its errors are logged, never thrown.
+ */
+export async function sessionEnded(
+  s: { id: string; studyId: string; experimentId: string | null; protocol: string },
+  reason: SessionEndReason,
+): Promise<void> {
+  try {
+    const plugin = await pluginFor(s.protocol)
+    await plugin.onSessionEnd?.(
+      { sessionId: s.id, studyId: s.studyId, experimentId: s.experimentId, protocol: s.protocol },
+      reason,
+    )
+  } catch (err) {
+    log().error({ err, sessionId: s.id, reason }, 'the plugin failed at the end of a session')
   }
 }
 
@@ -279,16 +403,22 @@ interface SessionRef {
 /** The session ended (its protocol says Done): record it once, then continue its chain and close the run. */
 async function finish(s: SessionRef, reason: string): Promise<void> {
   if (s.status !== 'done') {
-    await sql().query(
+    const { rows } = await sql().query<Ended>(
       `UPDATE "ProtocolSession" SET status = 'done', "stopReason" = $2, "doneAt" = COALESCE("doneAt", now()),
          "stallError" = NULL, "awaitingSeat" = NULL, "updatedAt" = now()
-       WHERE id = $1`,
+       WHERE id = $1 AND status <> 'done'
+       RETURNING id, "studyId", "experimentId", protocol`,
       [s.id, reason],
     )
     void publishSession(s.id, s.experimentId, { type: 'status', status: 'done' })
+    await afterSessionDone(s.id)
+    if (rows[0]) await sessionEnded(rows[0], 'done')
+    return
   }
   await afterSessionDone(s.id)
 }
+
+type Ended = { id: string; studyId: string; experimentId: string | null; protocol: string }
 
 export async function markAwaiting(s: SessionRef, seat: string): Promise<void> {
   if (s.status === 'awaiting' && s.awaitingSeat === seat) return
@@ -302,12 +432,17 @@ export async function markAwaiting(s: SessionRef, seat: string): Promise<void> {
 
 /** Nothing was appended: the session stays resumable from the message it could not write. */
 export async function markStalled(s: SessionRef, error: string): Promise<{ kind: 'stalled'; error: string }> {
-  await sql().query(
-    `UPDATE "ProtocolSession" SET status = 'stalled', "stallError" = $2, "updatedAt" = now()
-     WHERE id = $1 AND status NOT IN ('done', 'cancelled')`,
+  // `was`: a session that was stalled already (stepped again without a Retry) did not end again.
+  const { rows } = await sql().query<Ended & { was: string }>(
+    `WITH old AS (SELECT status FROM "ProtocolSession" WHERE id = $1 FOR UPDATE)
+     UPDATE "ProtocolSession" SET status = 'stalled', "stallError" = $2, "updatedAt" = now()
+     WHERE id = $1 AND status NOT IN ('done', 'cancelled')
+     RETURNING id, "studyId", "experimentId", protocol, (SELECT status FROM old) AS was`,
     [s.id, pgText(error.slice(0, 4000))],
   )
   await publishSession(s.id, s.experimentId, { type: 'status', status: 'stalled' })
+  const ended = rows[0]
+  if (ended && ended.was !== 'stalled') await sessionEnded(ended, 'stalled')
   return { kind: 'stalled', error }
 }
 

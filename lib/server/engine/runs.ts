@@ -7,7 +7,8 @@ import { badRequest } from '@/lib/server/errors'
 import type { RunPlan } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { checkSessionCap, createSessions, plannedCount } from '@/lib/server/engine/prepare'
-import { humanSeats, llmRefs, pinModels, type Seats, seatProblems } from '@/lib/server/engine/seats'
+import { jobSettings } from '@/lib/server/jobs/queue'
+import { humanSeats, llmRefs, pinModels, Seats, seatProblems } from '@/lib/server/engine/seats'
 import { actorRef, writeAudit } from '@/lib/server/audit'
 
 /**
@@ -30,8 +31,26 @@ export async function writeRun(
   opts: { start?: boolean; maxInFlight?: number } = {},
 ): Promise<{ id: string; sessions: number; preparing: boolean }> {
   const plugin = await pluginFor(protocolId)
+  const { expireInSeconds } = jobSettings()
   const check = (seats: Seats, where: string) => {
     const problems = seatProblems(plugin.protocol, seats)
+    const add = (seat: string, msg: string) => {
+      problems[seat] = [...(problems[seat] ?? []), msg]
+    }
+    // The fills as every step will parse them (a time limit of 0 s, a program name too long …).
+    const parsed = Seats.safeParse(seats)
+    if (!parsed.success)
+      for (const issue of parsed.error.issues) {
+        const seat = String(issue.path[0] ?? 'seats')
+        add(seat, `The ${seat} seat: ${issue.message}`)
+      }
+    // A step outliving its job's expiry would be run twice: a seat's time limit ends it before that.
+    for (const [seat, fill] of Object.entries(seats))
+      if (fill.kind !== 'human' && fill.timeoutSeconds !== undefined && fill.timeoutSeconds >= expireInSeconds)
+        add(
+          seat,
+          `The ${seat} seat's time limit (${fill.timeoutSeconds} s) must be below the job expiry (${expireInSeconds} s, PARLEY_JOB_EXPIRE_SECONDS).`,
+        )
     if (Object.keys(problems).length) throw badRequest(`${where}: ${Object.values(problems).flat()[0]}`, problems)
   }
   check(plan.seats, 'Seats')

@@ -23,6 +23,16 @@ export type LlmRef = z.infer<typeof LlmRef>
 
 const helpers = z.record(z.string().max(60), LlmRef).default({})
 const params = z.record(z.string().max(60), z.unknown()).default({})
+/**
+ * The seat's time limit per step in seconds (default: the plugin's `timeouts`, else none): past it the
+ * step is aborted and the session stalls, resumable with Retry. Below the job expiry, which writeRun checks.
+ */
+const timeoutSeconds = z
+  .number()
+  .int('Enter the time limit in whole seconds.')
+  .min(1, 'A time limit is at least 1 second.')
+  .max(86_400, 'A time limit is at most 86,400 seconds (a day).')
+  .optional()
 
 export const HumanFill = z.object({
   kind: z.literal('human'),
@@ -31,9 +41,15 @@ export const HumanFill = z.object({
   /** Any member of the study with the work:submit scope may claim the seat (first come). */
   claimable: z.boolean().default(false),
 })
-export const LlmFill = z.object({ kind: z.literal('llm'), model: LlmRef, helpers })
-export const ProxyFill = z.object({ kind: z.literal('proxy'), helpers, params })
-export const ProgramFill = z.object({ kind: z.literal('program'), program: z.string().min(1).max(60), helpers, params })
+export const LlmFill = z.object({ kind: z.literal('llm'), model: LlmRef, helpers, timeoutSeconds })
+export const ProxyFill = z.object({ kind: z.literal('proxy'), helpers, params, timeoutSeconds })
+export const ProgramFill = z.object({
+  kind: z.literal('program'),
+  program: z.string().min(1).max(60),
+  helpers,
+  params,
+  timeoutSeconds,
+})
 
 export const SeatFill = z.discriminatedUnion('kind', [HumanFill, LlmFill, ProxyFill, ProgramFill])
 export type SeatFill = z.output<typeof SeatFill>

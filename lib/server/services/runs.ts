@@ -8,7 +8,7 @@ import { admitSessions, dropQueuedSteps, enqueueSteps } from '@/lib/server/engin
 import { hasScope } from '@/lib/server/auth/roles'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
-import { closeIfFinished } from '@/lib/server/engine/runner'
+import { closeIfFinished, sessionEnded } from '@/lib/server/engine/runner'
 import { writeRun } from '@/lib/server/engine/runs'
 import { LlmRef, llmRefs, mapLlmRefs, Seats } from '@/lib/server/engine/seats'
 import { publish } from '@/lib/server/live'
@@ -583,13 +583,21 @@ export const cancelRun = defineOperation({
       'run.cancel',
       (s) => `The run is already ${s}.`,
     )
-    // Its queued steps go; a step already running finishes its one message, then sees the status.
+    // Its queued steps go; a step already running is stopped by its ctx.signal (appending nothing).
     const droppedJobs = await dropQueuedSteps(runId)
-    await sql().query(
+    const { rows: ended } = await sql().query<{
+      id: string
+      studyId: string
+      experimentId: string | null
+      protocol: string
+    }>(
       `UPDATE "ProtocolSession" SET status = 'cancelled', "awaitingSeat" = NULL, "updatedAt" = now()
-       WHERE "experimentId" = $1 AND status NOT IN ('done', 'cancelled')`,
+       WHERE "experimentId" = $1 AND status NOT IN ('done', 'cancelled')
+       RETURNING id, "studyId", "experimentId", protocol`,
       [runId],
     )
+    // A step still working sees the cancel within WATCH_INTERVAL_MS (its ctx.signal aborts).
+    for (const s of ended) await sessionEnded(s, 'cancelled')
     return { runId, status: 'cancelled' as const, droppedJobs }
   },
 })

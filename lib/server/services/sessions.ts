@@ -12,6 +12,7 @@ import { enqueueSteps } from '@/lib/server/engine/step-queue'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import {
   afterSessionDone,
+  sessionEnded,
   appendMessage,
   type Exec,
   humanSeatAsked,
@@ -467,8 +468,10 @@ export const submitTurn = defineOperation({
       throw err
     }
     notifyAppended(session, next.j, doneReason)
-    if (doneReason) await afterSessionDone(session.id)
-    else if (!awaitingSeat && (!session.experimentId || session.runStatus === 'running'))
+    if (doneReason) {
+      await afterSessionDone(session.id)
+      await sessionEnded(session, 'done')
+    } else if (!awaitingSeat && (!session.experimentId || session.runStatus === 'running'))
       await enqueueSteps([session.id], session.experimentId, undefined, { interactive: true })
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
   },
@@ -579,7 +582,8 @@ export const claimSeat = defineOperation({
 
 /**
  * D (the session and its instance snapshot), M (every message body), C (what each sender was
- * conditioned on) and every LLM call the session made, with its exact request (images by reference).
+ * conditioned on) and every LLM call the session made, with its exact request (images by reference),
+ * and every program its steps ran (ProgramRun: input, output, exit status, limits hit, duration).
  * Researchers only (`work:read-study`).
  */
 export const inspectSession = defineOperation({
@@ -624,6 +628,10 @@ export const inspectSession = defineOperation({
         modelReported: true,
       },
     })
+    const programRuns = await db.programRun.findMany({
+      where: { sessionId: s.id },
+      orderBy: [{ seq: 'asc' }, { startedAt: 'asc' }, { callIndex: 'asc' }],
+    })
     const seats = Seats.safeParse(s.seats)
     const instance = (s.instance ?? {}) as { datasetId?: unknown; input?: unknown }
     const datasetId = typeof instance.datasetId === 'string' ? instance.datasetId : null
@@ -659,6 +667,8 @@ export const inspectSession = defineOperation({
         author: m.authorUserId ? (email.get(m.authorUserId) ?? 'a removed user') : null,
       })),
       calls,
+      /** Every program the session's steps ran (ctx.exec), by message number. */
+      programRuns,
     }
   },
 })

@@ -5,7 +5,7 @@ import { uiFor } from '@/components/protocols/registry'
 import { sessionState, StatusBadge } from '@/components/runs/status'
 import { InstanceFields, SeatsTable } from '@/components/sessions/inspector-d'
 import { freshTurns, turnsOf } from '@/components/sessions/prompt-turns'
-import { CallView, ContextView } from '@/components/sessions/prompt-view'
+import { CallView, ContextView, ProgramRunView } from '@/components/sessions/prompt-view'
 import { Card, PageHeader } from '@/components/ui/card'
 import { ScrollRegion } from '@/components/ui/scroll-region'
 import { formatDate, Table, Td } from '@/components/ui/table'
@@ -31,6 +31,7 @@ export default async function SessionInspectorPage({
     session: s,
     messages,
     calls,
+    programRuns,
     seatDecls,
     connections,
     assets,
@@ -46,6 +47,8 @@ export default async function SessionInspectorPage({
     const key = c.messageRef ?? '—'
     callsBySeq.set(key, [...(callsBySeq.get(key) ?? []), c])
   }
+  const runsBySeq = new Map<number, typeof programRuns>()
+  for (const r of programRuns) runsBySeq.set(r.seq, [...(runsBySeq.get(r.seq) ?? []), r])
   const senderOf = new Map(messages.map((m) => [m.seq, m.sender]))
   // What is new in each prompt: compared with the same sender's previous chat prompt.
   const lastPrompt = new Map<string, { seq: number; turns: NonNullable<ReturnType<typeof turnsOf>> }>()
@@ -59,6 +62,7 @@ export default async function SessionInspectorPage({
   })
   const written = new Set(s.contexts.map((c) => String(c.seq)))
   const orphans = calls.filter((c) => !written.has(c.messageRef ?? ''))
+  const orphanRuns = programRuns.filter((r) => !written.has(String(r.seq)))
   const Body = ui?.MessageBody
   return (
     <>
@@ -160,9 +164,9 @@ export default async function SessionInspectorPage({
 
         <Card
           title="C — contexts and LLM calls"
-          description="For each message: the prompt its sender was given (collapsed; opened, it shows what is new since the sender's previous prompt), then every call it took, retries included."
+          description="For each message: the prompt its sender was given (collapsed; opened, it shows what is new since the sender's previous prompt), then every call it took, retries included, and every program it ran."
         >
-          {contexts.length === 0 && calls.length === 0 ? (
+          {contexts.length === 0 && calls.length === 0 && programRuns.length === 0 ? (
             <p className="text-sm text-stone-600">No message has been written yet.</p>
           ) : (
             <ol className="space-y-3">
@@ -182,6 +186,9 @@ export default async function SessionInspectorPage({
                   {(callsBySeq.get(String(c.seq)) ?? []).map((call) => (
                     <CallView key={call.id} call={call} datasetId={datasetId} />
                   ))}
+                  {(runsBySeq.get(c.seq) ?? []).map((r) => (
+                    <ProgramRunView key={r.id} run={r} />
+                  ))}
                 </li>
               ))}
             </ol>
@@ -196,6 +203,21 @@ export default async function SessionInspectorPage({
                 <div key={call.id}>
                   <p className="text-xs text-stone-500">For j = {call.messageRef ?? '?'}</p>
                   <CallView call={call} datasetId={datasetId} />
+                </div>
+              ))}
+            </div>
+          )}
+          {orphanRuns.length > 0 && (
+            <div className="mt-4">
+              <h3 className="mb-1 text-sm font-semibold">Programs run by a step that wrote no message</h3>
+              <p className="mb-2 text-xs text-stone-600">
+                A step that was stopped (paused, cancelled, past its seat&apos;s time limit), failed, or is still in
+                flight.
+              </p>
+              {orphanRuns.map((r) => (
+                <div key={r.id}>
+                  <p className="text-xs text-stone-500">For j = {r.seq}</p>
+                  <ProgramRunView run={r} />
                 </div>
               ))}
             </div>

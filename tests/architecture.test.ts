@@ -38,9 +38,7 @@ const ALL = [
   'instrumentation.ts',
   'proxy.ts',
   'prisma/seed.ts',
-].filter((f) =>
-  existsSync(path.join(ROOT, f)),
-)
+].filter((f) => existsSync(path.join(ROOT, f)))
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8')
 /** Source without comments (a doc comment may mention a protocol). */
 const code = (f: string) =>

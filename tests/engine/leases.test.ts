@@ -4,7 +4,7 @@ import { db, sql } from '@/lib/server/db'
 import { registerPlugin } from '@/lib/server/engine/plugins'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
-import { createRun } from '@/lib/server/services/runs'
+import { createRun, getRun } from '@/lib/server/services/runs'
 import { claimSeat, getSession, myQueue, releaseSeat, renewLease, submitTurn } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { slotsDataset, toySlotsPlugin } from './toy-slots/plugin'
@@ -103,6 +103,10 @@ describe('a claim is a lease', () => {
       claimableSeats: ['annotator'],
       lease: null,
     })
+    // The run's page shows the seat open again.
+    const run = await execute(getRun, researcher, { runId })
+    const row = run.ok ? run.data.sessions.items.find((x) => x.id === s1) : undefined
+    expect(row?.people).toEqual([{ seat: 'annotator', claimable: true, user: null }])
     const late = await label(a, s1)
     expect(late).toMatchObject({ ok: false, status: 409 })
     expect(!late.ok && late.error).toMatch(/lapsed/)

@@ -304,6 +304,7 @@ export const getRun = defineOperation({
             : {}),
       ...(repetition ? { repetition } : {}),
     }
+    const now = Date.now()
     const [sessions, total, counts, dataset, lastStall] = await Promise.all([
       db.protocolSession.findMany({
         where,
@@ -319,7 +320,14 @@ export const getRun = defineOperation({
           retryCount: true,
           instanceId: true,
           updatedAt: true,
-          people: { select: { seat: true, claimable: true, user: { select: { id: true, name: true, email: true } } } },
+          people: {
+            select: {
+              seat: true,
+              claimable: true,
+              leaseUntil: true,
+              user: { select: { id: true, name: true, email: true } },
+            },
+          },
           _count: { select: { messages: true } },
         },
         ...skipTake(page, pageSize),
@@ -379,12 +387,18 @@ export const getRun = defineOperation({
       files: Object.entries(plugin.files ?? {}).map(([file, f]) => ({ file, label: f.label })),
       hasDashboard: !!plugin.views.dashboard,
       sessions: pageOf(
-        sessions.map(({ _count, ...s }) => ({
+        sessions.map(({ _count, people, ...s }) => ({
           ...s,
+          // A claim whose lease lapsed (in an open session) holds the seat no longer: shown open.
+          people: people.map(({ leaseUntil, ...p }) =>
+            leaseUntil && leaseUntil.getTime() <= now && s.status !== 'done' && s.status !== 'cancelled'
+              ? { ...p, user: null }
+              : p,
+          ),
           status: s.status === 'queued' && working.has(s.id) ? 'running' : s.status,
           messages: _count.messages,
           /** The actor can open this session's page. */
-          open: readsSessions || (opensOwn && s.people.some((p) => p.user?.id === actor.userId)),
+          open: readsSessions || (opensOwn && people.some((p) => p.user?.id === actor.userId)),
         })),
         total,
         page,

@@ -34,6 +34,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/sessions',
       '/sessions/{sessionId}',
       '/sessions/{sessionId}/claim',
+      '/sessions/{sessionId}/lease',
       '/sessions/{sessionId}/turns',
       '/studies',
       '/studies/{studyId}',

@@ -25,7 +25,15 @@ import {
  * and plans the run. Nothing here names a protocol.
  */
 export async function createRunAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
-  const { protocol: chosen, studyId, draft, maxInFlight, ...fields } = formDataToObject(fd)
+  const {
+    protocol: chosen,
+    studyId,
+    draft,
+    maxInFlight,
+    distinctClaimants,
+    fillFirst,
+    ...fields
+  } = formDataToObject(fd)
   const protocol = typeof chosen === 'string' ? chosen : ''
   if (!protocol) return { ok: false, error: 'Choose a protocol.' }
   let setup: unknown
@@ -38,7 +46,15 @@ export async function createRunAction(_prev: ActionState, fd: FormData): Promise
   }
   const { state, data } = await runFormAction(
     createRun,
-    { ...(setup as Record<string, unknown>), studyId, protocol, maxInFlight, start: draft !== 'on' && draft !== true },
+    {
+      ...(setup as Record<string, unknown>),
+      studyId,
+      protocol,
+      maxInFlight,
+      distinctClaimants,
+      fillFirst,
+      start: draft !== 'on' && draft !== true,
+    },
     (d) => `Created with ${d.sessions} session${d.sessions === 1 ? '' : 's'}.`,
   )
   if (!data) return state

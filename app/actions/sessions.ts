@@ -7,7 +7,7 @@ import { AppError } from '@/lib/server/errors'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { runFormAction } from '@/lib/server/form-action'
 import { formDataToObject } from '@/lib/server/form-data'
-import { claimSeat, saveDraft, submitTurn } from '@/lib/server/services/sessions'
+import { claimSeat, releaseSeat, renewLease, saveDraft, submitTurn } from '@/lib/server/services/sessions'
 
 /**
  * A person's turn, for every protocol. The turn form posts `sessionId`, `seq` (the message it
@@ -60,4 +60,23 @@ export async function claimSeatAction(_prev: ActionState, fd: FormData): Promise
 export async function saveDraftAction(sessionId: string, seq: number, data: Record<string, unknown>): Promise<boolean> {
   const { state } = await runFormAction(saveDraft, { sessionId, seq, data }, '')
   return !!state?.ok
+}
+
+/**
+ * Renew the viewer's claim of a seat (`sessions.heartbeat`), called by the open turn page a third of
+ * the lease apart: when it now lapses (ISO), or null when the claim is gone (lapsed and taken, given back).
+ */
+export async function renewLeaseAction(sessionId: string): Promise<string | null> {
+  const { data } = await runFormAction(renewLease, { sessionId }, '')
+  return data?.leaseUntil ? new Date(data.leaseUntil).toISOString() : null
+}
+
+/** Give a claimed seat back (`sessions.release`); the work queue opens. */
+export async function releaseSeatAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const sessionId = fd.get('sessionId')
+  const { state, data } = await runFormAction(releaseSeat, { sessionId }, (d) => `You gave the ${d.seat} seat back.`)
+  if (typeof sessionId === 'string') revalidatePath(`/sessions/${sessionId}`)
+  revalidatePath('/work')
+  if (data) redirect('/work')
+  return state
 }

@@ -27,7 +27,16 @@ import {
   viewRun,
 } from '@/lib/server/services/runs'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
-import { claimSeat, getSession, inspectSession, myQueue, saveDraft, submitTurn } from '@/lib/server/services/sessions'
+import {
+  claimSeat,
+  getSession,
+  inspectSession,
+  myQueue,
+  releaseSeat,
+  renewLease,
+  saveDraft,
+  submitTurn,
+} from '@/lib/server/services/sessions'
 import {
   createConnection,
   deleteConnection,
@@ -144,6 +153,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   submitTurn,
   saveDraft,
   claimSeat,
+  renewLease,
+  releaseSeat,
   inspectSession,
   // Each protocol's own operations (EVINCE's label merges, the scorekeeping import …).
   ...Object.values(plugins).flatMap((p) => p.operations ?? []),

@@ -540,6 +540,30 @@ const CASES: Case[] = [
       json: { seat: fx.claim.seat },
     }),
   },
+  {
+    op: 'POST /sessions/{sessionId}/lease',
+    name: 'renew the claim',
+    status: 200,
+    call: (fx) => ({ path: `/sessions/${fx.claim.sessionId}/lease`, method: 'POST', key: fx.keys.expert }),
+  },
+  {
+    op: 'DELETE /sessions/{sessionId}/lease',
+    name: 'give the seat back',
+    status: 200,
+    call: (fx) => ({ path: `/sessions/${fx.claim.sessionId}/lease`, method: 'DELETE', key: fx.keys.expert }),
+  },
+  {
+    op: 'DELETE /sessions/{sessionId}/lease',
+    name: 'give it back again',
+    status: 409,
+    call: (fx) => ({ path: `/sessions/${fx.claim.sessionId}/lease`, method: 'DELETE', key: fx.keys.expert }),
+  },
+  {
+    op: 'POST /sessions/{sessionId}/lease',
+    name: 'renew a claim given back',
+    status: 409,
+    call: (fx) => ({ path: `/sessions/${fx.claim.sessionId}/lease`, method: 'POST', key: fx.keys.expert }),
+  },
   { op: 'GET /connections', name: 'list', status: 200, call: () => ({ path: '/connections' }) },
   {
     op: 'POST /connections',

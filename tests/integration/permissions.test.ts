@@ -307,6 +307,14 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
   },
+  'sessions.heartbeat': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await claimedSession(c)).id }),
+  },
+  'sessions.release': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await claimedSession(c)).id }),
+  },
   'scorekeeping.import': {
     allowed: STAFF,
     input: async (c) => {
@@ -397,6 +405,16 @@ async function claimableSession(c: Ctx) {
     instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
     seats: { m: llmSeat(c), h: { kind: 'human', claimable: true } },
   })
+}
+
+/** A session whose claimable seat h the actor has claimed (a lease of 15 minutes). */
+async function claimedSession(c: Ctx) {
+  const s = await claimableSession(c)
+  await db.sessionSeat.update({
+    where: { sessionId_seat: { sessionId: s.id, seat: 'h' } },
+    data: { userId: c.actor.userId, claimedAt: new Date(), leaseUntil: new Date(Date.now() + 15 * 60_000) },
+  })
+  return s
 }
 
 /** A scorekeeping run of the world's study (its clembench files can be exported before any episode). */
@@ -663,6 +681,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'pxp.check-answer': ANY, // their own session
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
+  'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part
+  'sessions.release': ANY, // giving their own claimed seat back (a member made a viewer may too)
   'sessions.inspect': READ,
   'scorekeeping.import': WRITE,
   'debates.merge-labels': WRITE,

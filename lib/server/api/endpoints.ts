@@ -19,7 +19,9 @@ import {
   RunResults,
   RunStarted,
   RunSummary,
+  LeaseRenewed,
   SeatClaimed,
+  SeatReleased,
   SessionDetail,
   StalledRetried,
   StudyDetail,
@@ -41,7 +43,7 @@ import {
 } from '@/lib/server/services/runs'
 import { createConnection, getConnection, listConnections, updateConnection } from '@/lib/server/services/connections'
 import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
-import { claimSeat, getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { claimSeat, getSession, myQueue, releaseSeat, renewLease, submitTurn } from '@/lib/server/services/sessions'
 import { DATASET_KINDS } from '@/lib/tasks/datasets'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { createStudy, getStudy, listStudies } from '@/lib/server/services/studies'
@@ -355,7 +357,34 @@ export const endpoints = {
     output: SeatClaimed,
     errors: {
       404: 'No such session, or one you cannot see (a claim answers as reading it does)',
-      409: 'You fill a seat of it already, the seat was taken, or the session is over',
+      409: 'You fill a seat of it already, the seat was taken, the run gives you one session per item, or the session is over',
+    },
+  },
+  renewLease: {
+    method: 'POST',
+    path: '/sessions/{sessionId}/lease',
+    summary:
+      'Renew your claim of a claimable seat (a lease of PARLEY_SEAT_LEASE_SECONDS; call it well within that while you work)',
+    tag: 'Sessions',
+    op: renewLease,
+    source: 'none',
+    output: LeaseRenewed,
+    errors: {
+      404: 'No such session, or one you cannot see',
+      409: 'Your claim lapsed (claim the seat again), someone else took it, or the session is over',
+    },
+  },
+  releaseSeat: {
+    method: 'DELETE',
+    path: '/sessions/{sessionId}/lease',
+    summary: 'Give your claimed seat back: it is free for the next person at once (the turns you sent stay)',
+    tag: 'Sessions',
+    op: releaseSeat,
+    source: 'none',
+    output: SeatReleased,
+    errors: {
+      404: 'No such session, or one you cannot see',
+      409: 'The seat is named for you, you no longer hold it, or the session is over',
     },
   },
   listConnections: {
@@ -418,6 +447,19 @@ function setupBodies(): z.ZodType {
           .max(10_000)
           .optional()
           .describe("At most this many of the run's sessions on the workers at once (default: no limit)"),
+        distinctClaimants: z
+          .boolean()
+          .optional()
+          .describe('One person never holds two sessions of the same instance (claimable seats; default false)'),
+        fillFirst: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000)
+          .optional()
+          .describe(
+            'Work-queue order hint: claimable seats of instances with fewer than this many finished sessions first',
+          ),
       })
       .and(p.setup.input as z.ZodType),
   )

@@ -39,18 +39,20 @@ const error = (status: number, message: string, fieldErrors?: Record<string, str
  * OPTIONS } = methods({ GET: … })`: the given handlers (HEAD as GET, as Next does), OPTIONS with
  * `Allow`, and for the rest a JSON 405 with `Allow` (Next's own 405 has neither).
  */
-export function methods<H extends { GET?: RouteHandler; POST?: RouteHandler; PATCH?: RouteHandler }>(handlers: H) {
+export function methods<
+  H extends { GET?: RouteHandler; POST?: RouteHandler; PATCH?: RouteHandler; DELETE?: RouteHandler },
+>(handlers: H) {
   const allow = [...Object.keys(handlers), ...(handlers.GET ? ['HEAD'] : []), 'OPTIONS'].sort().join(', ')
   const notAllowed = (req: Request) =>
     errorResponse(405, `${req.method} is not allowed here; this path answers ${allow}.`, { headers: { allow } })
-  type Or<K extends 'GET' | 'POST' | 'PATCH'> = H extends { [k in K]: infer F } ? F : typeof notAllowed
+  type Or<K extends 'GET' | 'POST' | 'PATCH' | 'DELETE'> = H extends { [k in K]: infer F } ? F : typeof notAllowed
   return {
     GET: (handlers.GET ?? notAllowed) as Or<'GET'>,
     HEAD: (handlers.GET ?? notAllowed) as Or<'GET'>,
     POST: (handlers.POST ?? notAllowed) as Or<'POST'>,
     PUT: notAllowed,
     PATCH: (handlers.PATCH ?? notAllowed) as Or<'PATCH'>,
-    DELETE: notAllowed,
+    DELETE: (handlers.DELETE ?? notAllowed) as Or<'DELETE'>,
     OPTIONS: () => new Response(null, { status: 204, headers: { allow } }),
   }
 }

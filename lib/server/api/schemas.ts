@@ -316,6 +316,10 @@ export const SessionDetail = z
       .nullable()
       .meta({ description: 'Your unsent turn for the message asked, kept on the server' }),
     claimableSeats: z.array(z.string()),
+    lease: z.object({ seat: z.string(), until: isoDate, seconds: int() }).nullable().meta({
+      description:
+        'Your claim of a claimable seat: when it lapses unless renewed (POST /sessions/{sessionId}/lease), and how long a renewal lasts',
+    }),
     view: z.unknown().meta({ description: "The protocol's view of the session (its plugin's `views.session`)." }),
   })
   .meta({ id: 'SessionDetail' })
@@ -329,7 +333,26 @@ export const TurnResult = z
   })
   .meta({ id: 'TurnResult' })
 
-export const SeatClaimed = z.object({ sessionId: z.string(), seat: z.string() }).meta({ id: 'SeatClaimed' })
+export const SeatClaimed = z
+  .object({
+    sessionId: z.string(),
+    seat: z.string(),
+    leaseUntil: isoDate.meta({
+      description: 'The claim lapses then unless renewed (POST /sessions/{sessionId}/lease)',
+    }),
+  })
+  .meta({ id: 'SeatClaimed' })
+
+export const LeaseRenewed = z
+  .object({
+    sessionId: z.string(),
+    seat: z.string(),
+    leaseUntil: isoDate.nullable().meta({ description: 'When the claim now lapses (null: a seat named for you)' }),
+    seconds: int().meta({ description: 'How long each renewal lasts (PARLEY_SEAT_LEASE_SECONDS)' }),
+  })
+  .meta({ id: 'LeaseRenewed' })
+
+export const SeatReleased = z.object({ sessionId: z.string(), seat: z.string() }).meta({ id: 'SeatReleased' })
 
 export const Queue = z
   .object({

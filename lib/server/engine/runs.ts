@@ -27,8 +27,11 @@ export async function writeRun(
   plan: RunPlan,
   /** Refuses a connection the actor may not use; answers its default model. */
   checkConnection: (connectionId: string) => Promise<{ defaultModel: string }>,
-  /** start: queue its first steps once ready; maxInFlight: its limit of sessions in flight (none by default). */
-  opts: { start?: boolean; maxInFlight?: number } = {},
+  /**
+   * start: queue its first steps once ready; maxInFlight: its limit of sessions in flight (none by
+   * default); distinctClaimants, fillFirst: how its claimable seats are claimed and offered.
+   */
+  opts: { start?: boolean; maxInFlight?: number; distinctClaimants?: boolean; fillFirst?: number } = {},
 ): Promise<{ id: string; sessions: number; preparing: boolean }> {
   const plugin = await pluginFor(protocolId)
   const { expireInSeconds } = jobSettings()
@@ -103,6 +106,8 @@ export async function writeRun(
         status: 'preparing',
         sessionsPlanned: planned,
         maxInFlight: opts.maxInFlight ?? null,
+        distinctClaimants: opts.distinctClaimants ?? false,
+        fillFirst: opts.fillFirst ?? null,
         ...(plan.analysis !== undefined ? { analysis: plan.analysis as Prisma.InputJsonValue } : {}),
         createdById: actor.userId || null,
       },

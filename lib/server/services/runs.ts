@@ -58,6 +58,19 @@ export const CreateRunInput = z.looseObject({
   maxInFlight: z
     .union([z.literal('').transform(() => undefined), z.coerce.number().int().min(1).max(10_000)])
     .optional(),
+  /**
+   * Claimable seats: one person never holds two sessions of the same instance of the run (checked
+   * when a seat is claimed). Off by default; on for labelling, where an item's sessions are its
+   * independent annotations.
+   */
+  distinctClaimants: z
+    .union([z.boolean(), z.enum(['true', 'false', 'on', '']).transform((v) => v === 'true' || v === 'on')])
+    .optional(),
+  /**
+   * An order hint for the work queue: claimable seats of instances with fewer than this many finished
+   * sessions first, the instance nearest to it first (complete items to N first). None by default.
+   */
+  fillFirst: z.union([z.literal('').transform(() => undefined), z.coerce.number().int().min(1).max(10_000)]).optional(),
 })
 
 export const createRun = defineOperation({
@@ -65,7 +78,7 @@ export const createRun = defineOperation({
   scope: 'studies:update',
   input: CreateRunInput,
   async run(actor, raw) {
-    const { studyId, protocol, start, maxInFlight, ...rest } = raw
+    const { studyId, protocol, start, maxInFlight, distinctClaimants, fillFirst, ...rest } = raw
     await requireStudyAccess(db, actor, studyId, 'write')
     const plugin = await pluginFor(protocol).catch(() => {
       throw badRequest(`Unknown protocol "${protocol}".`, { protocol: ['Choose a protocol.'] })
@@ -85,6 +98,8 @@ export const createRun = defineOperation({
     const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c), {
       start: !!start,
       maxInFlight,
+      distinctClaimants,
+      fillFirst,
     })
     const first = created.preparing
       ? null
@@ -289,6 +304,7 @@ export const getRun = defineOperation({
             : {}),
       ...(repetition ? { repetition } : {}),
     }
+    const now = Date.now()
     const [sessions, total, counts, dataset, lastStall] = await Promise.all([
       db.protocolSession.findMany({
         where,
@@ -304,7 +320,14 @@ export const getRun = defineOperation({
           retryCount: true,
           instanceId: true,
           updatedAt: true,
-          people: { select: { seat: true, claimable: true, user: { select: { id: true, name: true, email: true } } } },
+          people: {
+            select: {
+              seat: true,
+              claimable: true,
+              leaseUntil: true,
+              user: { select: { id: true, name: true, email: true } },
+            },
+          },
           _count: { select: { messages: true } },
         },
         ...skipTake(page, pageSize),
@@ -364,12 +387,18 @@ export const getRun = defineOperation({
       files: Object.entries(plugin.files ?? {}).map(([file, f]) => ({ file, label: f.label })),
       hasDashboard: !!plugin.views.dashboard,
       sessions: pageOf(
-        sessions.map(({ _count, ...s }) => ({
+        sessions.map(({ _count, people, ...s }) => ({
           ...s,
+          // A claim whose lease lapsed (in an open session) holds the seat no longer: shown open.
+          people: people.map(({ leaseUntil, ...p }) =>
+            leaseUntil && leaseUntil.getTime() <= now && s.status !== 'done' && s.status !== 'cancelled'
+              ? { ...p, user: null }
+              : p,
+          ),
           status: s.status === 'queued' && working.has(s.id) ? 'running' : s.status,
           messages: _count.messages,
           /** The actor can open this session's page. */
-          open: readsSessions || (opensOwn && s.people.some((p) => p.user?.id === actor.userId)),
+          open: readsSessions || (opensOwn && people.some((p) => p.user?.id === actor.userId)),
         })),
         total,
         page,

@@ -4,6 +4,7 @@ import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { mayTakePart, studyPermissions, takePartStudyRoles } from '@/lib/server/auth/study-roles'
+import { settings } from '@/lib/server/config'
 import { db, pgTransaction, sql } from '@/lib/server/db'
 import { AppError, badRequest, conflict, forbidden, isUniqueViolation, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
@@ -24,7 +25,7 @@ import { kindLabel, llmRefs, Seats } from '@/lib/server/engine/seats'
 import { publishSession } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
 import { pageInput, pageOf } from '@/lib/server/pagination'
-import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/audit'
+import { actorRef, writeAuditSql } from '@/lib/server/audit'
 import { connectionNames } from '@/lib/server/services/connections'
 import { id, requireStudyAccess, studiesWhere } from '@/lib/server/services/studies'
 
@@ -43,6 +44,26 @@ export function visibleSessions(actor: Actor): Prisma.ProtocolSessionWhereInput 
   const own = { people: { some: { userId: actor.userId } } }
   return hasScope(actor.role, 'work:read-study') ? { OR: [own, { study: studiesWhere(actor, 'read') }] } : own
 }
+
+// ---------------------------------------------------------------------------------------------
+// Seat leases
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A claim of a claimable seat is a lease (`SessionSeat.leaseUntil`): renewed while the person works
+ * (`sessions.heartbeat`, each turn), and free again once it lapses. Lapsing is decided when read, by
+ * these SQL conditions, everywhere (the queue, a claim, a turn, the session page): nothing reaps
+ * claims. Only an open session's claims lapse; a finished session keeps who sat where.
+ */
+export const lapsedSql = (p = 'p', s = 's') =>
+  `(${p}."leaseUntil" IS NOT NULL AND ${p}."leaseUntil" <= now() AND ${s}.status NOT IN ('done', 'cancelled'))`
+/** The seat is held (named, or claimed and not lapsed) by the user in the SQL parameter `user`. */
+export const holdsSql = (user: string, p = 'p', s = 's') => `(${p}."userId" = ${user} AND NOT ${lapsedSql(p, s)})`
+/** No one holds the seat: never claimed, given back, or its lease lapsed. */
+export const freeSql = (p = 'p', s = 's') => `(${p}."userId" IS NULL OR ${lapsedSql(p, s)})`
+
+/** How long a claim lasts without a renewal (PARLEY_SEAT_LEASE_SECONDS, 900 by default). */
+export const leaseSeconds = () => settings(['PARLEY_SEAT_LEASE_SECONDS']).seatLeaseSeconds
 
 // ---------------------------------------------------------------------------------------------
 // The work queue
@@ -99,13 +120,18 @@ export const myQueue = defineOperation({
     const claimAs = takePartStudyRoles(actor.role)
     // One statement: my seats, plus the unclaimed claimable seats of studies I take part in.
     const base = `
-      SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, COALESCE(p."userId" = $1, false) AS mine, s.task,
+      SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, COALESCE(${holdsSql('$1')}, false) AS mine, s.task,
              s.instance, s.repetition, s.position, s."updatedAt", s."studyId", st.name AS "studyName",
-             e.id AS "runId", e.name AS "runName",
+             e.id AS "runId", e.name AS "runName", e."fillFirst",
              (SELECT count(*)::int FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages,
+             -- With the run's order hint: how many sessions of this session's instance are finished.
+             CASE WHEN e."fillFirst" IS NOT NULL AND ${freeSql()} THEN
+               (SELECT count(*)::int FROM "ProtocolSession" s3
+                WHERE s3."experimentId" = s."experimentId" AND s3."instanceId" = s."instanceId" AND s3.status = 'done')
+             END AS "instanceDone",
              CASE
-               WHEN p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat THEN 'yours'
-               WHEN p."userId" IS NULL THEN 'claimable'
+               WHEN ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat THEN 'yours'
+               WHEN ${freeSql()} THEN 'claimable'
                WHEN s.status = 'waiting' THEN 'waiting'
                WHEN s.status = 'stalled' THEN 'stalled'
                WHEN s.status IN ('done', 'cancelled') THEN 'done'
@@ -115,8 +141,8 @@ export const myQueue = defineOperation({
       JOIN "ProtocolSession" s ON s.id = p."sessionId"
       JOIN "Study" st ON st.id = s."studyId" AND st."archivedAt" IS NULL
       LEFT JOIN "Experiment" e ON e.id = s."experimentId"
-      WHERE (p."userId" = $1
-             OR (p."userId" IS NULL AND p.claimable AND s.status NOT IN ('done', 'cancelled')
+      WHERE (${holdsSql('$1')}
+             OR (${freeSql()} AND p.claimable AND s.status NOT IN ('done', 'cancelled')
                  AND EXISTS (SELECT 1 FROM "StudyMember" sm
                              WHERE sm."studyId" = s."studyId" AND sm."userId" = $1 AND sm.role = ANY($2::text[]))))`
     const counts = await sql().query<{ grp: string; n: number }>(
@@ -125,20 +151,27 @@ export const myQueue = defineOperation({
     )
     // Progress through a run: of this person's sessions in the row's run, how many are done.
     const { rows } = await sql().query<
-      QueueRow & { grp: string; runMine: number | null; runDone: number | null; blocker: Blocker | null }
+      QueueRow & {
+        grp: string
+        runMine: number | null
+        runDone: number | null
+        blocker: Blocker | null
+        fillFirst: number | null
+        instanceDone: number | null
+      }
     >(
       `SELECT q.*,
               (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
-                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId") AS "runMine",
+                WHERE ${holdsSql('$1', 'p2', 's2')} AND s2."experimentId" = q."runId") AS "runMine",
               (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
-                WHERE p2."userId" = $1 AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone",
+                WHERE ${holdsSql('$1', 'p2', 's2')} AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone",
               -- What a waiting session waits for: the first unfinished session before it in its chain.
               CASE WHEN q.grp = 'waiting' THEN (
                 SELECT json_build_object('id', b.id, 'status', b.status, 'position', b.position, 'task', b.task,
                          'instance', b.instance, 'protocol', b.protocol,
-                         'mine', EXISTS (SELECT 1 FROM "SessionSeat" pb WHERE pb."sessionId" = b.id AND pb."userId" = $1),
+                         'mine', EXISTS (SELECT 1 FROM "SessionSeat" pb WHERE pb."sessionId" = b.id AND ${holdsSql('$1', 'pb', 'b')}),
                          'yours', b.status = 'awaiting' AND EXISTS (SELECT 1 FROM "SessionSeat" pb
-                                    WHERE pb."sessionId" = b.id AND pb."userId" = $1 AND pb.seat = b."awaitingSeat"))
+                                    WHERE pb."sessionId" = b.id AND ${holdsSql('$1', 'pb', 'b')} AND pb.seat = b."awaitingSeat"))
                 FROM "ProtocolSession" b
                 WHERE b."experimentId" = q."runId" AND b.repetition = q.repetition AND b.position < q.position
                   AND b.status NOT IN ('done', 'cancelled')
@@ -149,14 +182,19 @@ export const myQueue = defineOperation({
                          WHEN 'stalled' THEN 4 ELSE 5 END,
                 -- A run's sessions awaiting the person go together, by position, where its oldest waits.
                 min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
-                "runId", repetition, position, id
+                "runId",
+                -- A run's order hint (fillFirst N): seats of instances with fewer than N finished sessions
+                -- first, the instance nearest to N first among them (complete items to N first); the
+                -- others (N reached, or no hint) after, in the usual order.
+                CASE WHEN grp = 'claimable' AND "instanceDone" < "fillFirst" THEN "instanceDone" END DESC NULLS LAST,
+                repetition, position, id
        LIMIT $4 OFFSET $5`,
       [actor.userId, claimAs, filter ?? null, pageSize, (page - 1) * pageSize],
     )
     const by = Object.fromEntries(counts.rows.map((r) => [r.grp, r.n]))
     const total = filter ? (by[filter] ?? 0) : counts.rows.reduce((a, r) => a + r.n, 0)
     const plugins = new Map((await allPlugins()).map((p) => [p.protocol.id, p]))
-    const items = rows.map(({ instance, blocker, ...r }) => {
+    const items = rows.map(({ instance, blocker, fillFirst: _f, instanceDone: _d, ...r }) => {
       const plugin = plugins.get(r.protocol)
       const seat = plugin?.protocol.seats.find((d) => d.name === r.seat)
       const titleOf = (protocol: string, inst: unknown, task: string, position: number) =>
@@ -202,7 +240,7 @@ export const myQueue = defineOperation({
 export async function nextSessionFor(userId: string, after?: string): Promise<string | null> {
   const { rows } = await sql().query<{ id: string }>(
     `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
-     WHERE p."userId" = $1 AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
+     WHERE ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
      ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."experimentId", s.id)), s.repetition, s.position, s.id
      LIMIT 1`,
     [userId, after ?? null],
@@ -222,7 +260,16 @@ type PageRow = StepSession & {
   study: { id: string; name: string; guidelines: string | null }
   experiment: { id: string; name: string; status: string } | null
   memberRole: string | null
-  people: Array<{ seat: string; userId: string | null; claimable: boolean; name: string | null; email: string | null }>
+  people: Array<{
+    seat: string
+    userId: string | null
+    claimable: boolean
+    name: string | null
+    email: string | null
+    leaseUntil: string | null
+    /** A claim whose lease lapsed: the seat is free (the person still sees the session, to claim again). */
+    lapsed: boolean
+  }>
   rows: Array<{ seq: number; body: unknown; authorUserId: string | null; createdAt: string; payload: unknown }>
   /** The viewer's kept drafts of turns not yet sent (one per message number). */
   drafts: Array<{ seq: number; data: unknown; updatedAt: string }>
@@ -243,7 +290,8 @@ async function loadSessionForViewer(sessionId: string, userId: string): Promise<
                  ELSE json_build_object('id', e.id, 'name', e.name, 'status', e.status) END AS experiment,
             (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
             COALESCE((SELECT json_agg(json_build_object('seat', p.seat, 'userId', p."userId", 'claimable', p.claimable,
-                                                        'name', u.name, 'email', u.email) ORDER BY p.seat)
+                                                        'name', u.name, 'email', u.email, 'leaseUntil', p."leaseUntil",
+                                                        'lapsed', ${lapsedSql()}) ORDER BY p.seat)
                       FROM "SessionSeat" p LEFT JOIN "user" u ON u.id = p."userId"
                       WHERE p."sessionId" = s.id), '[]') AS people,
             COALESCE((SELECT json_agg(json_build_object('seq', m.seq, 'body', m.body, 'authorUserId', m."authorUserId",
@@ -301,8 +349,10 @@ export const getSession = defineOperation({
       drafts,
       ...step
     } = row
+    // Who holds each seat now: a lapsed claim holds nothing (decided when read; no reaper).
+    const held = people.map((p) => (p.lapsed ? { ...p, userId: null } : p))
     const meta = {
-      people: people.map((p) => ({ ...p, user: p.userId ? { name: p.name ?? '', email: p.email ?? '' } : null })),
+      people: held.map((p) => ({ ...p, user: p.userId ? { name: p.name ?? '', email: p.email ?? '' } : null })),
       study,
       experiment,
       updatedAt,
@@ -372,10 +422,24 @@ export const getSession = defineOperation({
       claimableSeats: mayTakePart(actor.role, row.memberRole)
         ? meta.people.filter((p) => !p.userId && p.claimable).map((p) => p.seat)
         : [],
+      /**
+       * The viewer's claim of a claimable seat while it holds: when it lapses, and how long each renewal
+       * (`sessions.heartbeat`) lasts; the turn page renews it while open. Null for a seat named for them.
+       */
+      lease: (() => {
+        const claim = held.find((p) => p.userId === actor.userId && p.leaseUntil)
+        return claim?.leaseUntil
+          ? { seat: claim.seat, until: new Date(claim.leaseUntil), seconds: leaseSeconds() }
+          : null
+      })(),
       view,
     }
   },
 })
+
+/** A turn from someone whose claim lapsed and was taken, or who gave the seat back. */
+const NOT_HELD =
+  'You no longer hold a seat of this session (your claim lapsed and someone else took it, or you gave it back), so nothing was saved.'
 
 /** Why a member who reads a study may not fill its seats (`mayTakePart`). */
 const NOT_TAKING_PART =
@@ -398,24 +462,43 @@ export const submitTurn = defineOperation({
   input: SubmitTurnInput,
   async run(actor, raw) {
     const { sessionId, seq, ...rest } = raw
-    const { rows: mine } = await sql().query<{ seat: string; memberRole: string | null }>(
-      `SELECT p.seat, sm.role AS "memberRole" FROM "SessionSeat" p
-       JOIN "ProtocolSession" s ON s.id = p."sessionId"
-       LEFT JOIN "StudyMember" sm ON sm."studyId" = s."studyId" AND sm."userId" = p."userId"
-       WHERE p."sessionId" = $1 AND p."userId" = $2`,
+    const { rows: found } = await sql().query<{
+      memberRole: string | null
+      hasClaimable: boolean
+      open: boolean
+      mine: Array<{ seat: string; lapsed: boolean }>
+    }>(
+      `SELECT (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
+              EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p.claimable) AS "hasClaimable",
+              s.status NOT IN ('done', 'cancelled') AS open,
+              COALESCE((SELECT json_agg(json_build_object('seat', p.seat, 'lapsed', ${lapsedSql()}))
+                        FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p."userId" = $2), '[]') AS mine
+       FROM "ProtocolSession" s WHERE s.id = $1`,
       [sessionId, actor.userId],
     )
-    if (!mine.length) throw notFound('Session')
+    const f = found[0]
+    const mine = f?.mine ?? []
+    const memberRole = f?.memberRole ?? null
+    if (!f || !mine.length) {
+      // Not seated. A member offered the session's claimable seats (as `sessions.claim` decides) learns
+      // why, to act on it; anyone else gets the 404 of a session they cannot see.
+      if (f?.open && f.hasClaimable && mayTakePart(actor.role, memberRole)) throw conflict(NOT_HELD)
+      throw notFound('Session')
+    }
     // Seated, so they see the session; a member whose study role does not take part (a viewer,
     // e.g. made one since they took the seat) sends nothing.
-    const memberRole = mine[0]?.memberRole
-    if (memberRole && !mayTakePart(actor.role, memberRole)) throw forbidden(NOT_TAKING_PART)
+    if (memberRole && mine.length && !mayTakePart(actor.role, memberRole)) throw forbidden(NOT_TAKING_PART)
+    const live = mine.filter((m) => !m.lapsed)
+    if (!live.length)
+      throw conflict(
+        `Your claim of the ${mine[0]?.seat} seat lapsed (it was not renewed for ${leaseSeconds()} s), so nothing was saved. Claim it again if it is still free.`,
+      )
     const loaded = await prepare(await loadSession(sessionId))
     const { plugin, ctx, session } = loaded
     if (session.status === 'cancelled') throw conflict('This session was cancelled; nothing more can be added.')
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
     if (next.done) throw conflict('This session is over; nothing more can be added.')
-    const seats = mine.map((m) => m.seat)
+    const seats = live.map((m) => m.seat)
     if (next.j !== seq || !seats.includes(next.seat))
       throw conflict(seq < next.j ? 'This message was already answered (in another tab?).' : 'It is not your turn yet.')
     const input = plugin.human.input.parse(rest)
@@ -434,6 +517,16 @@ export const submitTurn = defineOperation({
       // One transaction on `pg`: the message (M + C + status), this person's drafts up to it, the audit row.
       await pgTransaction(async (client) => {
         const exec: Exec = async (text, params) => (await client.query(text, params)).rows
+        // The seat is still this person's (not lapsed, not taken meanwhile), locked until the turn is
+        // written: a claim racing this turn waits and then finds the lease renewed. Its lease renews.
+        const hold = await client.query(
+          `UPDATE "SessionSeat" p
+           SET "leaseUntil" = CASE WHEN p."leaseUntil" IS NULL THEN NULL ELSE now() + make_interval(secs => $4) END
+           FROM "ProtocolSession" s
+           WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND p.seat = $2 AND ${holdsSql('$3')}`,
+          [sessionId, next.seat, actor.userId, leaseSeconds()],
+        )
+        if (hold.rowCount !== 1) throw conflict(NOT_HELD)
         await appendMessage(
           loaded,
           { ...produced, context: produced.context ?? { person: actor.email } },
@@ -511,12 +604,34 @@ export const saveDraft = defineOperation({
 })
 
 /**
- * Take a claimable seat (first come; the seat then behaves like a named person's). Claiming needs the
- * account's `work:submit` and a membership whose study role takes part (`mayTakePart`: not a viewer).
- * A session the person cannot see is 404, as `sessions.get` answers: they see it when they sit in it,
- * read its study as a researcher does, or are offered it (a member who takes part, the session open
- * and with a claimable seat, as the work queue lists it). Only then do the 403 and 409s below tell
- * anything about it.
+ * Someone who holds no seat of the session. A member offered its claimable seats (as `sessions.claim`
+ * decides: one who takes part, the session open) learns why, a 409 to act on (their claim lapsed and
+ * was taken, or they gave it back); anyone else gets the 404 of a session they cannot see.
+ */
+async function notSeated(actor: Actor, sessionId: string): Promise<never> {
+  const { rows } = await sql().query<{ memberRole: string | null; offered: boolean }>(
+    `SELECT (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
+            s.status NOT IN ('done', 'cancelled')
+              AND EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p.claimable) AS offered
+     FROM "ProtocolSession" s WHERE s.id = $1`,
+    [sessionId, actor.userId],
+  )
+  const r = rows[0]
+  if (r?.offered && mayTakePart(actor.role, r.memberRole)) throw conflict(NOT_HELD)
+  throw notFound('Session')
+}
+
+/**
+ * Take a claimable seat (first come): a lease of PARLEY_SEAT_LEASE_SECONDS, renewed while the person
+ * works (`sessions.heartbeat`, each turn), free again once it lapses or is given back
+ * (`sessions.release`). Claiming needs the account's `work:submit` and a membership whose study role
+ * takes part (`mayTakePart`: not a viewer). A session the person cannot see is 404, as `sessions.get`
+ * answers: they see it when they sit in it, read its study as a researcher does, or are offered it (a
+ * member who takes part, the session open and with a claimable seat, as the work queue lists it). Only
+ * then do the 403 and 409s below tell anything about it. A run with `distinctClaimants` gives one
+ * person at most one session of each instance (held, or worked on). The claim is decided under a
+ * per-person lock (per run, or per session), so two claims of one person never both pass a check, and
+ * the seat's row lock makes two people's claims of one seat give one winner.
  */
 export const claimSeat = defineOperation({
   name: 'sessions.claim',
@@ -527,15 +642,16 @@ export const claimSeat = defineOperation({
       studyId: string
       experimentId: string | null
       status: string
+      distinct: boolean
       memberRole: string | null
       heldSeat: string | null
       hasClaimable: boolean
     }>(
-      `SELECT s."studyId", s."experimentId", s.status,
+      `SELECT s."studyId", s."experimentId", s.status, COALESCE(e."distinctClaimants", false) AS "distinct",
               (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
-              (SELECT p.seat FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p."userId" = $2 LIMIT 1) AS "heldSeat",
+              (SELECT p.seat FROM "SessionSeat" p WHERE p."sessionId" = s.id AND ${holdsSql('$2')} LIMIT 1) AS "heldSeat",
               EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p.claimable) AS "hasClaimable"
-       FROM "ProtocolSession" s WHERE s.id = $1`,
+       FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId" WHERE s.id = $1`,
       [sessionId, actor.userId],
     )
     const s = rows[0]
@@ -551,28 +667,161 @@ export const claimSeat = defineOperation({
     if (!takesPart)
       throw forbidden(s.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
     if (!open) throw conflict('This session is over; its seats can no longer be claimed.')
-    const claimed = await db.$transaction(async (tx) => {
-      const n = await tx.$executeRaw`
-        UPDATE "SessionSeat" SET "userId" = ${actor.userId}, "claimedAt" = now()
-        WHERE "sessionId" = ${sessionId} AND seat = ${seat} AND claimable AND "userId" IS NULL`
-      if (n !== 1) return false
-      await tx.$executeRaw`
-        UPDATE "ProtocolSession" SET seats = jsonb_set(seats, ${`{${seat},userId}`}::text[], to_jsonb(${actor.userId}::text)),
-          "updatedAt" = now()
-        WHERE id = ${sessionId}`
-      await writeAudit(tx, {
+    const ttl = leaseSeconds()
+    const distinct = s.distinct && !!s.experimentId
+    const claimed = await pgTransaction(async (client) => {
+      // One claim of this person at a time in the run (distinct claimants) or the session.
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        `seat-claim:${distinct ? s.experimentId : sessionId}:${actor.userId}`,
+      ])
+      const again = await client.query(
+        `SELECT p.seat FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+         WHERE p."sessionId" = $1 AND ${holdsSql('$2')} LIMIT 1`,
+        [sessionId, actor.userId],
+      )
+      if (again.rowCount) throw conflict(`You already fill the ${again.rows[0].seat} seat of this session.`)
+      if (distinct) {
+        // Another session of the same instance of this run that the person holds or has worked on.
+        const other = await client.query(
+          `SELECT 1 FROM "ProtocolSession" me
+           JOIN "ProtocolSession" o ON o."experimentId" = me."experimentId" AND o."instanceId" = me."instanceId" AND o.id <> me.id
+           WHERE me.id = $1
+             AND (EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = o.id AND ${holdsSql('$2', 'p', 'o')})
+                  OR EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = o.id AND m."authorUserId" = $2))
+           LIMIT 1`,
+          [sessionId, actor.userId],
+        )
+        if (other.rowCount)
+          throw conflict(
+            'You already have a session of this item in this run; each of its sessions goes to a different person.',
+          )
+      }
+      const r = await client.query<{ leaseUntil: Date }>(
+        `UPDATE "SessionSeat" p SET "userId" = $3, "claimedAt" = now(), "leaseUntil" = now() + make_interval(secs => $4)
+         FROM "ProtocolSession" s
+         WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND p.seat = $2 AND p.claimable AND ${freeSql()}
+           AND s.status NOT IN ('done', 'cancelled')
+         RETURNING p."leaseUntil"`,
+        [sessionId, seat, actor.userId, ttl],
+      )
+      const leaseUntil = r.rows[0]?.leaseUntil
+      if (!leaseUntil) return null
+      await writeAuditSql(client, {
         actor: actorRef(actor),
         action: 'session.claim',
         resourceType: 'session',
         resourceId: sessionId,
         studyId: s.studyId,
-        after: { seat },
+        after: { seat, leaseUntil },
       })
-      return true
+      return leaseUntil
     })
     if (!claimed) throw conflict('Someone else took this seat, or it cannot be claimed.')
     await publishSession(sessionId, s.experimentId, { type: 'status', status: s.status })
-    return { sessionId, seat }
+    return { sessionId, seat, leaseUntil: claimed }
+  },
+})
+
+/**
+ * Renew the caller's claim of a claimable seat (the open turn page calls it a third of the lease
+ * apart): the lease runs PARLEY_SEAT_LEASE_SECONDS from now. Only while they hold it: a lapsed claim
+ * is a 409 (claim it again). A seat named for them needs no renewal (`leaseUntil` null). Not audited:
+ * it changes no study data (the claim and the turns are audited).
+ */
+export const renewLease = defineOperation({
+  name: 'sessions.heartbeat',
+  scope: 'work:submit',
+  input: z.object({ sessionId: id }),
+  async run(actor, { sessionId }) {
+    const ttl = leaseSeconds()
+    // A member whose study role does not take part (made a viewer since the claim) renews nothing.
+    const { rows: member } = await sql().query<{ role: string }>(
+      `SELECT sm.role FROM "StudyMember" sm JOIN "ProtocolSession" s ON s."studyId" = sm."studyId"
+       WHERE s.id = $1 AND sm."userId" = $2`,
+      [sessionId, actor.userId],
+    )
+    const memberRole = member[0]?.role
+    if (memberRole && !mayTakePart(actor.role, memberRole)) {
+      const seated = await sql().query('SELECT 1 FROM "SessionSeat" WHERE "sessionId" = $1 AND "userId" = $2', [
+        sessionId,
+        actor.userId,
+      ])
+      if (!seated.rowCount) throw notFound('Session')
+      throw forbidden(NOT_TAKING_PART)
+    }
+    const { rows } = await sql().query<{ seat: string; leaseUntil: Date | null }>(
+      `UPDATE "SessionSeat" p
+       SET "leaseUntil" = CASE WHEN p."leaseUntil" IS NULL THEN NULL ELSE now() + make_interval(secs => $3) END
+       FROM "ProtocolSession" s
+       WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND ${holdsSql('$2')} AND s.status NOT IN ('done', 'cancelled')
+       RETURNING p.seat, p."leaseUntil"`,
+      [sessionId, actor.userId, ttl],
+    )
+    const claim = rows.find((r) => r.leaseUntil) ?? rows[0]
+    if (claim) return { sessionId, seat: claim.seat, leaseUntil: claim.leaseUntil, seconds: ttl }
+    const { rows: had } = await sql().query<{ seat: string; open: boolean }>(
+      `SELECT p.seat, s.status NOT IN ('done', 'cancelled') AS open
+       FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+       WHERE p."sessionId" = $1 AND p."userId" = $2 LIMIT 1`,
+      [sessionId, actor.userId],
+    )
+    if (!had[0]) return notSeated(actor, sessionId)
+    if (!had[0].open) throw conflict('This session is over; there is no claim to renew.')
+    throw conflict(`Your claim of the ${had[0].seat} seat lapsed; claim it again if it is still free.`)
+  },
+})
+
+/**
+ * Give a claimed seat back (the person stops): the seat is free at once for the next member, the
+ * turns already sent stay. Only the holder; a seat named for a person is theirs and cannot be given
+ * back (409: a researcher changes the run's seats), nor a seat of a finished session. Audited.
+ */
+export const releaseSeat = defineOperation({
+  name: 'sessions.release',
+  scope: 'work:submit',
+  input: z.object({ sessionId: id, seat: z.string().trim().min(1).max(60).optional() }),
+  async run(actor, { sessionId, seat }) {
+    const out = await pgTransaction(async (client) => {
+      const { rows } = await client.query<{
+        seat: string
+        claimable: boolean
+        status: string
+        studyId: string
+        experimentId: string | null
+      }>(
+        `SELECT p.seat, p.claimable, s.status, s."studyId", s."experimentId"
+         FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+         WHERE p."sessionId" = $1 AND p."userId" = $2 AND ($3::text IS NULL OR p.seat = $3)
+         ORDER BY p.claimable DESC, p.seat
+         FOR UPDATE OF p`,
+        [sessionId, actor.userId, seat ?? null],
+      )
+      const held = rows[0]
+      if (!held) return null
+      if (!held.claimable)
+        throw conflict(
+          `The ${held.seat} seat is named for you; it cannot be given back (a researcher of the study can change the run's seats).`,
+        )
+      if (held.status === 'done' || held.status === 'cancelled')
+        throw conflict('This session is over; its seats stay as they were.')
+      await client.query(
+        `UPDATE "SessionSeat" SET "userId" = NULL, "claimedAt" = NULL, "leaseUntil" = NULL
+         WHERE "sessionId" = $1 AND seat = $2`,
+        [sessionId, held.seat],
+      )
+      await writeAuditSql(client, {
+        actor: actorRef(actor),
+        action: 'session.release',
+        resourceType: 'session',
+        resourceId: sessionId,
+        studyId: held.studyId,
+        before: { seat: held.seat, userId: actor.userId },
+      })
+      return held
+    })
+    if (!out) return notSeated(actor, sessionId)
+    await publishSession(sessionId, out.experimentId, { type: 'status', status: out.status })
+    return { sessionId, seat: out.seat }
   },
 })
 

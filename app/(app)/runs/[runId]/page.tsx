@@ -248,6 +248,19 @@ export default async function RunPage({
             <dd data-testid="max-in-flight">
               {run.maxInFlight ? `At most ${run.maxInFlight} on the workers; the others wait their turn` : 'No limit'}
             </dd>
+            {(run.distinctClaimants || run.fillFirst) && (
+              <>
+                <dt className="text-stone-500">Claimable seats</dt>
+                <dd data-testid="claim-options">
+                  {[
+                    run.distinctClaimants ? 'One person per item' : null,
+                    run.fillFirst ? `Items with fewer than ${run.fillFirst} finished sessions offered first` : null,
+                  ]
+                    .filter(Boolean)
+                    .join('; ')}
+                </dd>
+              </>
+            )}
           </dl>
         </Card>
       </div>

@@ -7,6 +7,7 @@ import { StatusBadge } from '@/components/runs/status'
 import { ClaimSeat } from '@/components/sessions/claim-seat'
 import { GuidelinesButton } from '@/components/sessions/guidelines'
 import { LivePreview } from '@/components/sessions/live-preview'
+import { SeatLease } from '@/components/sessions/seat-lease'
 import { SessionOver } from '@/components/sessions/session-over'
 import { Alert, Card, PageHeader } from '@/components/ui/card'
 import { hasScope } from '@/lib/server/auth/roles'
@@ -130,6 +131,11 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
             </li>
           ))}
         </ul>
+        {s.lease && active && (
+          <div className="mt-3">
+            <SeatLease sessionId={s.id} until={new Date(s.lease.until).toISOString()} seconds={s.lease.seconds} />
+          </div>
+        )}
       </Card>
       {s.status === 'stalled' && (
         <Alert>

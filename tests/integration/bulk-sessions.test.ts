@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { db } from '@/lib/server/db'
+import { db, sql } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { SYNC_SESSIONS } from '@/lib/server/engine/prepare'
 import { cancelRun, createRun, startRun } from '@/lib/server/services/runs'
@@ -182,6 +182,39 @@ describe('large runs are created in batches by a job, without blocking the serve
       await execute(cancelRun, w.researcher, { runId: r.data.id })
     }
   }, 120_000)
+
+  it('a cancel that commits while a batch waits for the run row still counts the batch it wrote', async () => {
+    // Hold the run's row, so the job's first batch inserts its sessions and then waits to count them;
+    // the cancel commits meanwhile. The count once lost that batch (CI: 1,000 sessions, 0 counted).
+    const holder = await sql().connect()
+    try {
+      await holder.query('BEGIN')
+      const w = await world(2000)
+      const r = await execute(createRun, w.researcher, pxpInput(w, { repetitions: 5 }))
+      if (!r.ok) throw new Error(r.error)
+      await holder.query(`SELECT 1 FROM "Experiment" WHERE id = $1 FOR UPDATE`, [r.data.id])
+      // The job's batch is written and now waits on the row (its sessions are not visible yet).
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await sql().query<{ waiting: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+             AND query LIKE '%INSERT INTO "ProtocolSession"%') AS waiting`,
+        )
+        if (rows[0]?.waiting) break
+        await sleep(50)
+      }
+      await holder.query(`UPDATE "Experiment" SET status = 'cancelled' WHERE id = $1`, [r.data.id])
+      await holder.query('COMMIT')
+      await sleep(1500)
+      const e = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+      expect(e.status).toBe('cancelled')
+      const n = await db.protocolSession.count({ where: { experimentId: r.data.id } })
+      expect(n).toBeGreaterThan(0)
+      expect(e.sessionsCreated).toBe(n)
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {})
+      holder.release()
+    }
+  }, 60_000)
 
   it('a cancel while preparing stops the job; what it wrote stays with the cancelled run', async () => {
     const w = await world(2000)

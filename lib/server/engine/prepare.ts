@@ -206,9 +206,12 @@ async function prepareLocked(
         }
       })
       i += slice.length
-      // One statement: the batch and its people (skipping what a previous attempt wrote) and the
-      // count, only while the run is still preparing (a cancel stops it here).
-      const { rowCount } = await client.query(
+      // One statement: the batch and its people (skipping what a previous attempt wrote), only while the
+      // run is still preparing as of the statement's start, and the count of what it wrote, always: a
+      // cancel that commits while this statement waits for the run's row lock makes a condition on the
+      // status false at the update but not at the insert, and the count lost the batch it had written.
+      // The run's status as of the update says whether to go on (a cancel stops it here).
+      const { rows: after } = await client.query<{ status: string }>(
         `WITH x AS (
            SELECT * FROM jsonb_to_recordset($8::jsonb)
              AS x(id text, "instanceId" text, instance jsonb, v int, repetition int, position int)
@@ -228,7 +231,7 @@ async function prepareLocked(
            CROSS JOIN LATERAL jsonb_to_recordset(($9::jsonb) -> x.v) AS h(seat text, "userId" text, claimable boolean)
          )
          UPDATE "Experiment" SET "sessionsCreated" = "sessionsCreated" + (SELECT count(*) FROM ins)
-         WHERE id = $1 AND status = 'preparing'`,
+         WHERE id = $1 RETURNING status`,
         [
           runId,
           studyId,
@@ -242,7 +245,7 @@ async function prepareLocked(
           plan.chained,
         ],
       )
-      if (!rowCount) return false // cancelled meanwhile
+      if (after[0]?.status !== 'preparing') return false // cancelled meanwhile
       // Not awaited: a notice waits for a pool connection of its own, and this job holds one.
       void publish(`experiment:${runId}`, { type: 'progress' })
       await yieldToLoop()

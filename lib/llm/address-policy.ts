@@ -14,11 +14,13 @@
 import dns from 'node:dns'
 import net from 'node:net'
 import ipaddr from 'ipaddr.js'
+import { crossCopy } from '../cross-copy'
 
 /** A connection to an address the policy refuses. */
 export class BlockedAddressError extends Error {
   override name = 'BlockedAddressError'
 }
+crossCopy(BlockedAddressError, 'BlockedAddressError')
 
 /** Returns why `address` (reached for `hostname`) is refused, or undefined when it may be reached. */
 export type AddressGuard = (hostname: string, address: string) => string | undefined

@@ -27,6 +27,7 @@ import {
 import { HAS_MASKED_KEY, redactor, secretList, streamRedactor } from './redact'
 import { approxTokens, conversationText } from './text'
 import { createNodeFetch, createProxiedFetch, type FetchLike, proxyConfigured } from './transport'
+import { crossCopy } from '../cross-copy'
 
 /** How to reach one provider account, and the limits to respect there. */
 export type LlmConnection = {
@@ -208,6 +209,7 @@ export class LlmError extends Error {
     if (extra.retryAfterMs !== undefined) this.retryAfterMs = extra.retryAfterMs
   }
 }
+crossCopy(LlmError, 'LlmError')
 
 /** A client bound to one connection. */
 export type LlmClient = {

@@ -12,6 +12,7 @@
  * so one engine can run every protocol without naming any of them.
  */
 import type { z } from 'zod'
+import { crossCopy } from '../cross-copy'
 
 /** Who can fill a seat: a person in the browser, an LLM, a proxy over ground truth, or a program. */
 export const AGENT_KINDS = ['human', 'llm', 'proxy', 'program'] as const
@@ -112,6 +113,7 @@ export class ProtocolError<Code extends string = string> extends Error {
     this.name = 'ProtocolError'
   }
 }
+crossCopy(ProtocolError, 'ProtocolError')
 
 export function isDone<A extends Ask<string, string, string>, D extends Done<string>>(r: A | D): r is D {
   return r.done

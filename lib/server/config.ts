@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { crossCopy } from '@/lib/cross-copy'
 
 /**
  * Parley's configuration: every environment variable it reads, validated with zod when a process
@@ -165,6 +166,7 @@ export class ConfigError extends Error {
     this.name = 'ConfigError'
   }
 }
+crossCopy(ConfigError, 'ConfigError')
 
 /** Parse an environment; throws a {@link ConfigError} naming every bad variable and its value. */
 export function parseConfig(env: Record<string, string | undefined> = process.env): RawConfig {

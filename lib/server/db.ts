@@ -3,6 +3,7 @@ import pg from 'pg'
 import { PrismaClient } from '@/lib/generated/prisma/client'
 import { settings } from '@/lib/server/config'
 import { log } from '@/lib/server/log'
+import { crossCopy } from '@/lib/cross-copy'
 
 /**
  * Refuses `updateMany` / `deleteMany` with a missing or empty `where`: a bulk write over a whole
@@ -14,6 +15,7 @@ export class UnguardedBulkWriteError extends Error {
     this.name = 'UnguardedBulkWriteError'
   }
 }
+crossCopy(UnguardedBulkWriteError, 'UnguardedBulkWriteError')
 
 function isEmptyWhere(where: unknown): boolean {
   return where == null || (typeof where === 'object' && Object.keys(where as object).length === 0)

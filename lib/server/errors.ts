@@ -1,3 +1,4 @@
+import { crossCopy } from '@/lib/cross-copy'
 /** Errors a caller can act on. Each maps to an HTTP status at the boundary (REST, actions, CLI). */
 export class AppError extends Error {
   constructor(
@@ -9,6 +10,7 @@ export class AppError extends Error {
     this.name = 'AppError'
   }
 }
+crossCopy(AppError, 'AppError')
 
 export const badRequest = (message: string, fieldErrors?: Record<string, string[]>) =>
   new AppError(400, message, fieldErrors)

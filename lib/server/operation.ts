@@ -7,6 +7,7 @@ import { inputProblem } from '@/lib/server/input'
 import { log } from '@/lib/server/log'
 import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
 import { humanIssueMessage } from '@/lib/zod-messages'
+import { crossCopy } from '@/lib/cross-copy'
 
 // Plain words for validation failures ("Enter a number of at least 1."), wherever zod parses on the
 // server; a message a schema sets itself still wins.
@@ -157,3 +158,4 @@ export class OperationFailed extends Error {
     this.name = 'OperationFailed'
   }
 }
+crossCopy(OperationFailed, 'OperationFailed')

@@ -29,6 +29,7 @@ import {
   type ScorekeepingWords,
   scorekeepingInstance,
 } from '../protocols/scorekeeping/protocol'
+import { crossCopy } from '../cross-copy'
 
 /** A file or instance that does not fit; the message names the file, or the experiment and game_id. */
 export class ClembenchError extends Error {
@@ -37,6 +38,7 @@ export class ClembenchError extends Error {
     this.name = 'ClembenchError'
   }
 }
+crossCopy(ClembenchError, 'ClembenchError')
 
 /** The five experiments of the released game: the questioner's tag and the `WHAT:` line of the prompt. */
 export const PRIVATESHARED_EXPERIMENTS = {

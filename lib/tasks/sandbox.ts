@@ -1,4 +1,5 @@
 import type { Worker } from 'node:worker_threads'
+import { crossCopy } from '../cross-copy'
 
 /**
  * Native and CPU-heavy work (RDKit's WebAssembly, regex MATCH) off the event loop: one worker thread
@@ -31,6 +32,7 @@ export class SandboxError extends Error {
     this.name = 'SandboxError'
   }
 }
+crossCopy(SandboxError, 'SandboxError')
 
 /** True for the errors that say nothing about the input: the worker could not start, or had no room. */
 export const isSandboxUnavailable = (err: unknown): err is SandboxError =>

@@ -1,5 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Unzip, type UnzipDecoder, type UnzipDecoderConstructor, UnzipInflate, UnzipPassThrough } from 'fflate'
+import { crossCopy } from '../cross-copy'
 
 /**
  * Zip archives read as a stream (fflate's `Unzip`), with bounded memory and inflation:
@@ -21,6 +22,7 @@ export class ZipTooLarge extends Error {
     this.name = 'ZipTooLarge'
   }
 }
+crossCopy(ZipTooLarge, 'ZipTooLarge')
 
 export class ZipUnreadable extends Error {
   constructor(message: string) {
@@ -28,6 +30,7 @@ export class ZipUnreadable extends Error {
     this.name = 'ZipUnreadable'
   }
 }
+crossCopy(ZipUnreadable, 'ZipUnreadable')
 
 export interface ZipEntry {
   name: string

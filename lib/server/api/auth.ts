@@ -3,8 +3,10 @@ import { readSession } from '@/lib/server/auth/session-cookie'
 import { actorFromUser } from '@/lib/server/auth/session-user'
 import { db } from '@/lib/server/db'
 import { API_KEY_PATTERN, hashApiKey } from '@/lib/server/services/api-keys'
+import { crossCopy } from '@/lib/cross-copy'
 
 export class ApiAuthError extends Error {}
+crossCopy(ApiAuthError, 'ApiAuthError')
 
 /**
  * REST callers authenticate with `Authorization: Bearer pk_…` (an API key acting with its owner's

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from '@/lib/server/db'
 import type { ExecOptions, ExecResult, ProgramDef, ProgramFn, ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { pgJson, pgText } from '@/lib/server/pg-text'
+import { crossCopy } from '@/lib/cross-copy'
 
 /**
  * `ctx.exec`: a step runs one of its plugin's programs and the engine records it, one ProgramRun row
@@ -28,6 +29,7 @@ export class StepAborted extends Error {
     this.name = 'StepAborted'
   }
 }
+crossCopy(StepAborted, 'StepAborted')
 
 /** Thrown by a program to report an exit status other than 0, with its output and a limit it hit. */
 export class ProgramExit extends Error {
@@ -41,6 +43,7 @@ export class ProgramExit extends Error {
     this.name = 'ProgramExit'
   }
 }
+crossCopy(ProgramExit, 'ProgramExit')
 
 interface ExecToolsOptions {
   plugin: ProtocolPlugin

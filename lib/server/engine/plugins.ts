@@ -1,5 +1,6 @@
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { setDemoRules } from '@/lib/server/llm/runtime'
+import { crossCopy } from '@/lib/cross-copy'
 
 /**
  * The engine's view of the plugin registry. The registered protocols live in
@@ -86,3 +87,4 @@ export class UnknownProtocolError extends Error {
     this.name = 'UnknownProtocolError'
   }
 }
+crossCopy(UnknownProtocolError, 'UnknownProtocolError')

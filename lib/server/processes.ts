@@ -172,7 +172,8 @@ export async function startHeartbeat(kind?: string): Promise<void> {
   await beat().catch((err) => log().warn({ err }, 'heartbeat failed'))
 }
 
-async function stopHeartbeat(): Promise<void> {
+/** Stop this process's heartbeat and remove its row (shutdown and releaseProcessResources). */
+export async function stopHeartbeat(): Promise<void> {
   const s = state()
   if (s.timer) clearInterval(s.timer)
   s.timer = undefined

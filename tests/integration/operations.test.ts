@@ -10,7 +10,7 @@ import { createLlmClient } from '@/lib/llm/client'
 import { subscribe } from '@/lib/server/live'
 import { installMetrics } from '@/lib/server/metrics'
 import { useFakeLlm } from '../support/llm'
-import { startWorker, waitFor } from '../support/processes'
+import { freePort, startWorker, waitFor } from '../support/processes'
 
 const fake = useFakeLlm()
 const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -42,9 +42,11 @@ describe('configuration is validated at start', () => {
 
 describe('the health endpoint of parley worker', () => {
   it('answers /health with its heartbeat and jobs, /metrics with the token, and exits on SIGTERM', async () => {
+    // A free port: a fixed one was taken when two suites ran on one machine, and the worker exited 1.
+    const port = await freePort()
     const worker = startWorker(
       {
-        PARLEY_WORKER_HEALTH_PORT: '3408',
+        PARLEY_WORKER_HEALTH_PORT: String(port),
         PARLEY_HEARTBEAT_SECONDS: '1',
         PARLEY_METRICS_TOKEN: 'worker-metrics-token-01',
       },
@@ -54,7 +56,7 @@ describe('the health endpoint of parley worker', () => {
       const health = await waitFor(
         'the health port',
         () =>
-          fetch('http://127.0.0.1:3408/health')
+          fetch(`http://127.0.0.1:${port}/health`)
             .then((r) => r.json())
             .catch(() => undefined),
         (h) => h?.status === 'ok',
@@ -62,8 +64,8 @@ describe('the health endpoint of parley worker', () => {
       )
       expect(health).toMatchObject({ status: 'ok', database: 'ok', activeJobs: 0 })
       expect(health.heartbeatAgeSeconds).toBeLessThan(3)
-      expect((await fetch('http://127.0.0.1:3408/metrics')).status).toBe(401)
-      const m = await fetch('http://127.0.0.1:3408/metrics', {
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401)
+      const m = await fetch(`http://127.0.0.1:${port}/metrics`, {
         headers: { authorization: 'Bearer worker-metrics-token-01' },
       })
       expect(await m.text()).toContain('parley_jobs_active 0')

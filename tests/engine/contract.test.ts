@@ -1,45 +1,37 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { replay } from '@/lib/protocols/types'
-import { PROTOCOL_IDS } from '@/lib/protocols/registry'
+import { afterAll, describe, expect, it } from 'vitest'
 import { db, sql } from '@/lib/server/db'
-import { handleStep, startWorkers, type Workers } from '@/lib/server/engine/jobs'
+import { startWorkers } from '@/lib/server/engine/jobs'
+import { registerPlugin } from '@/lib/server/engine/plugins'
 import { STEP_QUEUE } from '@/lib/server/engine/step-queue'
-import { allPlugins, pluginFor, registerPlugin, UnknownProtocolError } from '@/lib/server/engine/plugins'
-import { loadSession, prepare, stepSession } from '@/lib/server/engine/runner'
-import { runHeadless } from '@/lib/server/engine/headless'
 import { queue, stopBoss } from '@/lib/server/jobs/queue'
-import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
-import { execute } from '@/lib/server/operation'
+import { useFakeLlm } from '../support/llm'
 import {
-  cancelRun,
-  createRun,
-  getRun,
-  pauseRun,
-  resumeRun,
-  retrySession,
-  retryStalled,
-  startRun,
-} from '@/lib/server/services/runs'
-import { getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
-import { makeSession, makeStudy, makeUser } from '../support/fixtures'
-import { fakeConnection, useFakeLlm } from '../support/llm'
-import { evinceFixture } from './fixtures/evince'
-import { pxpFixture } from './fixtures/pxp'
-import { scorekeepingFixture } from './fixtures/scorekeeping'
+  awaitingInSameWrite,
+  cancelDropsQueue,
+  create,
+  expectIntact,
+  killedWorker,
+  pauseResume,
+  personTurn,
+  racingSteps,
+  runStatus,
+  stallThenRetry,
+  waitFor,
+  world,
+} from './cases'
 import { toyFixture } from './fixtures/toy'
-import type { ContractFixture, World } from './fixtures/types'
 import { toyPlugin } from './toy/plugin'
 
 /**
- * The engine's contract, tested once for every registered protocol (and for a toy protocol that
- * lives only in this folder and is registered at run time): pause holds, resume completes, a killed
- * worker's re-run duplicates nothing, racing steps give one message and a conflict, an LLM failure
- * stalls then resumes, a person's turn for the wrong message is a 409 and a right one is appended
- * and audited in one transaction, cancel drops the queue, and the offline demo model plays it.
+ * The engine's contract, tested once on a toy protocol that lives only in this folder (registered at
+ * run time): pause holds, resume completes, a killed worker's re-run duplicates nothing, racing steps
+ * give one message and a conflict, an LLM failure stalls then resumes, a person's turn for the wrong
+ * message is a 409 and a right one is appended and audited in one transaction, the step that hands
+ * the turn to a person marks the session awaiting in the same write, and cancel drops the queue.
+ * Every registered protocol passes the conformance suite (conformance.test.ts) on top of it.
  */
 const fake = useFakeLlm()
 // Short expiry so a killed worker's jobs come back quickly (a real deployment uses minutes).
@@ -48,385 +40,24 @@ process.env.PARLEY_JOB_MAINTENANCE_SECONDS = '1'
 
 registerPlugin(toyPlugin)
 
-const FIXTURES: Record<string, ContractFixture> = {
-  pxp: pxpFixture,
-  evince: evinceFixture,
-  scorekeeping: scorekeepingFixture,
-  toy: toyFixture,
-}
-
 afterAll(async () => {
-  // Steps still queued for this file's sessions (the toy's among them) are not left to later files.
+  // Steps still queued for this file's sessions are not left to later files.
   await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [STEP_QUEUE])
   await stopBoss()
 })
 
-async function world(): Promise<World> {
-  const researcher = await makeUser('researcher')
-  const expert = await makeUser('expert')
-  const study = await makeStudy(researcher, [expert])
-  const conn = await fakeConnection(study.id, fake())
-  return { researcher, expert, studyId: study.id, connectionId: conn.id, fake: fake() }
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const until = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (ok(v)) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-const runStatus = (runId: string) =>
-  db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
-const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { experimentId: runId } } })
-
-/** Every session's log replays through its protocol to Done, j = 1..N with no gap, one C row per M row. */
-async function expectIntact(runId: string) {
-  const sessions = await db.protocolSession.findMany({
-    where: { experimentId: runId },
-    include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
-  })
-  for (const s of sessions) {
-    expect(s.status).toBe('done')
-    const seqs = s.messages.map((m) => m.seq)
-    expect(seqs).toEqual(seqs.map((_, i) => i + 1))
-    expect(s.contexts.map((c) => c.seq)).toEqual(seqs)
-    const plugin = await pluginFor(s.protocol)
-    const config = plugin.sessionConfig
-      ? plugin.sessionConfig(s.config, s.task).config
-      : plugin.protocol.config.parse(s.config)
-    const state = replay(
-      plugin.protocol,
-      config,
-      plugin.protocol.instance.parse(s.instance),
-      s.messages.map((m) => m.body),
-    )
-    const end = plugin.protocol.next(state) as { done: boolean; reason?: string }
-    expect(end.done).toBe(true)
-    expect(s.stopReason).toBe(end.reason)
-  }
-  return sessions
-}
-
-async function create(
-  w: World,
-  protocol: string,
-  input: Record<string, unknown>,
-  actor = w.researcher,
-): Promise<{ id: string; sessions: number }> {
-  const r = await execute(createRun, actor, { studyId: w.studyId, protocol, ...input })
-  if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
-  return r.data
-}
-
-describe('the contract covers every registered protocol', () => {
-  it('has a fixture for each, and the toy is registered beside them', async () => {
-    for (const id of PROTOCOL_IDS) expect(FIXTURES[id], `a contract fixture for ${id}`).toBeDefined()
-    expect((await allPlugins()).map((p) => p.protocol.id).sort()).toEqual([...PROTOCOL_IDS, 'toy'].sort())
-  })
-
-  it('an unknown protocol id is refused everywhere: no default protocol steps it', async () => {
-    await expect(pluginFor('nope')).rejects.toBeInstanceOf(UnknownProtocolError)
-    const w = await world()
-    const s = await makeSession(w.studyId, { protocol: 'nope', config: {}, task: 'x', instance: {}, seats: {} })
-    await expect(stepSession(s.id)).rejects.toBeInstanceOf(UnknownProtocolError)
-    expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(0)
-    const r = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'nope', name: 'x' })
-    expect(r).toMatchObject({ ok: false, status: 400 })
-  })
+describe('engine contract (toy protocol)', () => {
+  for (const c of [
+    pauseResume,
+    racingSteps,
+    killedWorker,
+    stallThenRetry,
+    personTurn,
+    awaitingInSameWrite,
+    cancelDropsQueue,
+  ])
+    c('toy', toyFixture, fake)
 })
-
-for (const id of [...PROTOCOL_IDS, 'toy']) {
-  const fx = FIXTURES[id] as ContractFixture
-  describe(`engine contract: ${id}`, () => {
-    let workers: Workers | undefined
-    beforeAll(() => {
-      workers = undefined
-    })
-    afterAll(async () => {
-      await workers?.stop()
-    })
-
-    it('pause holds within a step, resume completes every session; every log replays to Done', async () => {
-      const w = await world()
-      fake().setScript(fx.script(60))
-      const run = await create(w, id, fx.setup(w, await fx.dataset(w, 3)))
-      workers = await startWorkers(2)
-      try {
-        expect(await execute(startRun, w.researcher, { runId: run.id })).toMatchObject({
-          ok: true,
-          data: { enqueued: 3 },
-        })
-        await waitFor(
-          'first messages',
-          () => messageCount(run.id),
-          (n) => n >= 2,
-        )
-        expect(await execute(pauseRun, w.researcher, { runId: run.id })).toMatchObject({ ok: true })
-        await new Promise((r) => setTimeout(r, 1200)) // the steps in flight finish …
-        const held = await messageCount(run.id)
-        await new Promise((r) => setTimeout(r, 1200))
-        expect(await messageCount(run.id)).toBe(held) // … then nothing moves
-        expect(await runStatus(run.id)).toBe('paused')
-        // No session is being stepped while its run is paused.
-        await waitFor(
-          'the workers to let go',
-          async () => {
-            const r = await execute(getRun, w.researcher, { runId: run.id })
-            return r.ok ? r.data.counts.running : -1
-          },
-          (n) => n === 0,
-        )
-        expect(await execute(resumeRun, w.researcher, { runId: run.id })).toMatchObject({ ok: true })
-        await waitFor(
-          'done',
-          () => runStatus(run.id),
-          (s) => s === 'done',
-        )
-        await expectIntact(run.id)
-        expect(await execute(startRun, w.researcher, { runId: run.id })).toMatchObject({ ok: false, status: 409 })
-      } finally {
-        await workers.stop()
-        workers = undefined
-      }
-    })
-
-    it('two steps racing for one message append it once; the loser gets a conflict', async () => {
-      const w = await world()
-      fake().setScript(fx.script(40))
-      const run = await create(w, id, fx.setup(w, await fx.dataset(w, 1)))
-      const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
-      // Both steps start from the same state (as two workers that loaded it at once would).
-      const loaded = await prepare(await loadSession(s.id))
-      const [a, b] = await Promise.all([stepSession(s.id, { loaded }), stepSession(s.id, { loaded })])
-      expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
-      expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(1)
-      // Two jobs for one session (a duplicate left by a crash): one message per number, no gap.
-      await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
-      await Promise.all([
-        handleStep({ sessionId: s.id, experimentId: run.id }),
-        handleStep({ sessionId: s.id, experimentId: run.id }),
-      ])
-      const seqs = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
-        (m) => m.seq,
-      )
-      expect(seqs).toEqual(seqs.map((_, i) => i + 1))
-    })
-
-    it('a killed worker process: its sessions come back and finish with every message exactly once', async () => {
-      const w = await world()
-      fake().setScript(fx.script(120))
-      const run = await create(w, id, fx.setup(w, await fx.dataset(w, 4)))
-      const worker = (): ChildProcess =>
-        spawn(process.execPath, fx.worker ?? [path.resolve('bin/parley.mjs'), 'worker', '--concurrency', '3'], {
-          env: { ...process.env },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        })
-      let first: ChildProcess | undefined
-      let second: ChildProcess | undefined
-      try {
-        await execute(startRun, w.researcher, { runId: run.id })
-        first = worker()
-        const before = await waitFor(
-          'the first worker to write messages',
-          () => messageCount(run.id),
-          (n) => n >= 3,
-        )
-        first.kill('SIGKILL')
-        await new Promise((r) => first?.once('exit', r))
-        expect(await runStatus(run.id)).toBe('running')
-        second = worker()
-        await waitFor(
-          'done after the restart',
-          () => runStatus(run.id),
-          (s) => s === 'done',
-          90_000,
-        )
-        await expectIntact(run.id)
-        expect(await messageCount(run.id)).toBeGreaterThan(before)
-      } finally {
-        first?.kill('SIGKILL')
-        second?.kill('SIGTERM')
-        if (second && second.exitCode === null) await new Promise((r) => second?.once('exit', r))
-      }
-    }, 150_000)
-
-    it('an LLM failure stalls the session with the error and blocks the run; Retry resumes it to the end', async () => {
-      const w = await world()
-      fake().setScript(fx.failing())
-      const run = await create(w, id, fx.setup(w, await fx.dataset(w, 2)))
-      workers = await startWorkers(2)
-      try {
-        await execute(startRun, w.researcher, { runId: run.id })
-        const stalled = await waitFor(
-          'stalled sessions',
-          () => db.protocolSession.findMany({ where: { experimentId: run.id, status: 'stalled' } }),
-          (s) => s.length === 2,
-        )
-        expect(stalled[0]?.stallError).toMatch(/500|server/i)
-        const before = await execute(getRun, w.researcher, { runId: run.id })
-        expect(before).toMatchObject({ ok: true, data: { run: { status: 'running' }, blocked: { kind: 'stalled' } } })
-        // A stalled session on the queue waits for a Retry: a stray job does not call the model again.
-        const calls = fake().requests.length
-        await handleStep({ sessionId: stalled[0]?.id as string, experimentId: run.id })
-        expect(fake().requests.length).toBe(calls)
-        fake().setScript(fx.script())
-        expect(await execute(retrySession, w.researcher, { sessionId: stalled[0]?.id })).toMatchObject({ ok: true })
-        expect(await execute(retryStalled, w.researcher, { runId: run.id })).toMatchObject({
-          ok: true,
-          data: { retried: 1 },
-        })
-        await waitFor(
-          'done',
-          () => runStatus(run.id),
-          (s) => s === 'done',
-        )
-        await expectIntact(run.id)
-        expect(await execute(retrySession, w.researcher, { sessionId: stalled[0]?.id })).toMatchObject({ status: 409 })
-        const retried = await db.protocolSession.findUniqueOrThrow({ where: { id: stalled[0]?.id as string } })
-        expect(retried.retryCount).toBe(1)
-      } finally {
-        await workers.stop()
-        workers = undefined
-      }
-    })
-
-    it("a person's turn: the wrong message is a 409, the right one is appended and audited once, the run goes on", async () => {
-      const w = await world()
-      fake().setScript(fx.script(10))
-      const run = await create(w, id, fx.humanSetup(w, await fx.dataset(w, 1)))
-      const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
-      workers = await startWorkers(1)
-      try {
-        await execute(startRun, w.researcher, { runId: run.id })
-        await waitFor(
-          'the expert’s turn',
-          () => db.protocolSession.findUniqueOrThrow({ where: { id: s.id } }),
-          (x) => x.status === 'awaiting',
-        )
-        const view = await execute(getSession, w.expert, { sessionId: s.id })
-        if (!view.ok) throw new Error(view.error)
-        expect(view.data.yourTurn).toBe(true)
-        const ask = view.data.ask as { j: number; kind: string | null }
-        const turn = fx.humanTurn(view.data)
-        // Not theirs: another expert of the study sees nothing.
-        const stranger = await makeUser('expert')
-        expect(await execute(submitTurn, stranger, { sessionId: s.id, seq: ask.j, ...turn })).toMatchObject({
-          status: 404,
-        })
-        // The wrong message number: a conflict, nothing stored.
-        expect(await execute(submitTurn, w.expert, { sessionId: s.id, seq: ask.j + 2, ...turn })).toMatchObject({
-          status: 409,
-        })
-        const before = await db.protocolMessage.count({ where: { sessionId: s.id } })
-        // Two tabs send the same turn at once: one message, one audit row.
-        const results = await Promise.all([
-          execute(submitTurn, w.expert, { sessionId: s.id, seq: ask.j, ...turn }),
-          execute(submitTurn, w.expert, { sessionId: s.id, seq: ask.j, ...turn }),
-        ])
-        expect(results.map((r) => (r.ok ? 200 : r.status)).sort()).toEqual([200, 409])
-        const stored = await db.protocolMessage.findUniqueOrThrow({
-          where: { sessionId_seq: { sessionId: s.id, seq: ask.j } },
-        })
-        expect(stored.authorUserId).toBe(w.expert.userId)
-        // (up to the person's message: a worker may already have appended the next one, which the person's
-        // turn set off with priority)
-        expect(await db.protocolMessage.count({ where: { sessionId: s.id, seq: { lte: ask.j } } })).toBe(before + 1)
-        const audits = await db.auditLog.findMany({ where: { resourceId: s.id, action: 'session.turn' } })
-        expect(audits).toHaveLength(1)
-        expect(audits[0]?.actorUserId).toBe(w.expert.userId)
-        // The other seats continue on the queue.
-        await waitFor(
-          'the session to move on',
-          () => db.protocolMessage.count({ where: { sessionId: s.id } }),
-          (n) => n > before + 1,
-        )
-      } finally {
-        await workers.stop()
-        workers = undefined
-      }
-    })
-
-    it('the step that hands the turn to a person marks the session awaiting in the same write', async () => {
-      const w = await world()
-      fake().setScript(fx.script(0))
-      const run = await create(w, id, fx.humanSetup(w, await fx.dataset(w, 1)))
-      const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
-      await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
-      // Step by step, no worker: after every step the session's status (what the work queue lists)
-      // agrees with the turn its messages give the expert (what the session page shows).
-      let yourTurn = false
-      for (let i = 0; i < 30 && !yourTurn; i++) {
-        const r = await stepSession(s.id)
-        const view = await execute(getSession, w.expert, { sessionId: s.id })
-        if (!view.ok) throw new Error(view.error)
-        yourTurn = view.data.yourTurn
-        const row = await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })
-        const queue = await execute(myQueue, w.expert, {})
-        if (!queue.ok) throw new Error(queue.error)
-        if (yourTurn) {
-          expect(row).toMatchObject({ status: 'awaiting', awaitingSeat: (view.data.ask as { seat: string }).seat })
-          expect(queue.data).toMatchObject({ counts: { yours: 1 }, next: s.id })
-        } else {
-          expect(r.kind).toBe('appended')
-          expect(row.status).toBe('queued')
-          expect(queue.data.counts.yours).toBe(0)
-        }
-      }
-      expect(yourTurn).toBe(true)
-    })
-
-    it('cancel drops the queued steps and marks the open sessions cancelled', async () => {
-      const w = await world()
-      fake().setScript(fx.script())
-      const run = await create(w, id, fx.setup(w, await fx.dataset(w, 3)))
-      await execute(startRun, w.researcher, { runId: run.id })
-      const queued = async () =>
-        Number(
-          (
-            await sql().query<{ n: string }>(
-              `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'experimentId' = $2`,
-              [STEP_QUEUE, run.id],
-            )
-          ).rows[0]?.n,
-        )
-      expect(await queued()).toBe(3)
-      expect(await execute(cancelRun, w.researcher, { runId: run.id })).toMatchObject({
-        ok: true,
-        data: { droppedJobs: 3 },
-      })
-      expect(await queued()).toBe(0)
-      expect(await runStatus(run.id)).toBe('cancelled')
-      expect(await db.protocolSession.count({ where: { experimentId: run.id, status: 'cancelled' } })).toBe(3)
-    })
-
-    if (fx.demoSetup)
-      it('the offline demo model plays every model seat to the end', async () => {
-        const w = await world()
-        await ensureDemoConnection()
-        const run = await create(
-          w,
-          id,
-          (fx.demoSetup as NonNullable<ContractFixture['demoSetup']>)(w, await fx.dataset(w, 2), DEMO_CONNECTION_ID),
-        )
-        const p = await runHeadless(run.id, { concurrency: 2 })
-        expect(p).toMatchObject({ total: 2, done: 2, stalled: 0 })
-        await expectIntact(run.id)
-        const calls = await db.llmCall.findMany({
-          where: {
-            sessionRef: {
-              in: (await db.protocolSession.findMany({ where: { experimentId: run.id } })).map((s) => s.id),
-            },
-          },
-        })
-        expect(calls.length).toBeGreaterThan(0)
-        expect(calls.every((c) => c.status === 'ok')).toBe(true)
-      })
-  })
-}
 
 const LEGACY_MIGRATION = readFileSync(
   path.join(import.meta.dirname, '../../prisma/migrations/20261128020000_legacy_step_queue/migration.sql'),
@@ -453,7 +84,7 @@ describe('the job queue before the engine', () => {
   })
 
   it('a migration moves steps still queued under the old queue name onto the step queue, where they finish', async () => {
-    const w = await world()
+    const w = await world(fake)
     fake().setScript(toyFixture.script())
     const run = await create(w, 'toy', toyFixture.setup(w, await toyFixture.dataset(w, 1)))
     await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })

@@ -26,6 +26,7 @@ import { getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection } from '../support/llm'
 import type { ContractFixture, World } from './fixtures/types'
+import { waitFor } from './support/wait'
 
 /**
  * The cases of the engine's contract and of each protocol's conformance, written once: the engine
@@ -39,16 +40,6 @@ export async function world(fake: () => FakeLlmServer): Promise<World> {
   const study = await makeStudy(researcher, [expert])
   const conn = await fakeConnection(study.id, fake())
   return { researcher, expert, studyId: study.id, connectionId: conn.id, fake: fake() }
-}
-
-export async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const until = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (ok(v)) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
 }
 
 export const runStatus = (runId: string) =>

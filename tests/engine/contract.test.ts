@@ -19,10 +19,10 @@ import {
   racingSteps,
   runStatus,
   stallThenRetry,
-  waitFor,
   world,
 } from './cases'
 import { toyFixture } from './fixtures/toy'
+import { waitFor } from './support/wait'
 import { toyPlugin } from './toy/plugin'
 
 /**

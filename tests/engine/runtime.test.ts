@@ -17,6 +17,7 @@ import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { toyPlugin } from './toy/plugin'
 import { toyExecPlugin } from './toy-exec/plugin'
+import { waitFor as pollUntil } from './support/wait'
 
 /**
  * The agent runtime (issue 23 part 3) on a toy whose program seat runs a real child process with a
@@ -44,15 +45,9 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true })
 })
 
-async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const until = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (ok(v)) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+/** Polls twice as often as the default: the program's side effects are short. */
+const waitFor = <T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000) =>
+  pollUntil(what, fn, ok, ms, 50)
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [])
 /** The `start`/`end` lines the program wrote for a session (each start is one execution's side effect). */

@@ -66,6 +66,16 @@ function databaseUrl(): string {
  * load cost milliseconds of CPU per statement. Everything else goes through Prisma. Ended together
  * with the Prisma client by `db.$disconnect()`.
  */
+/**
+ * An idle client's error. A pool being ended (`db.$disconnect`) resolves before its sockets have closed,
+ * so a database dropped or stopped right after (a bench's throwaway database, a shutdown) still ends
+ * those sessions, and their termination arrives here: expected then, and not worth an error line.
+ */
+function poolError(pool: pg.Pool, err: Error): void {
+  if ((pool as { ending?: boolean }).ending) log().debug({ err }, 'database pool error while it ends')
+  else log().error({ err }, 'database pool error')
+}
+
 export function sql(): pg.Pool {
   if (!globalForDb.parleyPool) {
     const pool = new pg.Pool({
@@ -73,7 +83,7 @@ export function sql(): pg.Pool {
       max: settings(['PARLEY_DB_HOT_POOL_MAX']).dbHotPoolMax,
       application_name: 'parley-hot',
     })
-    pool.on('error', (err) => log().error({ err }, 'database pool error'))
+    pool.on('error', (err) => poolError(pool, err))
     globalForDb.parleyPool = pool
   }
   return globalForDb.parleyPool
@@ -121,7 +131,7 @@ export const db: Db = new Proxy({} as Db, {
         max: settings(['PARLEY_DB_POOL_MAX']).dbPoolMax,
         application_name: 'parley-prisma',
       })
-      pool.on('error', (err) => log().error({ err }, 'database pool error'))
+      pool.on('error', (err) => poolError(pool, err))
       globalForDb.parleyPrismaPool = pool
       globalForDb.parleyDb = createPrisma(databaseUrl(), pool)
     }

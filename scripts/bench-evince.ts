@@ -131,7 +131,6 @@ const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
 const { createRun } = await import('../lib/server/services/runs')
 const { startWorkers } = await import('../lib/server/engine/jobs')
-const { stopBoss } = await import('../lib/server/jobs/queue')
 
 let summary = ''
 try {
@@ -227,9 +226,7 @@ try {
   summary = JSON.stringify(result)
 } finally {
   fake.stop()
-  await stopBoss().catch(() => {})
-  await db.$disconnect()
-  await database.drop()
+  await database.drop() // releases the queue, the pools and the heartbeat first
 }
 if (summary) console.log(summary)
 else process.exitCode = 1

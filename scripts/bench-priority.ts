@@ -18,7 +18,7 @@
  *                                     [--max-in-flight 0]
  */
 import { benchArgs } from './bench-args'
-import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
+import { benchWorld, esterDataset, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
 
 const values = benchArgs(
   `Usage: npm run bench:priority -- [options]
@@ -62,7 +62,6 @@ const { execute } = await import('../lib/server/operation')
 const { createRun, startRun } = await import('../lib/server/services/runs')
 const { submitTurn } = await import('../lib/server/services/sessions')
 const { startWorkers } = await import('../lib/server/engine/jobs')
-const { stopBoss } = await import('../lib/server/jobs/queue')
 
 let summary = ''
 try {
@@ -88,23 +87,7 @@ try {
     role: 'expert' as const,
     via: 'cli' as const,
   }
-  const dataset = async (name: string, n: number) =>
-    db.dataset.create({
-      data: {
-        studyId: study.id,
-        name,
-        kind: 'drug',
-        source: 'generated',
-        instances: {
-          create: Array.from({ length: n }, (_, i) => ({
-            index: i,
-            input: { smiles: `${'C'.repeat(1 + (i % 7))}C(=O)O${i}` },
-            prediction: `${'C'.repeat(1 + (i % 7))}O.OC`,
-            explanation: `Ester number ${i}.`,
-          })),
-        },
-      },
-    })
+  const dataset = (name: string, n: number) => esterDataset(study.id, name, n)
   const batchData = await dataset('batch', BATCH)
   const expertData = await dataset('expert', 1)
   const models = {
@@ -225,9 +208,7 @@ try {
   })
 } finally {
   fake.stop()
-  await stopBoss()
-  await db.$disconnect()
-  await database.drop()
+  await database.drop() // releases the queue, the pools and the heartbeat first
 }
 console.log(summary)
 process.exit(0)

@@ -29,7 +29,7 @@ import os from 'node:os'
 import { benchArgs } from './bench-args'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { benchWorld, fakeLlmChild, noisePng, quantile, round, throwawayDatabase } from './bench-support'
+import { benchWorld, esterDataset, fakeLlmChild, noisePng, quantile, round, throwawayDatabase } from './bench-support'
 
 /** `n` `parley worker` processes on the bench database, each working `concurrency` steps. */
 async function workerProcesses(n: number, concurrency: number) {
@@ -100,7 +100,6 @@ const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
 const { createRun, startRun } = await import('../lib/server/services/runs')
 const { startWorkers } = await import('../lib/server/engine/jobs')
-const { stopBoss } = await import('../lib/server/jobs/queue')
 const { observeSteps } = await import('../lib/server/engine/runner')
 const { experimentIntelligibility } = await import('../lib/server/protocols/pxp/dashboard')
 
@@ -112,22 +111,7 @@ try {
     // In-process: the workers bound the concurrency. Several processes: the connection's global limit.
     maxConcurrency: PROCESSES > 1 ? CONCURRENCY : CONCURRENCY * 2,
   })
-  const ds = await db.dataset.create({
-    data: {
-      studyId: study.id,
-      name: 'bench',
-      kind: 'drug',
-      source: 'generated',
-      instances: {
-        create: Array.from({ length: SESSIONS }, (_, i) => ({
-          index: i,
-          input: { smiles: `${'C'.repeat(1 + (i % 7))}C(=O)O${i}` },
-          prediction: `${'C'.repeat(1 + (i % 7))}O.OC`,
-          explanation: `Ester number ${i}.`,
-        })),
-      },
-    },
-  })
+  const ds = await esterDataset(study.id, 'bench', SESSIONS)
   const run = async (name: string, n: number) => {
     const created = await execute(createRun, actor, {
       protocol: 'pxp',
@@ -326,9 +310,7 @@ try {
   summary = JSON.stringify(result)
 } finally {
   fake.stop()
-  await stopBoss().catch(() => {})
-  await db.$disconnect()
-  await database.drop()
+  await database.drop() // releases the queue, the pools and the heartbeat first
 }
 // The JSON line last, after the clean-up (whose messages would otherwise follow it).
 if (summary) console.log(summary)

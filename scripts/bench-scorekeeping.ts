@@ -52,7 +52,6 @@ const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
 const { createRun, startRun } = await import('../lib/server/services/runs')
 const { startWorkers } = await import('../lib/server/engine/jobs')
-const { stopBoss } = await import('../lib/server/jobs/queue')
 const { demoInstances } = await import('../lib/server/protocols/scorekeeping/demo')
 const { scorekeeping, episodeOf } = await import('../lib/protocols/scorekeeping')
 const { replay } = await import('../lib/protocols/types')
@@ -167,9 +166,7 @@ try {
   summary = JSON.stringify(result)
 } finally {
   fake.stop()
-  await stopBoss().catch(() => {})
-  await db.$disconnect()
-  await database.drop()
+  await database.drop() // releases the queue, the pools and the heartbeat first
 }
 if (summary) console.log(summary)
 else process.exitCode = 1

@@ -135,6 +135,27 @@ export async function benchWorld(opts: { baseURL: string; defaultModel: string; 
   return { actor, study, conn }
 }
 
+/** A DRUG dataset of `n` made-up esters (PXP's benches: every instance a distinct molecule). */
+export async function esterDataset(studyId: string, name: string, n: number) {
+  const { db } = await import('../lib/server/db')
+  return db.dataset.create({
+    data: {
+      studyId,
+      name,
+      kind: 'drug',
+      source: 'generated',
+      instances: {
+        create: Array.from({ length: n }, (_, i) => ({
+          index: i,
+          input: { smiles: `${'C'.repeat(1 + (i % 7))}C(=O)O${i}` },
+          prediction: `${'C'.repeat(1 + (i % 7))}O.OC`,
+          explanation: `Ester number ${i}.`,
+        })),
+      },
+    },
+  })
+}
+
 /** A grey-noise PNG (incompressible, so about width × height bytes: an X-ray-sized payload). */
 export async function noisePng(width: number, height: number, seed: number): Promise<Buffer> {
   const zlib = await import('node:zlib')

@@ -6,7 +6,7 @@ import { PLANNED_PROTOCOLS, PROTOCOL_IDS } from '@/lib/protocols/registry'
 /**
  * The layering rules of docs/ARCHITECTURE.md, checked on the source:
  * - outside the per-protocol folders (lib/server/protocols/<id>/, components/protocols/<id>/) and
- *   the registries, no code under lib/server, app or components names a protocol id;
+ *   the registries, no code under lib/server, lib/cli, app or components names a protocol id;
  * - lib/metrics imports nothing from lib/;
  * - lib/protocols never imports lib/server, app or components (nor do lib/metrics, lib/tasks, lib/llm);
  * - the engine (lib/server/engine) imports no service, no protocol's plugin and no registry: a process's
@@ -79,12 +79,12 @@ const perProtocol = (f: string) =>
   /^(lib\/server\/protocols|components\/protocols)\/[^/]+\//.test(f) && !REGISTRIES.includes(f)
 
 describe('the layering rules', () => {
-  it('no code under lib/server, app or components names a protocol id outside its folder and the registries', () => {
+  it('no code under lib/server, lib/cli, app or components names a protocol id outside its folder and the registries', () => {
     const offenders: string[] = []
     const literal = new RegExp(`(['"\`])(${IDS.join('|')})\\1`)
     const moduleOf = new RegExp(`(lib/protocols|lib/server/protocols|components/protocols)/(${IDS.join('|')})(/|['"])`)
     for (const f of ALL) {
-      if (!/^(lib\/server|app|components)\//.test(f) && f !== 'instrumentation.ts') continue
+      if (!/^(lib\/server|lib\/cli|app|components)\//.test(f) && f !== 'instrumentation.ts') continue
       if (perProtocol(f) || REGISTRIES.includes(f)) continue
       const src = code(f)
       const hit = src.match(literal) ?? src.match(moduleOf)

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { type Command, CommanderError } from 'commander'
 import { describe, expect, it } from 'vitest'
 import { buildProgram } from '@/lib/cli/index'
+import { PROTOCOL_IDS } from '@/lib/protocols/registry'
 
 /**
  * Every bench script and every `parley` command answers --help with its usage and exit code 0, and
@@ -38,6 +39,9 @@ describe('bench scripts', () => {
   }
 })
 
+/** The CLI as built for a run (protocol commands are found from their folders, asynchronously). */
+const built = await buildProgram(() => {})
+
 describe('parley commands', () => {
   /** Every command path of the CLI: ['db', 'migrate'], ['worker'] … */
   const paths = (cmd: Command, prefix: string[] = []): string[][] =>
@@ -45,7 +49,7 @@ describe('parley commands', () => {
       const here = [...prefix, c.name()]
       return c.commands.length ? [here, ...paths(c, here)] : [here]
     })
-  const all = paths(buildProgram(() => {}))
+  const all = paths(built)
 
   it('knows its commands', () => {
     expect(all.map((p) => p.join(' '))).toEqual(
@@ -53,10 +57,23 @@ describe('parley commands', () => {
     )
   })
 
+  it("finds each protocol's commands in its folder (lib/server/protocols/<id>/cli.ts), with no list to keep", () => {
+    const withCli = PROTOCOL_IDS.filter((id) => existsSync(path.join(ROOT, 'lib/server/protocols', id, 'cli.ts')))
+    expect(withCli).toEqual(['pxp', 'evince', 'scorekeeping'])
+    for (const id of withCli)
+      expect(
+        all.map((p) => p.join(' ')),
+        id,
+      ).toContain(id)
+    expect(all.map((p) => p.join(' '))).toEqual(
+      expect.arrayContaining(['pxp stats', 'pxp import-tags', 'pxp export', 'evince metrics', 'scorekeeping replay']),
+    )
+  })
+
   for (const command of [[], ...all]) {
     it(`parley ${command.join(' ')} --help prints its usage with exit code 0`, async () => {
       let printed = ''
-      const program = buildProgram((s) => {
+      const program = await buildProgram((s) => {
         printed += `${s}\n`
       })
       const err = await program.parseAsync(['node', 'parley', ...command, '--help']).then(

@@ -1,54 +1,44 @@
-import { createReadStream } from 'node:fs'
-import { createInterface } from 'node:readline'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES } from '@/lib/server/auth/roles'
 import { ensureDatabaseUrl, ensureSecret } from '@/lib/cli/database'
+import {
+  CliError,
+  type CliTools,
+  type ProtocolCli,
+  readJsonFile,
+  readLines,
+  readStdin,
+  wholeNumber,
+} from '@/lib/cli/tools'
+import { PROTOCOL_IDS } from '@/lib/protocols/registry'
 // The composition root of `parley` (the worker among its commands): the protocol plugins are bound here.
 import '@/lib/server/protocols/bind'
 
 /** The CLI acts with admin power (it has the database), recorded as "cli" in the audit log. */
 export const CLI_ACTOR: Actor = { userId: '', email: 'cli', name: 'parley CLI', role: 'admin', via: 'cli' }
 
-class CliError extends Error {}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const c of process.stdin) chunks.push(c as Buffer)
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '')
-}
-
-/** The lines of a file ("-" for standard input), streamed. */
-async function* readLines(file: string): AsyncGenerator<string> {
-  const input = file === '-' ? process.stdin : createReadStream(file, { encoding: 'utf8' })
-  try {
-    yield* createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })
-  } catch (e) {
-    // only the stream's own errors land here (ENOENT, EISDIR, EACCES …), not the consumer's
-    throw new CliError(`Cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`)
+/**
+ * The protocols' command modules, found from their ids (lib/protocols/registry.ts): a protocol with
+ * commands has `lib/server/protocols/<id>/cli.ts` exporting `cli` (a ProtocolCli). Loaded once; they
+ * import their heavy parts only when a command of theirs runs.
+ */
+async function loadProtocolClis(): Promise<Array<{ id: string; cli: ProtocolCli }>> {
+  const found: Array<{ id: string; cli: ProtocolCli }> = []
+  for (const id of PROTOCOL_IDS) {
+    if (!existsSync(path.join(import.meta.dirname, '../server/protocols', id, 'cli.ts'))) continue
+    const m = (await import(`../server/protocols/${id}/cli.ts`)) as { cli?: ProtocolCli }
+    if (!m.cli) throw new Error(`lib/server/protocols/${id}/cli.ts exports no \`cli\``)
+    found.push({ id, cli: m.cli })
   }
+  return found
 }
 
-/** A whole JSON file ("-" reads standard input); a parse error names the file. */
-async function readJsonFile(file: string): Promise<unknown> {
-  let text = ''
-  for await (const l of readLines(file)) text += `${l}\n`
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw new CliError(`${file} is not JSON: ${(e as Error).message}`)
-  }
-}
-
-function repetitionNumber(v: string): number {
-  if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a whole number ≥ 0')
-  return Number(v)
-}
-
-export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)) {
+export async function buildProgram(out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)) {
+  const protocolClis = await loadProtocolClis()
   const program = new Command()
   program
     .name('parley')
@@ -380,114 +370,6 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         })
       },
     )
-  const pxpCmd = program
-    .command('pxp')
-    .description('PXP (INTERACT): statistics from files (no database), and running and exporting experiments')
-  pxpCmd
-    .command('stats')
-    .description(
-      'Intelligibility counts (one-way, two-way, strong, ultra-strong, by bound) from PXP messages: median, min and max over repetitions',
-    )
-    .argument(
-      '<messages.jsonl>',
-      'one JSON object per line: {"repetition": 1, "session": "s1", "j": 1, "sender": "m", "tag": "INIT"} ("-" reads standard input)',
-    )
-    .option('--pretty', 'indent the JSON')
-    .addHelpText(
-      'after',
-      `
-Lines may come in any order; tags and senders in any case; other fields are ignored; repetition
-defaults to 1. Each session must hold messages 1..L once each, the machine ("m") at odd j and the
-human ("h") at even j, INIT at j = 1 only. A line that breaks this exits 1 naming the line.
-Prints {"repetitions", "sessions", "oneWay", "twoWay", "strong", "ultraStrong", "byBound"}; each
-count is {"median", "min", "max"} over the repetitions, "sessions" the median per repetition.`,
-    )
-    .action(async (file: string, opts: { pretty?: boolean }) => {
-      const { pxpStats } = await import('@/lib/protocols/pxp/stats')
-      const report = await pxpStats(readLines(file))
-      out(JSON.stringify(report, null, opts.pretty ? 2 : undefined))
-    })
-  pxpCmd
-    .command('import-tags')
-    .description("Convert the authors' tags.txt (karannb/interact) into the JSONL messages `parley pxp stats` reads")
-    .argument('<tags.txt>', 'one session per line ("-" reads standard input)')
-    .option('--repetition <n>', 'the repetition number of these sessions', repetitionNumber, 1)
-    .action(async (file: string, opts: { repetition: number }) => {
-      const { TagsFileReader, sessionToJsonl } = await import('@/lib/protocols/pxp/tags-file')
-      const reader = new TagsFileReader()
-      const lines: string[] = []
-      // Everything is checked before anything is printed, so a bad file never feeds half a run to a pipe.
-      for await (const l of readLines(file)) {
-        const session = reader.push(l)
-        if (session) lines.push(...sessionToJsonl(session, opts.repetition))
-      }
-      if (lines.length === 0) throw new CliError(`No sessions in ${file}.`)
-      out(lines.join('\n'))
-    })
-  program
-    .command('evince')
-    .description('EVINCE debates: metrics from files (no database)')
-    .command('metrics')
-    .description('Every metric per round of a debate file, exactly as the debate pages compute them (bits)')
-    .argument(
-      '<debate.json>',
-      '{"rounds": [{"A": [{"label": …, "probability": …}, …], "B": […]}, …], "epsilon"?: 0.001, "aliases"?: {…}} ("-" reads standard input)',
-    )
-    .option('--pretty', 'indent the JSON')
-    .addHelpText(
-      'after',
-      `
-Labels are aligned on the union of both lists (parentheticals stripped, case-folded, aliases
-applied) and each list is renormalised; KL and cross-entropy are ε-smoothed; wd is the 0/1-metric
-Wasserstein distance (total variation) in [0, 1]; mi uses the maximal-agreement coupling.
-Prints {"rounds": [{"round", "labels", "entropyA", "entropyB", "klAB", "klBA", "crossEntropyAB",
-"crossEntropyBA", "jsd", "wd", "mi", "nmi", "warnings"}]}. Other keys in the file are ignored.`,
-    )
-    .action(async (file: string, opts: { pretty?: boolean }) => {
-      const { debateFileSchema, debateMetrics, MetricsInputError } = await import('@/lib/metrics/evince')
-      const json = await readJsonFile(file)
-      const parsed = debateFileSchema.safeParse(json)
-      if (!parsed.success) {
-        const i = parsed.error.issues[0]
-        throw new CliError(`${file}: ${i?.path.join('.') || 'the file'}: ${i?.message}`)
-      }
-      try {
-        out(JSON.stringify(debateMetrics(parsed.data), null, opts.pretty ? 2 : undefined))
-      } catch (e) {
-        if (e instanceof MetricsInputError) throw new CliError(`${file}: ${e.message}`)
-        throw e
-      }
-    })
-  program
-    .command('scorekeeping')
-    .description('The clembench scorekeeping game (privateshared): replays from files (no database)')
-    .command('replay')
-    .description("Replay a scripted answerer through the scorekeeping protocol and print clembench's scores.json")
-    .argument(
-      '<case.json>',
-      '{"experiment", "game_id", "instance": {…clembench instance…}, "slot_answers": […], "probe_answers": [[[…]]]} ("-" reads standard input)',
-    )
-    .option('--pretty', 'indent the JSON')
-    .addHelpText(
-      'after',
-      `
-slot_answers[r-1] is the raw reply to the request of round r; probe_answers[r][i] lists the raw
-replies, try by try, to the probe of the i-th slot (the instance's slot order) in probing round r
-(0 is the round before the first request). Replies are parsed as clembench does ("ANSWER: …",
-"ASIDE: yes/no"); an invalid slot answer, or a probe still invalid after 5 tries, aborts the game,
-and replies after that are ignored. Prints {"turn scores": {"0": {…}, …}, "episode scores": {…}}
-with clembench's key names; NaN (an aborted game) is written as null.`,
-    )
-    .action(async (file: string, opts: { pretty?: boolean }) => {
-      const { replayCase, ClembenchError } = await import('@/lib/tasks/clembench')
-      const json = await readJsonFile(file)
-      try {
-        out(JSON.stringify(replayCase(json).scores, null, opts.pretty ? 2 : undefined))
-      } catch (e) {
-        if (e instanceof ClembenchError) throw new CliError(`${file}: ${e.message}`)
-        throw e
-      }
-    })
   /** Runs a run's sessions in this process (no queue) and prints the progress, for any protocol. */
   const runHeadlessCommand = async (id: string, concurrency: number) => {
     await ensureSecret()
@@ -514,32 +396,29 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
     .command('run')
     .description("Run a run's sessions (any protocol) headless until each is done, stalled or waiting for a person")
     .argument('<runId>', 'the run id')
-    .option('--concurrency <n>', 'sessions (or chains of carried-over sessions) at once', repetitionNumber, 4)
+    .option('--concurrency <n>', 'sessions (or chains of carried-over sessions) at once', wholeNumber, 4)
     .action((runId: string, opts: { concurrency: number }) => runHeadlessCommand(runId, opts.concurrency))
-  pxpCmd
-    .command('run')
-    .description('The same as `parley run <id>` (kept for scripts written before runs were generic)')
-    .requiredOption('--experiment <id>', 'the experiment id')
-    .option('--concurrency <n>', 'sessions (or carried-over chains) at once', repetitionNumber, 4)
-    .action((opts: { experiment: string; concurrency: number }) =>
-      runHeadlessCommand(opts.experiment, opts.concurrency),
-    )
-  pxpCmd
-    .command('export')
-    .description("An experiment's messages (M) as JSON Lines, the format `parley pxp stats` reads")
-    .requiredOption('--experiment <id>', 'the experiment id')
-    .action(async (opts: { experiment: string }) => {
-      await ensureDatabaseUrl(async () => {
+  // Each protocol's own commands (statistics from files …), from its folder: lib/server/protocols/<id>/cli.ts.
+  const tools: CliTools = {
+    out,
+    readLines,
+    readJsonFile,
+    wholeNumber,
+    CliError,
+    runHeadless: runHeadlessCommand,
+    exportTable: (runId, table) =>
+      ensureDatabaseUrl(async () => {
         const { runTableLines } = await import('@/lib/server/services/run-export')
-        for await (const line of runTableLines(opts.experiment, 'm', 'jsonl')) out(line)
-      })
-    })
+        for await (const line of runTableLines(runId, table, 'jsonl')) out(line)
+      }),
+  }
+  for (const { id, cli } of protocolClis) cli.commands(program.command(id).description(cli.description), tools)
   program
     .command('worker')
     .description(
       'Work the job queues (experiment steps, dataset imports, session creation) until stopped with Ctrl+C or SIGTERM; run several anywhere',
     )
-    .option('--concurrency <n>', 'steps at once in this process', repetitionNumber)
+    .option('--concurrency <n>', 'steps at once in this process', wholeNumber)
     .action(async (opts: { concurrency?: number }) => {
       process.env.PARLEY_PROCESS = 'worker'
       // A bad setting refuses to start, naming the variable (the message is the error's).
@@ -584,15 +463,15 @@ with clembench's key names; NaN (an aborted game) is written as null.`,
 /** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 usage). */
 export async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv)
+    await (await buildProgram()).parseAsync(argv)
     return 0
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2
     process.stderr.write(`parley: ${err instanceof Error ? err.message : String(err)}\n`)
     return 1
   } finally {
-    // Only a command that used the database created a client (see lib/server/db.ts); the pxp
-    // commands never do, so they do not load Prisma at all. A command that queued jobs or played the
+    // Only a command that used the database created a client (see lib/server/db.ts); the file
+    // commands (statistics, metrics, replays) never do, so they do not load Prisma at all. A command that queued jobs or played the
     // demo model (the demo seed does both) started the queue and the demo server: stop them, or they
     // keep the process alive after the command is done.
     const { releaseProcessResources } = await import('@/lib/server/release')

@@ -8,7 +8,10 @@ const database = await throwawayDatabase({ prefix: 'parley_droptest' })
 const { db, sql } = await import('../../lib/server/db')
 // Every client of both pools open at once, as a bench's workers leave them.
 await Promise.all(
-  Array.from({ length: 10 }, () => [sql().query('SELECT pg_sleep(0.05)'), db.$executeRaw`SELECT pg_sleep(0.05)`]).flat(),
+  Array.from({ length: 10 }, () => [
+    sql().query('SELECT pg_sleep(0.05)'),
+    db.$executeRaw`SELECT pg_sleep(0.05)`,
+  ]).flat(),
 )
 await database.drop()
 console.log('{"last":true}')

@@ -10,9 +10,6 @@ import { createRun } from '@/lib/server/services/runs'
 import { makeSession } from '../support/fixtures'
 import { useFakeLlm } from '../support/llm'
 import { demoPlaysToDone, exportsStream, personTurn, stallThenRetry, world } from './cases'
-import { evinceFixture } from './fixtures/evince'
-import { pxpFixture } from './fixtures/pxp'
-import { scorekeepingFixture } from './fixtures/scorekeeping'
 import type { ContractFixture } from './fixtures/types'
 import { toyPlugin } from './toy/plugin'
 
@@ -26,11 +23,15 @@ const fake = useFakeLlm()
 
 registerPlugin(toyPlugin)
 
-const FIXTURES: Record<string, ContractFixture> = {
-  pxp: pxpFixture,
-  evince: evinceFixture,
-  scorekeeping: scorekeepingFixture,
-}
+/** Each protocol's fixture, found from its id: tests/engine/fixtures/<id>.ts exports it as default. */
+const FIXTURES: Record<string, ContractFixture | undefined> = Object.fromEntries(
+  await Promise.all(
+    PROTOCOL_IDS.map(async (id) => {
+      const m = (await import(`./fixtures/${id}.ts`).catch(() => ({}))) as { default?: ContractFixture }
+      return [id, m.default] as const
+    }),
+  ),
+)
 
 afterAll(async () => {
   await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [STEP_QUEUE])

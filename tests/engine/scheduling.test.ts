@@ -51,6 +51,15 @@ async function inFlight(runId: string): Promise<number> {
   return rows[0]?.n ?? 0
 }
 
+/** The `limited` flag of the run's queued steps. */
+async function limitedFlags(runId: string): Promise<unknown[]> {
+  const { rows } = await sql().query<{ limited: unknown }>(
+    `SELECT data->'limited' AS limited FROM pgboss.job WHERE name = $1 AND data->>'experimentId' = $2`,
+    [STEP_QUEUE, runId],
+  )
+  return rows.map((r) => r.limited)
+}
+
 describe('a limit of sessions in flight', () => {
   it('starts only that many, lets the next in as each leaves the queue, never holds more, and finishes', async () => {
     fake().setScript(toyFixture.script(5))
@@ -60,6 +69,8 @@ describe('a limit of sessions in flight', () => {
     expect(await inFlight(run.id)).toBe(3)
     // Asking again admits nobody: the three already hold the run's places.
     expect(await admitSessions(run.id)).toBe(0)
+    // Each job carries that its run is limited, so its end lets the next in without reading the run.
+    expect(await limitedFlags(run.id)).toEqual([true, true, true])
 
     const workers = await startWorkers(4)
     let peak = 0
@@ -129,6 +140,9 @@ describe("a person's turn", () => {
     const batch = await toyRun(30)
     await execute(startRun, w.researcher, { runId: batch.id })
     expect(await inFlight(batch.id)).toBe(30)
+    // Without a limit, a job's end admits nobody, and says so without reading the run.
+    expect(new Set(await limitedFlags(batch.id))).toEqual(new Set([false]))
+    expect(await admitSessions(batch.id, { onlyIfLimited: true, limited: false })).toBe(0)
     const sent = await execute(submitTurn, w.expert, {
       sessionId: mine.firstSessionId as string,
       seq: session?.ask?.j,

@@ -75,14 +75,15 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
         { id: job.sessionId, experimentId: job.experimentId, status: 'running' },
         `internal: ${(err as Error).message}`,
       ).catch(() => {})
-      if (job.experimentId) await admitSessions(job.experimentId, { onlyIfLimited: true }).catch(() => {})
+      if (job.experimentId)
+        await admitSessions(job.experimentId, { onlyIfLimited: true, limited: job.limited }).catch(() => {})
       return
     }
     hooks.onStep?.(r)
     if (r.kind !== 'appended' || r.done) {
       // The session left the queue (done, awaiting a person, stalled, paused): a run with a limit of
       // sessions in flight lets its next waiting session in.
-      if (job.experimentId) await admitSessions(job.experimentId, { onlyIfLimited: true })
+      if (job.experimentId) await admitSessions(job.experimentId, { onlyIfLimited: true, limited: job.limited })
       return
     }
     loaded = r.next
@@ -90,7 +91,10 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
     if (Date.now() - started > budgetMs || isDraining()) {
       // Back of the queue, unless the run stopped meanwhile (as of this job's last append).
       if (!job.experimentId || r.next.session.runStatus === 'running')
-        await enqueueSteps([job.sessionId], job.experimentId, undefined, { interactive: job.interactive })
+        await enqueueSteps([job.sessionId], job.experimentId, undefined, {
+          interactive: job.interactive,
+          limited: job.limited,
+        })
       return
     }
   }

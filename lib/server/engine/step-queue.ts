@@ -14,6 +14,12 @@ export interface StepJob {
   experimentId: string | null
   /** Set off by a person's turn: taken before every batch step (and kept when its quantum ends). */
   interactive?: boolean
+  /**
+   * Whether the run had a limit of sessions in flight when the step was queued (admitSessions knows):
+   * when the job ends, only then is the next waiting session let in; absent (a person's turn, an older
+   * job), the run's row is read to find out.
+   */
+  limited?: boolean
 }
 
 /** The queue's priority of a person's step over batch steps (pg-boss takes higher first). */
@@ -25,14 +31,19 @@ export async function enqueueSteps(
   /** Insert through this connection (inside the caller's transaction); then call wakeStepWorkers after its commit. */
   db?: PgBoss.Db,
   /** A person's turn set these steps off: they go before the batch's (INTERACTIVE_PRIORITY). */
-  opts: { interactive?: boolean } = {},
+  opts: { interactive?: boolean; limited?: boolean } = {},
 ): Promise<void> {
   if (!sessionIds.length) return
   const b = await queue(STEP_QUEUE)
   const { expireInSeconds } = jobSettings()
   const jobs = sessionIds.map((sessionId) => ({
     name: STEP_QUEUE,
-    data: { sessionId, experimentId, ...(opts.interactive ? { interactive: true } : {}) } satisfies StepJob,
+    data: {
+      sessionId,
+      experimentId,
+      ...(opts.interactive ? { interactive: true } : {}),
+      ...(opts.limited !== undefined ? { limited: opts.limited } : {}),
+    } satisfies StepJob,
     ...(opts.interactive ? { priority: INTERACTIVE_PRIORITY } : {}),
     expireInSeconds,
     retryLimit: 5,
@@ -75,9 +86,11 @@ export async function dropQueuedSteps(experimentId: string): Promise<number> {
  */
 export async function admitSessions(
   runId: string,
-  opts: { client?: { query: PgQuery }; onlyIfLimited?: boolean } = {},
+  /** `limited`: what the ending job knows of the run (StepJob.limited), which spares reading its row. */
+  opts: { client?: { query: PgQuery }; onlyIfLimited?: boolean; limited?: boolean } = {},
 ): Promise<number> {
-  if (opts.onlyIfLimited) {
+  if (opts.onlyIfLimited && opts.limited === false) return 0
+  if (opts.onlyIfLimited && opts.limited === undefined) {
     const { rows } = await sql().query<{ limited: boolean }>(
       `SELECT "maxInFlight" IS NOT NULL AS limited FROM "Experiment" WHERE id = $1 AND status = 'running'`,
       [runId],
@@ -107,7 +120,12 @@ export async function admitSessions(
           [runId, flying.map((f) => (f as { id: string }).id), room],
         )
         ids = rows.map((x) => (x as { id: string }).id)
-        await enqueueSteps(ids, runId, { executeSql: (text, values) => client.query(text, values) })
+        await enqueueSteps(
+          ids,
+          runId,
+          { executeSql: (text, values) => client.query(text, values) },
+          { limited: r.maxInFlight != null },
+        )
       }
     }
     if (own) {

@@ -24,6 +24,7 @@ import {
 import { describeRefused, type RefusedMessage, replayAccepted } from '@/lib/protocols/types'
 import { highEntropy } from '@/lib/tasks/evince-prompts'
 import { db } from '@/lib/server/db'
+import { replayCache } from '@/lib/server/engine/run-reader'
 import { badRequest } from '@/lib/server/errors'
 import type { ExportTable, HumanContext, ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
 import { Seats } from '@/lib/server/engine/seats'
@@ -147,43 +148,18 @@ function replayed(s: { config: unknown; instance: unknown; messages: unknown[] }
 }
 
 /**
- * Case results, replayed from the log once per session version: a result is kept (per process,
- * bounded) under the session's id and `updatedAt`, which every append moves, so a run page that
- * re-reads itself on every live event replays only the sessions that changed since.
+ * Case results, replayed from the log once per session version (the engine's replay cache), so a run
+ * page that re-reads itself on every live event replays only the sessions that changed since.
  */
-const resultCache = new Map<string, { at: number; result: CaseResult }>()
-const RESULT_CACHE_MAX = 50_000
-
-async function caseResults(
-  sessions: ReadonlyArray<{ id: string; position: number; status: string; stopReason: string | null; updatedAt: Date }>,
-): Promise<CaseResult[]> {
-  const stale = sessions.filter((s) => resultCache.get(s.id)?.at !== s.updatedAt.getTime())
-  for (let i = 0; i < stale.length; i += 500) {
-    const rows = await db.protocolSession.findMany({
-      where: { id: { in: stale.slice(i, i + 500).map((s) => s.id) } },
-      select: {
-        id: true,
-        position: true,
-        status: true,
-        stopReason: true,
-        updatedAt: true,
-        config: true,
-        instance: true,
-        messages: { orderBy: { seq: 'asc' }, select: { body: true } },
-      },
-    })
-    for (const row of rows) {
-      const { instance, state, refused } = replayed({ ...row, messages: row.messages.map((m) => m.body) })
-      if (resultCache.size >= RESULT_CACHE_MAX) resultCache.delete(resultCache.keys().next().value as string)
-      resultCache.set(row.id, { at: row.updatedAt.getTime(), result: caseResult(row, instance, state, refused) })
-    }
-  }
-  // A session changed between the two reads is shown as replayed (its newer version).
-  return sessions.flatMap((s) => {
-    const hit = resultCache.get(s.id)
-    return hit ? [hit.result] : []
-  })
-}
+const cases = replayCache(
+  (row) => {
+    const { instance, state, refused } = replayed({ ...row, messages: row.messages.map((m) => m.body) })
+    return caseResult(row, instance, state, refused)
+  },
+  { max: 50_000, batch: 500 },
+)
+const caseResults = (sessions: ReadonlyArray<{ id: string; updatedAt: Date }>): Promise<CaseResult[]> =>
+  cases.of(sessions)
 
 async function runView(runId: string, rawArgs: Record<string, string | undefined>) {
   const { page, pageSize } = z.object(pageInput).parse(rawArgs)

@@ -17,6 +17,7 @@ import {
   clembenchResultsFiles,
 } from '@/lib/tasks/clembench-results'
 import { db } from '@/lib/server/db'
+import { replayCache } from '@/lib/server/engine/run-reader'
 import type { ExportFile, ExportTable, ViewContext } from '@/lib/server/engine/plugin'
 import { type LlmRef, Seats } from '@/lib/server/engine/seats'
 import { pageInput, pageOf } from '@/lib/server/pagination'
@@ -108,9 +109,6 @@ interface Episode {
   times: number[]
 }
 
-const cache = new Map<string, { at: number; episode: Episode }>()
-const CACHE_MAX = 20_000
-
 /** Who answered an episode: the answerer's model, or the person. */
 function answererOf(
   seats: unknown,
@@ -132,65 +130,41 @@ function playerOf(a: Episode['answerer']) {
   return a.kind === 'person' ? `${a.name} (person)` : 'unclaimed (person)'
 }
 
+const episodeCache = replayCache((s): Episode => {
+  const state = replay(
+    scorekeeping,
+    scorekeeping.config.parse(s.config ?? {}),
+    s.instance as never,
+    s.messages.map((m) => m.body as ScorekeepingMessage),
+  ) as ScorekeepingState
+  const done = state.outcome !== null
+  const answerer = answererOf(s.seats, s.people)
+  return {
+    sessionId: s.id,
+    runId: s.experimentId ?? '',
+    repetition: s.repetition,
+    position: s.position,
+    status: s.status,
+    experiment: state.instance.experiment ?? 'unnamed',
+    gameId: state.instance.gameId ?? null,
+    player: playerOf(answerer),
+    outcome: state.outcome,
+    scores: done ? privateSharedScores(episodeOf(state)) : null,
+    json: done ? scoresJson(episodeOf(state)) : null,
+    state,
+    answerer,
+    startedAt: s.createdAt.getTime(),
+    times: s.messages.map((m) => m.createdAt.getTime()),
+  }
+})
+
 export async function episodes(where: { experimentId?: string; experimentIds?: string[] }): Promise<Episode[]> {
   const rows = await db.protocolSession.findMany({
     where: where.experimentIds ? { experimentId: { in: where.experimentIds } } : { experimentId: where.experimentId },
     orderBy: [{ experimentId: 'asc' }, { repetition: 'asc' }, { position: 'asc' }],
     select: { id: true, updatedAt: true },
   })
-  const stale = rows.filter((r) => cache.get(r.id)?.at !== r.updatedAt.getTime())
-  for (let i = 0; i < stale.length; i += 300) {
-    const full = await db.protocolSession.findMany({
-      where: { id: { in: stale.slice(i, i + 300).map((s) => s.id) } },
-      select: {
-        id: true,
-        experimentId: true,
-        repetition: true,
-        position: true,
-        status: true,
-        createdAt: true,
-        updatedAt: true,
-        config: true,
-        instance: true,
-        seats: true,
-        people: { select: { seat: true, user: { select: { name: true, email: true } } } },
-        messages: { orderBy: { seq: 'asc' }, select: { body: true, createdAt: true } },
-      },
-    })
-    for (const s of full) {
-      const state = replay(
-        scorekeeping,
-        scorekeeping.config.parse(s.config ?? {}),
-        s.instance as never,
-        s.messages.map((m) => m.body as ScorekeepingMessage),
-      ) as ScorekeepingState
-      const done = state.outcome !== null
-      const answerer = answererOf(s.seats, s.people)
-      const episode: Episode = {
-        sessionId: s.id,
-        runId: s.experimentId ?? '',
-        repetition: s.repetition,
-        position: s.position,
-        status: s.status,
-        experiment: state.instance.experiment ?? 'unnamed',
-        gameId: state.instance.gameId ?? null,
-        player: playerOf(answerer),
-        outcome: state.outcome,
-        scores: done ? privateSharedScores(episodeOf(state)) : null,
-        json: done ? scoresJson(episodeOf(state)) : null,
-        state,
-        answerer,
-        startedAt: s.createdAt.getTime(),
-        times: s.messages.map((m) => m.createdAt.getTime()),
-      }
-      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string)
-      cache.set(s.id, { at: s.updatedAt.getTime(), episode })
-    }
-  }
-  return rows.flatMap((r) => {
-    const hit = cache.get(r.id)
-    return hit ? [hit.episode] : []
-  })
+  return episodeCache.of(rows)
 }
 
 /** The clem table of finished episodes: per player, per experiment and over the game. */

@@ -297,22 +297,25 @@ export async function afterSessionDone(sessionId: string): Promise<void> {
   const runId = rows[0]?.experimentId
   if (!runId) return
   const plugin = await pluginFor(rows[0]?.protocol as string)
+  const onDone = plugin.schedule?.onSessionDone
+  // Without a scheduler to call, closing the run is one statement, no lock (as it always was).
+  if (!onDone) {
+    await closeIfFinished(runId)
+    return
+  }
   const r = await underRunLock(runId, async (client, run) => {
     let queued = false
-    const onDone = plugin.schedule?.onSessionDone
-    if (onDone) {
-      // Read under the lock: of two reports of one end, the second sees the first's scheduledAt.
-      const { rows: s } = await client.query(
-        `SELECT ${SESSION_COLS}, "scheduledAt" FROM "ProtocolSession" WHERE id = $1`,
-        [sessionId],
-      )
-      const session = s[0] as (ScheduledSession & { scheduledAt: Date | null }) | undefined
-      if (session && session.status === 'done' && !session.scheduledAt) {
-        const { scheduledAt: _, ...seen } = session
-        const decision = await onDone({ ...contextOf(client, run), session: seen })
-        queued = await applyDecision(client, run, plugin, decision ?? {})
-        await client.query(`UPDATE "ProtocolSession" SET "scheduledAt" = now() WHERE id = $1`, [sessionId])
-      }
+    // Read under the lock: of two reports of one end, the second sees the first's scheduledAt.
+    const { rows: s } = await client.query(
+      `SELECT ${SESSION_COLS}, "scheduledAt" FROM "ProtocolSession" WHERE id = $1`,
+      [sessionId],
+    )
+    const session = s[0] as (ScheduledSession & { scheduledAt: Date | null }) | undefined
+    if (session && session.status === 'done' && !session.scheduledAt) {
+      const { scheduledAt: _, ...seen } = session
+      const decision = await onDone({ ...contextOf(client, run), session: seen })
+      queued = await applyDecision(client, run, plugin, decision ?? {})
+      await client.query(`UPDATE "ProtocolSession" SET "scheduledAt" = now() WHERE id = $1`, [sessionId])
     }
     const closed = await closeIn(client, runId)
     return { queued, closed: closed.closed, running: run.status === 'running' }

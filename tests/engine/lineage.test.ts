@@ -10,7 +10,7 @@ import { createRunSessions } from '@/lib/server/engine/schedule'
 import { STEP_QUEUE } from '@/lib/server/engine/step-queue'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
-import { createRun, getRun, startRun } from '@/lib/server/services/runs'
+import { cancelRun, createRun, getRun, pauseRun, resumeRun, startRun } from '@/lib/server/services/runs'
 import type { Actor } from '@/lib/server/actor'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { schedulerCalls, treePlugin } from './toy-fork/plugin'
@@ -205,6 +205,40 @@ describe('the scheduler decides when the run is done', () => {
       expect(run.status).toBe('done')
       expect(run.schedule).toBeNull()
       expect(await sessionsOf(runId)).toHaveLength(1)
+    } finally {
+      treePlugin.schedule = schedule
+    }
+  })
+})
+
+describe('the scheduler at the start of a run', () => {
+  it('adds its sessions once when the run starts (an instance of the run’s dataset), not again on resume', async () => {
+    const { schedule } = treePlugin
+    let calls = 0
+    treePlugin.schedule = {
+      ...schedule,
+      async onRunStart(ctx) {
+        calls++
+        const root = (await ctx.sessions())[0]
+        if (!root?.instanceId) throw new Error('no root')
+        return { create: [{ key: 'second root', instanceId: root.instanceId, position: 1 }], done: false }
+      },
+    }
+    try {
+      const runId = await treeRun(2)
+      expect(await execute(startRun, researcher, { runId })).toMatchObject({ ok: true })
+      const all = await sessionsOf(runId)
+      expect(all.map((s) => [s.key, s.parentId, s.instanceId, s.position, s.status])).toEqual([
+        ['1:0', null, all[0]?.instanceId, 0, 'queued'],
+        ['second root', null, all[0]?.instanceId, 1, 'queued'],
+      ])
+      expect(all[1]?.instance).toEqual({ depth: 2 })
+      expect((await runOf(runId)).schedule).toMatchObject({ started: true, done: false })
+      expect(await execute(pauseRun, researcher, { runId })).toMatchObject({ ok: true })
+      expect(await execute(resumeRun, researcher, { runId })).toMatchObject({ ok: true })
+      expect(calls).toBe(1)
+      expect(await sessionsOf(runId)).toHaveLength(2)
+      await execute(cancelRun, researcher, { runId })
     } finally {
       treePlugin.schedule = schedule
     }

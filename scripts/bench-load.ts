@@ -400,8 +400,8 @@ async function seed(databaseUrl: string, fakeUrl: string) {
   const config = { n: 10, k: 3 }
   async function experiment(id: string, status: string) {
     await q(
-      `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, "carryOver", status, "createdById", "createdAt", "updatedAt")
-       VALUES ($1, $2, $1, 'pxp', 'drug', $3, $4, $5, 1, false, $6, $7, now(), now())`,
+      `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "createdById", "createdAt", "updatedAt")
+       VALUES ($1, $2, $1, 'pxp', 'drug', $3, $4, $5, 1, $6, $7, now(), now())`,
       [
         id,
         studyId,

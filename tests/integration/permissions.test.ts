@@ -455,7 +455,6 @@ async function debateSession(c: Ctx) {
       config,
       seats,
       repetitions: 1,
-      carryOver: false,
     },
   })
   const s = await makeSession(c.studyId, {

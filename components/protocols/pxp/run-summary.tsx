@@ -3,7 +3,7 @@ import { Card } from '@/components/ui/card'
 
 /** The PXP part of the run page: the protocol's parameters in the paper's terms. */
 export function PxpRunSummary({ run }: RunSummaryProps) {
-  const config = run.run.config as { n?: number; k?: number; template?: { name?: string } }
+  const config = run.run.config as { n?: number; k?: number; template?: { name?: string }; carryOver?: boolean }
   return (
     <Card title="PXP set-up">
       <dl className="grid grid-cols-[12rem_1fr] gap-y-1.5 text-sm">
@@ -16,7 +16,7 @@ export function PxpRunSummary({ run }: RunSummaryProps) {
         <dt className="text-stone-500">Repetitions R</dt>
         <dd>{run.run.repetitions}</dd>
         <dt className="text-stone-500">Context carry-over</dt>
-        <dd>{run.run.carryOver ? 'On (as in the paper): sessions of a repetition run in order' : 'Off'}</dd>
+        <dd>{config.carryOver === true ? 'On (as in the paper): sessions of a repetition run in order' : 'Off'}</dd>
       </dl>
     </Card>
   )

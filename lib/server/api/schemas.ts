@@ -197,7 +197,15 @@ export const RunDetail = z
       datasetId: z.string(),
       status: runStatus,
       repetitions: int(),
-      carryOver: z.boolean().meta({ description: 'Sessions keep earlier dialogues of their repetition as context' }),
+      schedule: z
+        .object({
+          done: z.boolean().nullish(),
+          progress: z.object({ done: z.number(), total: z.number() }).nullish(),
+        })
+        .nullable()
+        .meta({
+          description: "The protocol scheduler's last word: whether the run may close, its progress toward its goal",
+        }),
       config: z.record(z.string(), z.unknown()).meta({ description: "The protocol's configuration of the run" }),
       seats: Seats.meta({ description: 'Who fills each seat (the template every session starts from)' }),
       sessionsPlanned: int(),

@@ -10,9 +10,11 @@ export interface RunProgress {
 
 /**
  * Run a run's sessions in this process (no job queue) until each is done, stalled or awaiting a
- * person: the CLI's `parley run` and tests. Chained sessions (carry-over) run one after another in
- * their recorded order; chains and unchained sessions run side by side, up to `concurrency`. Safe to
- * re-run: finished sessions are skipped, stalled ones are tried again from where they stopped.
+ * person: the CLI's `parley run` and tests. It works in rounds: every queued session of the run, up
+ * to `concurrency` at once in their recorded order, then again for the sessions the run's scheduler
+ * queued meanwhile (a waiting session it started when the one before ended, a fork it created),
+ * until none is queued. Safe to re-run: finished sessions are skipped, stalled ones are tried again
+ * from where they stopped.
  */
 export async function runHeadless(
   runId: string,
@@ -21,39 +23,43 @@ export async function runHeadless(
   const run = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
   if (run.status === 'preparing')
     throw new Error('The run is still creating its sessions; run it once they are all there.')
-  const open = await db.protocolSession.findMany({
-    where: { experimentId: runId, status: { notIn: ['done', 'cancelled'] } },
-    orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
-    select: { id: true, repetition: true, status: true },
-  })
-  const total = await db.protocolSession.count({ where: { experimentId: runId } })
-  const progress: RunProgress = { total, done: total - open.length, stalled: 0, awaiting: 0 }
+  const closed = () =>
+    db.protocolSession.count({ where: { experimentId: runId, status: { in: ['done', 'cancelled'] } } })
+  const total = () => db.protocolSession.count({ where: { experimentId: runId } })
+  const progress: RunProgress = { total: await total(), done: await closed(), stalled: 0, awaiting: 0 }
   if (run.status === 'draft' || run.status === 'paused')
     await db.experiment.update({ where: { id: runId }, data: { status: 'running' } })
-  // A stalled session is tried again; a waiting one moves when its predecessor ends.
+  // A stalled session is tried again; a waiting one moves when its scheduler starts it.
   await db.protocolSession.updateMany({ where: { experimentId: runId, status: 'stalled' }, data: { status: 'queued' } })
-  const chains: string[][] = run.carryOver
-    ? [...new Set(open.map((s) => s.repetition))].map((r) => open.filter((s) => s.repetition === r).map((s) => s.id))
-    : open.map((s) => [s.id])
   const count = (r: StepResult) => {
     if (r.kind === 'done') progress.done++
     else if (r.kind === 'stalled') progress.stalled++
     else if (r.kind === 'awaiting') progress.awaiting++
     opts.onProgress?.({ ...progress })
   }
-  let next = 0
-  const worker = async () => {
-    while (next < chains.length) {
-      const chain = chains[next++] as string[]
-      for (const sessionId of chain) {
-        const r = await runSession(sessionId)
-        count(r)
-        // A chain cannot skip a session: the next one's context depends on it.
-        if (run.carryOver && r.kind !== 'done') break
+  const tried = new Set<string>()
+  for (;;) {
+    const round = (
+      await db.protocolSession.findMany({
+        where: { experimentId: runId, status: 'queued' },
+        orderBy: [{ repetition: 'asc' }, { position: 'asc' }, { createdAt: 'asc' }],
+        select: { id: true },
+      })
+    )
+      .map((s) => s.id)
+      .filter((id) => !tried.has(id))
+    if (!round.length) break
+    for (const id of round) tried.add(id)
+    let next = 0
+    const worker = async () => {
+      while (next < round.length) {
+        const sessionId = round[next++] as string
+        count(await runSession(sessionId))
       }
     }
+    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker))
+    progress.total = await total()
   }
-  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker))
   await closeIfFinished(runId)
   return progress
 }

@@ -31,8 +31,11 @@ export interface StepSession {
   messages: BaseMessage[]
   /** The run's status (null for a session without a run). */
   runStatus: string | null
-  /** The session belongs to a chain (carry-over): it starts after the previous one ends. */
-  chained: boolean
+  /** Its name in its run (unique per run). */
+  key: string
+  /** A fork: the session it was forked from and the number of that session's messages it started with. */
+  parentId: string | null
+  forkSeq: number | null
 }
 
 /** A session's stored config, split into the protocol's config and the plugin's extras. */
@@ -58,8 +61,11 @@ export interface AgentContext<C = any, I = any, S = any, A extends Ask<string, s
   llm: LlmTools
   /** A person fills another seat and may watch the session live (stream the answer to them). */
   watched: boolean
-  /** The message bodies of the earlier sessions of this session's chain (carry-over), in order. */
-  chain(): Promise<BaseMessage[][]>
+  /**
+   * The message bodies of the run's earlier sessions of this session's repetition (lower position),
+   * in position order; empty for a session without a run. Read once per job.
+   */
+  earlierSessions(): Promise<BaseMessage[][]>
   /**
    * Aborted when the step must stop: its run was paused or cancelled, or its seat's time limit passed
    * (the fill's `timeoutSeconds`, else the plugin's `timeouts`). `llm` passes it to every model call
@@ -177,8 +183,6 @@ export interface RunPlan {
   /** The seat template of the run (shown on the run page; sessions may differ, e.g. round-robin experts). */
   seats: Seats
   repetitions: number
-  /** Sessions of one repetition form a chain: each starts when the one before it ends (carry-over). */
-  chained: boolean
   /** These instances of the dataset, in this order; otherwise its first `sample` by index (all when absent). */
   instanceIds?: string[]
   sample?: number
@@ -233,8 +237,79 @@ export interface ViewContext<C = any, I = any, S = any> extends SessionContext<C
   ask: Ask<string, string, string> | null
 }
 
+/**
+ * A session the scheduler asks for. A fork names its parent (a session of the same run) and the
+ * number of the parent's messages it starts from (`forkSeq`, at most the parent's length): it runs on
+ * the parent's instance and config, with the parent's seats unless `seats` says otherwise. A session
+ * that is not a fork names an instance of the run's dataset.
+ */
+export interface SessionSpec {
+  /** Unique in the run: a key that exists already is not created again. */
+  key: string
+  parentId?: string
+  forkSeq?: number
+  instanceId?: string
+  seats?: Seats
+  /** Plain data for lists and dashboards (default: the parent's, else 1 and 0). */
+  repetition?: number
+  position?: number
+  /** Created waiting: it runs only once a later decision starts it. */
+  waiting?: boolean
+}
+
+/** A session of the run as its scheduler sees it. */
+export interface ScheduledSession {
+  id: string
+  key: string
+  parentId: string | null
+  forkSeq: number | null
+  repetition: number
+  position: number
+  status: string
+  instanceId: string | null
+}
+
+/** What the scheduler decides when a session of its run ended (every part optional). */
+export interface ScheduleDecision {
+  /** Sessions to create (and queue, unless waiting), in this order. */
+  create?: SessionSpec[]
+  /** Waiting sessions of the run to queue now, by id. */
+  start?: string[]
+  /**
+   * false: the run stays open even when none of its sessions is (it waits for the scheduler);
+   * true or absent: it closes once none of its sessions is open.
+   */
+  done?: boolean
+  /** Progress toward the scheduler's goal, shown on the run page (default: sessions done of known). */
+  progress?: { done: number; total: number }
+}
+
+/** What the scheduler reads, inside the transaction that holds the run's lock. */
+export interface ScheduleContext {
+  run: { id: string; studyId: string; config: unknown; status: string }
+  /** The run's sessions (of one repetition when asked), by creation order: lineage, status, key. */
+  sessions(where?: { repetition?: number }): Promise<ScheduledSession[]>
+  /** The message bodies of one session of the run, in seq order. */
+  messages(sessionId: string): Promise<BaseMessage[]>
+}
+
+/**
+ * A protocol's run scheduler: which sessions a run has beyond its plan's grid, and when it is done.
+ * The engine calls it under the run's row lock (one call at a time per run), once per session end.
+ */
+export interface RunSchedule {
+  /** Whether a session of the plan's grid starts waiting (held until a decision starts it). */
+  waits?(config: unknown, at: { repetition: number; position: number }): boolean
+  /** Once, when the run starts running: sessions to add to the plan's grid. */
+  onRunStart?(ctx: ScheduleContext): ScheduleDecision | Promise<ScheduleDecision>
+  /** Once per session that ended done: what comes next. */
+  onSessionDone?(ctx: ScheduleContext & { session: ScheduledSession }): ScheduleDecision | Promise<ScheduleDecision>
+}
+
 export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   protocol: P
+  /** The run's scheduler (default: the plan's grid, done when none of its sessions is open). */
+  schedule?: RunSchedule
   /** Splits a session's stored config (default: all of it is the protocol's). */
   sessionConfig?(raw: unknown, task: string): SessionConfig
   /** Agents by kind; `program` agents by program name. */

@@ -6,7 +6,7 @@ import { sql } from '@/lib/server/db'
 import { admitSessions, wakeStepWorkers } from '@/lib/server/engine/step-queue'
 import type { InstanceRow } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
-import { closeIfFinished } from '@/lib/server/engine/runner'
+import { closeIfFinished, runStarting } from '@/lib/server/engine/schedule'
 import { humanSeats, type Seats } from '@/lib/server/engine/seats'
 import { badRequest } from '@/lib/server/errors'
 import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
@@ -17,14 +17,14 @@ import { log } from '@/lib/server/log'
  * Creating a run's sessions, the same for every protocol. The plugin's plan says which instances
  * (given ids, or the dataset's first `sample` by index), how many repetitions, whether each
  * repetition's order is shuffled (seeded by the repetition, so reproducible), the seat variants
- * taken round robin, and whether a repetition is a chain; the plugin's `setup.snapshot` turns an
- * instance row into what a session runs on. This module writes the rows, 1,000 per statement
+ * taken round robin; the plugin's `setup.snapshot` turns an instance row into what a session runs on,
+ * and its scheduler's `waits` which sessions start waiting (held until it starts them). This module writes the rows, 1,000 per statement
  * (sessions and the people of their human seats together), with the run `preparing` until the last
  * one exists (Start is refused until then; progress = sessionsCreated / sessionsPlanned). Up to
  * `SYNC_SESSIONS` sessions are written during the request; more by a job on the queue
  * `experiment-sessions`, off the request path, yielding the event loop between batches. Every
- * session is keyed by (run, repetition, position), so a job that runs again (a crashed worker's,
- * coming back) skips what exists and each session is there exactly once.
+ * session of the grid has the key `<repetition>:<position>`, unique per run, so a job that runs again
+ * (a crashed worker's, coming back) skips what exists and each session is there exactly once.
  */
 export const SESSIONS_QUEUE = 'experiment-sessions'
 
@@ -43,8 +43,6 @@ export interface SessionsPlan {
   shuffle: boolean
   /** Session i (counted across repetitions) gets seatCycle[i % seatCycle.length]: round robin over people. */
   seatCycle: Seats[]
-  /** The sessions of a repetition form a chain: all but the first wait for the one before. */
-  chained: boolean
   protocolVersion: string
   task: string
   config: unknown
@@ -172,6 +170,8 @@ async function prepareLocked(
   if (status.rows[0]?.status !== 'preparing') return false
   const plugin = await pluginFor(protocol)
   const snapshot = plugin.setup.snapshot ?? defaultSnapshot
+  const held = plugin.schedule?.waits
+  const waits = (repetition: number, position: number) => !!held?.(plan.config, { repetition, position })
   const ids =
     plan.instanceIds ??
     (
@@ -203,6 +203,7 @@ async function prepareLocked(
           v: (i + k) % cycle.length,
           repetition: r,
           position: start + k,
+          waiting: waits(r, start + k),
         }
       })
       i += slice.length
@@ -214,15 +215,16 @@ async function prepareLocked(
       const { rows: after } = await client.query<{ status: string }>(
         `WITH x AS (
            SELECT * FROM jsonb_to_recordset($8::jsonb)
-             AS x(id text, "instanceId" text, instance jsonb, v int, repetition int, position int)
+             AS x(id text, "instanceId" text, instance jsonb, v int, repetition int, position int, waiting boolean)
          ), ins AS (
            INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task,
-             "instanceId", instance, seats, repetition, position, status, "updatedAt")
+             "instanceId", instance, seats, repetition, position, key, status, "updatedAt")
            SELECT x.id, $2, $1, $3, $4, $5::jsonb, $6, x."instanceId", x.instance, ($7::jsonb) -> x.v,
-             x.repetition, x.position, CASE WHEN $10::boolean AND x.position > 0 THEN 'waiting' ELSE 'queued' END, now()
+             x.repetition, x.position, x.repetition || ':' || x.position,
+             CASE WHEN x.waiting THEN 'waiting' ELSE 'queued' END, now()
            FROM x
            WHERE EXISTS (SELECT 1 FROM "Experiment" WHERE id = $1 AND status = 'preparing')
-           ON CONFLICT ("experimentId", repetition, position) DO NOTHING
+           ON CONFLICT ("experimentId", key) DO NOTHING
            RETURNING id
          ), seated AS (
            INSERT INTO "SessionSeat" ("sessionId", seat, "userId", claimable)
@@ -242,7 +244,6 @@ async function prepareLocked(
           seats,
           JSON.stringify(rows),
           people,
-          plan.chained,
         ],
       )
       if (after[0]?.status !== 'preparing') return false // cancelled meanwhile
@@ -262,6 +263,7 @@ async function prepareLocked(
       [runId, plan.statusWhenReady],
     )
     if (r.rowCount === 1 && plan.statusWhenReady === 'running') {
+      await runStarting(runId, client)
       await admitSessions(runId, { client })
     }
     await client.query('COMMIT')

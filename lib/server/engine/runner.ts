@@ -15,7 +15,7 @@ import type {
 } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { Seats } from '@/lib/server/engine/seats'
-import { enqueueSteps } from '@/lib/server/engine/step-queue'
+import { afterSessionDone } from '@/lib/server/engine/schedule'
 import { publish, publishSession } from '@/lib/server/live'
 import { log } from '@/lib/server/log'
 import { pgJson, pgText } from '@/lib/server/pg-text'
@@ -36,8 +36,8 @@ export interface Loaded {
   session: StepSession
   plugin: ProtocolPlugin
   ctx: SessionContext
-  /** Carry-over logs of the chain, read once per job. */
-  chainLogs?: Promise<BaseMessage[][]>
+  /** The logs of the run's earlier sessions of this repetition, read once per job. */
+  earlierLogs?: Promise<BaseMessage[][]>
 }
 
 export type StepResult =
@@ -48,7 +48,7 @@ export type StepResult =
   | { kind: 'stalled'; error: string }
   /** The run is not running (paused, cancelled, finished): nothing was done. */
   | { kind: 'paused' }
-  /** The session waits for the previous session of its chain, or was cancelled. */
+  /** The session waits (its run's scheduler holds it), or was cancelled. */
   | { kind: 'idle'; status: string }
 
 /** Timing of every step (the runner's own time is totalMs − llmMs); used by the benchmarks. */
@@ -61,14 +61,14 @@ export function observeSteps(fn: ((t: StepTiming) => void) | undefined) {
 type Row = Omit<StepSession, 'messages'> & { messages: BaseMessage[] | null }
 
 /**
- * The session, its messages' bodies and its run's status and carry-over flag: one read-only statement
+ * The session, its messages' bodies and its run's status: one read-only statement
  * (every job starts with it; a write here would cost a commit per job on the hot path).
  */
 export async function loadSession(sessionId: string): Promise<StepSession> {
   const { rows } = await sql().query<Row>(
     `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
-            s."awaitingSeat", s.config, s.seats, s.instance, e.status AS "runStatus",
-            COALESCE(e."carryOver", false) AS chained,
+            s."awaitingSeat", s.config, s.seats, s.instance, e.status AS "runStatus", s.key, s."parentId",
+            s."forkSeq",
             (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
      FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
      WHERE s.id = $1`,
@@ -153,9 +153,9 @@ async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptio
       signal: watch.signal,
     }),
     exec: execTools({ plugin, sessionId, seq: j, signal: watch.signal }),
-    chain: () => {
-      loaded.chainLogs ??= chainLogs(session)
-      return loaded.chainLogs
+    earlierSessions: () => {
+      loaded.earlierLogs ??= earlierLogs(session)
+      return loaded.earlierLogs
     },
   }
   try {
@@ -294,9 +294,9 @@ export async function sessionEnded(
   }
 }
 
-/** The bodies of the earlier sessions of a session's chain, in order (carry-over context). */
-async function chainLogs(session: StepSession): Promise<BaseMessage[][]> {
-  if (!session.chained || !session.experimentId) return []
+/** The bodies of the run's earlier sessions of a session's repetition, by position. */
+async function earlierLogs(session: StepSession): Promise<BaseMessage[][]> {
+  if (!session.experimentId) return []
   const { rows } = await sql().query<{ messages: BaseMessage[] | null }>(
     `SELECT (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
      FROM "ProtocolSession" s
@@ -400,7 +400,7 @@ interface SessionRef {
   awaitingSeat?: string | null
 }
 
-/** The session ended (its protocol says Done): record it once, then continue its chain and close the run. */
+/** The session ended (its protocol says Done): record it once, then tell its run's scheduler and close the run. */
 async function finish(s: SessionRef, reason: string): Promise<void> {
   if (s.status !== 'done') {
     const { rows } = await sql().query<Ended>(
@@ -463,50 +463,8 @@ export function streamTo(sessionId: string, seq: number, seat?: string) {
   }
 }
 
-/**
- * After a session ends: the next session of its chain becomes queued (and is enqueued while the run
- * runs), and the run closes when none of its sessions is open. Runs after the session's own commit,
- * so of two sessions finishing at once the later one sees both done.
- */
-export async function afterSessionDone(sessionId: string): Promise<void> {
-  const { rows } = await sql().query<{ experimentId: string | null; runStatus: string | null; next: string | null }>(
-    `WITH s AS (
-       SELECT s."experimentId", s.repetition, s.position, e.status AS "runStatus", e."carryOver"
-       FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId" WHERE s.id = $1
-     ), n AS (
-       UPDATE "ProtocolSession" x SET status = 'queued', "updatedAt" = now()
-       FROM s
-       WHERE s."carryOver" AND x."experimentId" = s."experimentId" AND x.repetition = s.repetition
-         AND x.status = 'waiting'
-         AND x.position = (SELECT min(y.position) FROM "ProtocolSession" y
-                           WHERE y."experimentId" = s."experimentId" AND y.repetition = s.repetition
-                             AND y.position > s.position AND y.status <> 'done')
-       RETURNING x.id
-     )
-     SELECT s."experimentId", s."runStatus", (SELECT id FROM n LIMIT 1) AS next FROM s`,
-    [sessionId],
-  )
-  const s = rows[0]
-  if (!s?.experimentId) return
-  if (s.next && s.runStatus === 'running') {
-    await enqueueSteps([s.next], s.experimentId)
-  }
-  await closeIfFinished(s.experimentId)
-}
-
-/** Mark a running run done when none of its sessions is open (one statement). */
-export async function closeIfFinished(experimentId: string): Promise<boolean> {
-  const { rows } = await sql().query<{ open: boolean; closed: string }>(
-    `WITH o AS (SELECT EXISTS (SELECT 1 FROM "ProtocolSession" WHERE "experimentId" = $1
-                                AND status NOT IN ('done', 'cancelled')) AS open),
-          u AS (UPDATE "Experiment" SET status = 'done', "updatedAt" = now()
-                WHERE id = $1 AND status = 'running' AND NOT (SELECT open FROM o) RETURNING id)
-     SELECT open, (SELECT count(*) FROM u) AS closed FROM o`,
-    [experimentId],
-  )
-  if (Number(rows[0]?.closed ?? 0) > 0) void publish(`experiment:${experimentId}`, { type: 'progress' })
-  return !rows[0]?.open
-}
+// What happens after a session ends (the run's scheduler, closing the run) lives in schedule.ts.
+export { afterSessionDone, closeIfFinished } from '@/lib/server/engine/schedule'
 
 /** Step until the session needs a person, stalls, ends or waits (tests, the CLI, the seed). */
 export async function runSession(sessionId: string, maxSteps = 1000): Promise<StepResult> {

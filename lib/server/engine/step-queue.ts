@@ -4,7 +4,7 @@ import { jobSettings, queue, wakeWorkers } from '@/lib/server/jobs/queue'
 
 /**
  * Putting sessions on the step queue (and taking a run's off it). The workers that take them are in
- * jobs.ts; the runner enqueues the next session of a chain from here, so neither imports the other.
+ * jobs.ts; the run scheduler (schedule.ts) queues the sessions it starts from here, so neither imports the other.
  */
 export const STEP_QUEUE = 'session-step'
 

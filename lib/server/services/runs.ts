@@ -9,6 +9,7 @@ import { hasScope } from '@/lib/server/auth/roles'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished, sessionEnded } from '@/lib/server/engine/runner'
+import { runStarting } from '@/lib/server/engine/schedule'
 import { writeRun } from '@/lib/server/engine/runs'
 import { LlmRef, llmRefs, mapLlmRefs, Seats } from '@/lib/server/engine/seats'
 import { publish } from '@/lib/server/live'
@@ -553,6 +554,7 @@ async function startRunNow(actor: Actor, runId: string) {
  * closes the run if none is left.
  */
 async function enqueueRunnable(runId: string) {
+  await runStarting(runId)
   const queued = await admitSessions(runId)
   await closeIfFinished(runId)
   return queued

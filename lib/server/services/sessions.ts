@@ -91,7 +91,7 @@ type QueueRow = {
   messages: number
 }
 
-/** The session a chained session waits for (the first unfinished one before it in its repetition). */
+/** The session a waiting session waits for (the first unfinished one before it in its repetition). */
 type Blocker = {
   id: string
   status: string
@@ -284,7 +284,7 @@ async function loadSessionForViewer(sessionId: string, userId: string): Promise<
   const { rows } = await sql().query<PageRow>(
     `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
             s."awaitingSeat", s.config, s.seats, s.instance, s."updatedAt", s."stallError", s."stopReason",
-            s."retryCount", e.status AS "runStatus", COALESCE(e."carryOver", false) AS chained,
+            s."retryCount", e.status AS "runStatus", s.key, s."parentId", s."forkSeq",
             json_build_object('id', st.id, 'name', st.name, 'guidelines', st.guidelines) AS study,
             CASE WHEN e.id IS NULL THEN NULL
                  ELSE json_build_object('id', e.id, 'name', e.name, 'status', e.status) END AS experiment,
@@ -845,7 +845,7 @@ export const inspectSession = defineOperation({
       include: {
         messages: { orderBy: { seq: 'asc' } },
         contexts: { orderBy: { seq: 'asc' } },
-        experiment: { select: { id: true, name: true, carryOver: true } },
+        experiment: { select: { id: true, name: true } },
         study: { select: { id: true, name: true } },
         people: { select: { seat: true, claimable: true, user: { select: { email: true } } } },
       },

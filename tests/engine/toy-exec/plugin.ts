@@ -112,7 +112,6 @@ export const toyExecPlugin: ProtocolPlugin<typeof toyExec> = {
         config: { steps: input.steps },
         seats,
         repetitions: 1,
-        chained: false,
       }
     },
     snapshot: (row) => row.input,

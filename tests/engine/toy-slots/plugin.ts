@@ -42,7 +42,6 @@ export const toySlotsPlugin: ProtocolPlugin<typeof toySlots> = {
         config: {},
         seats,
         repetitions: input.slots,
-        chained: false,
       }
     },
     snapshot: (row) => row.input,

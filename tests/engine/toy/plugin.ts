@@ -88,7 +88,6 @@ export const toyPlugin: ProtocolPlugin<typeof toy> = {
         config: { maxGuesses: input.maxGuesses },
         seats,
         repetitions: 1,
-        chained: false,
       }
     },
     snapshot: (row) => row.input,

@@ -86,6 +86,11 @@ export default async function RunPage({
   const label = (seat: string) => r.seatDecls.find((d) => d.name === seat)?.label ?? seat
   const change = changeTargets(fills, r.connections, label, r.lastStallCall)
   const pct = counts.total ? Math.round((100 * counts.done) / counts.total) : 0
+  // The run's scheduler may report its own goal (e.g. branches covered of all); sessions are then only
+  // what it has created so far.
+  const schedule = run.schedule as { done?: boolean; progress?: { done: number; total: number } } | null
+  const goal = schedule?.progress ?? null
+  const goalDone = schedule?.done === true
   const base = `/runs/${run.id}`
   return (
     <>
@@ -184,6 +189,14 @@ export default async function RunPage({
             </span>{' '}
             sessions done
           </p>
+          {goal && (
+            <p className="mt-1 text-sm" data-testid="schedule-progress">
+              <span className="font-semibold">
+                {formatCount(goal.done)} / {formatCount(goal.total)}
+              </span>{' '}
+              toward the scheduler's goal{goalDone ? ' (reached)' : ''}; more sessions may follow
+            </p>
+          )}
           <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-4" data-testid="run-counts">
             {PROGRESS.map(([key, text]) => (
               <div key={key}>
@@ -238,12 +251,6 @@ export default async function RunPage({
             ))}
             <dt className="text-stone-500">Repetitions</dt>
             <dd>{run.repetitions}</dd>
-            <dt className="text-stone-500">Order</dt>
-            <dd>
-              {run.carryOver
-                ? 'Sessions of a repetition run one after another (each starts when the previous one ends)'
-                : 'Sessions run independently'}
-            </dd>
             <dt className="text-stone-500">Sessions at once</dt>
             <dd data-testid="max-in-flight">
               {run.maxInFlight ? `At most ${run.maxInFlight} on the workers; the others wait their turn` : 'No limit'}

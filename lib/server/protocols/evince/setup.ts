@@ -219,7 +219,6 @@ export async function planEvince(
     config,
     seats,
     repetitions: 1,
-    chained: false,
     ...(instanceIds ? { instanceIds } : input.sample ? { sample: input.sample } : {}),
     audit: { config },
   }

@@ -40,17 +40,24 @@ export interface PxpExtras {
    * (`shown`, which is the reference answer itself) or only its tag (`tag-only`). Recorded in the run.
    */
   proxyAnswer?: 'shown' | 'tag-only'
+  /** The machine keeps the dialogues of the earlier sessions of its repetition as context (the paper). */
+  carryOver?: boolean
 }
 export type PxpCtx = AgentContext<PxpConfig, PxpInstance, ReturnType<typeof pxp.init>, PxpAsk>
 
 /** A session's stored config: the protocol's (n, k) and, for a generic task, the template snapshot. */
 export function pxpSessionConfig(raw: unknown, task: string): SessionConfig<PxpConfig, PxpExtras> {
-  const { template, proxyAnswer, ...protocol } = (raw ?? {}) as { template?: unknown; proxyAnswer?: unknown }
+  const { template, proxyAnswer, carryOver, ...protocol } = (raw ?? {}) as {
+    template?: unknown
+    proxyAnswer?: unknown
+    carryOver?: unknown
+  }
   return {
     config: pxp.config.parse(protocol),
     extras: {
       ...(task === 'generic' ? { template: TaskTemplate.parse(template) } : {}),
       ...(proxyAnswer === 'tag-only' || proxyAnswer === 'shown' ? { proxyAnswer } : {}),
+      ...(carryOver === true ? { carryOver } : {}),
     },
   }
 }
@@ -111,7 +118,7 @@ function helper(ctx: PxpCtx, name: string): LlmRef {
 
 /**
  * The prompt of an LLM seat, written from its side: its own messages are the assistant's turns. With
- * carry-over the dialogues of the earlier sessions of the chain come first (`carried` turns).
+ * carry-over the dialogues of the earlier sessions of its repetition come first (`carried` turns).
  */
 async function prompt(
   ctx: PxpCtx,
@@ -120,7 +127,7 @@ async function prompt(
   const template = (ctx.extras as PxpExtras).template
   const task = ctx.session.task as PxpTaskKind
   const seat = ctx.ask.seat
-  const chain = await ctx.chain()
+  const chain = (ctx.extras as PxpExtras).carryOver ? await ctx.earlierSessions() : []
   const earlier = chain.flat() as PxpMessage[]
   const turns = [...earlier, ...(ctx.session.messages as PxpMessage[])].map((m) => {
     const msg = {

@@ -1,5 +1,6 @@
 import { type PxpInstance, type PxpMessage, pxp } from '@/lib/protocols/pxp'
 import type { ProtocolPlugin, ViewContext } from '@/lib/server/engine/plugin'
+import { pxpSchedule } from '@/lib/server/protocols/pxp/schedule'
 import { pxpAgents, type PxpExtras, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
 import { pxpCompare, pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
 import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
@@ -77,6 +78,7 @@ function comparableAs(run: { task: string; config: unknown }) {
 export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
   protocol: pxp,
   sessionConfig: pxpSessionConfig,
+  schedule: pxpSchedule,
   agents: pxpAgents,
   human: { input: PxpTurnInput, toMessage: pxpTurnMessage },
   project: (m: PxpMessage) => ({

@@ -11,7 +11,8 @@ import { boolParam } from '@/lib/server/pagination'
 /**
  * A PXP experiment: R repetitions over a dataset (RAD, DRUG, or generic with a task template), one
  * session per instance and repetition in a recorded order (optionally a seeded shuffle), with
- * carry-over of the machine's context within a repetition (the paper) as a chain of sessions. Seats:
+ * carry-over of the machine's context within a repetition (the paper): PXP's schedule runs a
+ * repetition's sessions in order (schedule.ts), recorded as `carryOver` in the config. Seats:
  * the machine is an LLM (generator + AGREE checker) or experts; the tester is the ground-truth proxy,
  * experts (round robin over the sessions) or another LLM.
  */
@@ -128,6 +129,7 @@ export async function planPxp(
     ...pxpConfig.parse({ n: input.n, k: input.k }),
     ...(template ? { template } : {}),
     ...(input.machine === 'expert' && input.tester === 'proxy' ? { proxyAnswer: input.proxyAnswer } : {}),
+    carryOver: input.carryOver,
   }
   const checker = input.checker
   const expert = (i: number): SeatFill => ({
@@ -153,7 +155,6 @@ export async function planPxp(
     config,
     seats: seatsFor(0),
     repetitions: input.repetitions,
-    chained: input.carryOver,
     ...(input.sample ? { sample: input.sample } : {}),
     shuffle: input.shuffle,
     seatCycle,

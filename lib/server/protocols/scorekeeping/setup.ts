@@ -113,7 +113,6 @@ export async function planScorekeeping(
     config: {},
     seats,
     repetitions: input.repetitions,
-    chained: false,
     instanceIds: chosen.map((i) => i.id),
     audit: { datasetId: ds.id, episodes: chosen.length * input.repetitions, experiments: input.experiments },
   }

@@ -106,7 +106,17 @@ export default async function SessionInspectorPage({
             <dt className="text-stone-500">Repetition, position</dt>
             <dd>
               {s.repetition}, {s.position + 1}
-              {s.experiment?.carryOver ? ' (carried over: the earlier sessions of this repetition come first)' : ''}
+            </dd>
+            <dt className="text-stone-500">Key</dt>
+            <dd className="font-mono text-xs" data-testid="session-key">
+              {s.key}
+              {s.parentId ? (
+                <>
+                  {' '}
+                  · forked from <Link href={`/runs/${runId}/sessions/${s.parentId}`}>{s.parentId}</Link> after its first{' '}
+                  {s.forkSeq} message{s.forkSeq === 1 ? '' : 's'}
+                </>
+              ) : null}
             </dd>
             <dt className="text-stone-500">People</dt>
             <dd>

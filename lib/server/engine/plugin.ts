@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import type { DemoRequest } from '@/lib/llm/demo-model'
 import type { AnyProtocol, Ask, BaseMessage } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
+import type { DatasetKind } from '@/lib/server/engine/datasets'
 import type { Operation } from '@/lib/server/operation'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { Seats, SeatFill } from '@/lib/server/engine/seats'
@@ -315,6 +316,11 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
    * generic ones; the path should start with the protocol id, e.g. /scorekeeping/datasets).
    */
   rest?: PluginEndpoint[]
+  /**
+   * The dataset kinds it imports, by kind name (unique across the plugins: rad, cases, clembench …),
+   * run by the one streaming import job (lib/server/engine/datasets.ts).
+   */
+  datasets?: Record<string, DatasetKind>
   /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
   title?(instance: unknown, task: string): string
 }

@@ -341,6 +341,12 @@ export interface DemoSeed {
   run(protocol: string, input: Record<string, unknown>): Promise<{ id: string; created: boolean }>
   /** Play a run to the end (or until people are needed) with the demo model, in this process. */
   play(runId: string): Promise<void>
+  /**
+   * Import a dataset into the demo study the way a researcher does (the one import job, run here in
+   * this process): `kind`, `name`, `file` and the kind's own fields. Resolves with its id once it is
+   * ready; rejects with the reason when it fails.
+   */
+  importDataset(input: { kind: string; name: string; file: File } & Record<string, unknown>): Promise<string>
 }
 
 /** A REST endpoint a plugin adds for one of its operations (same shape as lib/server/api/endpoints.ts). */

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PLANNED_PROTOCOLS, PROTOCOL_IDS } from '@/lib/protocols/registry'
+import { plugins } from '@/lib/server/protocols/registry'
 
 /**
  * The layering rules of docs/ARCHITECTURE.md, checked on the source:
@@ -11,6 +12,7 @@ import { PLANNED_PROTOCOLS, PROTOCOL_IDS } from '@/lib/protocols/registry'
  * - lib/protocols never imports lib/server, app or components (nor do lib/metrics, lib/tasks, lib/llm);
  * - the engine (lib/server/engine) imports no service, no protocol's plugin and no registry: a process's
  *   entry point binds the plugins (lib/server/protocols/bind.ts);
+ * - nor a dataset kind a plugin declares (rad, cases, clembench …): the kinds are the plugins';
  * - no import cycles (value imports, a lazy `await import()` among them; `import type` is not an edge);
  *   the CLI and the scripts are in the graph too.
  */
@@ -88,6 +90,21 @@ describe('the layering rules', () => {
       if (perProtocol(f) || REGISTRIES.includes(f)) continue
       const src = code(f)
       const hit = src.match(literal) ?? src.match(moduleOf)
+      if (hit) offenders.push(`${f}: ${hit[0]}`)
+    }
+    expect(offenders).toEqual([])
+  })
+
+  it('no code under lib/server, app or components names a dataset kind outside the protocol folders', () => {
+    // The kinds are the plugins' (`datasets`): generic services and pages ask the plugins, so a
+    // kind's name in them would be a branch on one protocol's data (as `kind === 'rad'` was).
+    const kinds = Object.values(plugins).flatMap((p) => Object.keys(p.datasets ?? {}))
+    expect(kinds.length).toBeGreaterThan(0)
+    const literal = new RegExp(`(['"\`])(${kinds.join('|')})\\1`)
+    const offenders: string[] = []
+    for (const f of ALL) {
+      if (!/^(lib\/server|app|components)\//.test(f) || perProtocol(f) || REGISTRIES.includes(f)) continue
+      const hit = code(f).match(literal)
       if (hit) offenders.push(`${f}: ${hit[0]}`)
     }
     expect(offenders).toEqual([])

@@ -8,17 +8,24 @@ import { awaitDatasetImport, dismissDataset, importDataset } from '@/lib/server/
 /** How long the form waits for an import to finish before it leaves the rest to the study page. */
 const WAIT_MS = 8000
 
-export async function importDatasetAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
-  // Files arrive as File objects; several image files (or zips) share the name "images".
-  const images = fd.getAll('images').filter((f): f is File => f instanceof File && f.size > 0)
-  const raw = {
-    studyId: fd.get('studyId') || undefined,
-    name: fd.get('name') || undefined,
-    kind: fd.get('kind') || undefined,
-    file: fd.get('file') instanceof File && (fd.get('file') as File).size > 0 ? fd.get('file') : undefined,
-    images,
-    mapping: fd.get('mapping') || undefined,
+/**
+ * The form's fields as the import reads them: blank fields and empty file inputs are absent; a
+ * kind's further files (several may share a name, e.g. images) are lists. The kind decides which
+ * of them it reads.
+ */
+function importFields(fd: FormData): Record<string, unknown> {
+  const raw: Record<string, unknown> = {}
+  for (const key of new Set(fd.keys())) {
+    if (key.startsWith('$ACTION')) continue // Next's own fields of a server action's form
+    const values = fd.getAll(key).filter((v) => (v instanceof File ? v.size > 0 : v.trim() !== ''))
+    if (!values.length) continue
+    raw[key] = key === 'file' || !(values[0] instanceof File) ? values[0] : values
   }
+  return raw
+}
+
+export async function importDatasetAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const raw = importFields(fd)
   const started = await runFormAction(importDataset, raw, 'Import started.')
   if (!started.data) return started.state
   const datasetId = started.data.id

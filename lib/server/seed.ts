@@ -6,6 +6,8 @@ import type { DemoSeed } from '@/lib/server/engine/plugin'
 import { DEMO_CONNECTION_ID } from '@/lib/server/llm/runtime'
 import { executeOrThrow } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
+import { awaitDatasetImport, startDatasetImport } from '@/lib/server/services/datasets'
+import { runDatasetImport } from '@/lib/server/services/dataset-import'
 import { allPlugins } from '@/lib/server/engine/plugins'
 import { creatorStudyRole } from '@/lib/server/auth/study-roles'
 import { writeAudit } from '@/lib/server/audit'
@@ -128,6 +130,15 @@ export function demoSeed(studyId: string, researcher: Actor, people: Record<stri
     },
     async play(runId) {
       await runHeadless(runId, { concurrency: 4 })
+    },
+    async importDataset(input) {
+      const { job } = await startDatasetImport(researcher, { studyId, ...input })
+      // This process is a worker like any other: it runs the job now (a worker that picks the job up
+      // too finds the dataset no longer importing, or waits on the dataset's lock).
+      await runDatasetImport(job).catch(() => {})
+      const r = await executeOrThrow(awaitDatasetImport, researcher, { datasetId: job.datasetId, waitMs: 60_000 })
+      if (r.status !== 'ready') throw new Error(`The demo dataset "${input.name}" is still importing.`)
+      return job.datasetId
     },
   }
 }

@@ -9,7 +9,8 @@ import { sql } from '@/lib/server/db'
  */
 export const UPLOAD_PIECE_BYTES = 1024 * 1024
 
-export type UploadRole = 'data' | 'images'
+/** `data` for the data file, otherwise the field of the dataset kind's attachment it came in (e.g. images). */
+export type UploadRole = string
 
 /** Store one file for a dataset's import, with the caller's client (inside its transaction). */
 export async function storeUpload(

@@ -1,7 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DatasetScanner, parseDataset, RAD_LABELS, streamRecords } from './datasets'
+import {
+  DatasetScanner as Scanner,
+  parseDataset as parseRows,
+  type RowKind,
+  type RowOptions,
+  streamRecords,
+} from './datasets'
+import { casesRows } from './evince-cases'
+import { drugRows, type GenericMapping, genericRows, RAD_LABELS, radRows } from './pxp-datasets'
 
 // The released PXP data, read in place from ../shared (never copied into the project).
 import { describeShared, PXP_DATA as DATA, sharedMissing } from '../../tests/support/shared'
@@ -12,6 +20,26 @@ let xrays: Set<string> | undefined
 const images = () => {
   xrays ??= new Set(readdirSync(path.join(DATA, 'xrays')))
   return xrays
+}
+
+/** The kinds by the names their plugins declare them under (PXP: rad, drug, generic; EVINCE: cases). */
+const KINDS: Record<'rad' | 'drug' | 'generic' | 'cases', RowKind> = {
+  rad: radRows,
+  drug: drugRows,
+  generic: genericRows,
+  cases: casesRows,
+}
+type Opts = { mapping?: GenericMapping; availableAssets?: ReadonlySet<string> }
+const rowOptions = ({ mapping, availableAssets }: Opts): RowOptions => ({
+  availableAssets,
+  ...(mapping ? { options: { mapping } } : {}),
+})
+const parseDataset = (kind: keyof typeof KINDS, name: string, content: string, opts: Opts = {}) =>
+  parseRows(KINDS[kind], name, content, rowOptions(opts))
+class DatasetScanner extends Scanner {
+  constructor(kind: keyof typeof KINDS, opts: Opts = {}) {
+    super(KINDS[kind], rowOptions(opts))
+  }
 }
 
 describeShared(

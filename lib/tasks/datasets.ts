@@ -2,27 +2,14 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parse as parseCsvStream } from 'csv-parse'
 import { parse } from 'csv-parse/sync'
-import { z } from 'zod'
 
 /**
- * Dataset files → instances (x, y, e). Pure: strings in, rows and per-row errors out; the server
- * stores the rows only when there is no error at all, so nothing is ever half-imported.
- *
- * Kinds:
- *  - rad: the PXP radiology files (columns case,label,label_short,img_path,report,link):
- *    x = {image: file name of img_path}, y = label (one of the five), e = report.
- *  - drug: the PXP retrosynthesis file (columns output,input,explanation):
- *    x = {smiles: input (the product)}, y = output (reactant SMILES joined by '.'), e = explanation.
- *  - generic: any CSV/JSONL with a mapping: input columns → x, one prediction and one explanation column.
- *  - cases: EVINCE diagnosis cases: x = {symptoms} from a `symptoms` column (or the Kaggle disease-symptom
- *    layout: `Symptom_1` … `Symptom_17`, joined with ", ", underscores read as spaces), y = the ground
- *    truth from `label`, `diagnosis` or `disease` (any case; may be empty), e = `notes` if present.
+ * Dataset files → instances (x, y, e): the generic machinery every dataset kind shares. Pure: bytes
+ * in, records, rows and per-row errors out; the server stores the rows only when there is no error
+ * at all, so nothing is ever half-imported. The kinds themselves (which columns, what a row becomes)
+ * belong to the protocols: a kind's rows are a `RowKind` (lib/tasks/pxp-datasets.ts,
+ * lib/tasks/evince-cases.ts), declared as a dataset kind by the protocol's plugin.
  */
-export const DATASET_KINDS = ['rad', 'drug', 'generic', 'cases'] as const
-export type DatasetKind = (typeof DATASET_KINDS)[number]
-
-export const RAD_LABELS = ['Atelectasis', 'Pneumonia', 'Pleural Effusion', 'Cardiomegaly', 'Pneumothorax'] as const
-
 export interface InstanceInput {
   index: number
   input: Record<string, unknown>
@@ -44,21 +31,12 @@ export interface ParseResult {
   assets: string[]
 }
 
-export const GenericMapping = z.object({
-  inputColumns: z.array(z.string().min(1)).min(1, 'Choose at least one input column.'),
-  predictionColumn: z.string().min(1, 'Choose the prediction column.'),
-  explanationColumn: z.string().min(1, 'Choose the explanation column.'),
-})
-export type GenericMapping = z.infer<typeof GenericMapping>
-
 /** The file name at the end of a path ("data/xrays/Case 1.png" → "Case 1.png"). */
 export function baseName(p: string): string {
   return p.split(/[\\/]/).pop() ?? p
 }
 
-const text = (v: unknown) => (typeof v === 'string' ? v.trim() : v === null || v === undefined ? '' : String(v))
-
-type Record_ = Record<string, unknown>
+export type Record_ = Record<string, unknown>
 
 /** One record of a data file with its 1-based line, or the reason the line cannot be read. */
 export type SourceRecord = { line: number; value: Record_ } | { line: number; error: string }
@@ -155,100 +133,23 @@ export type ScanItem =
   | { line: number; row: InstanceInput; asset?: string }
   | { line: number; problem: string; fatal?: boolean }
 
-type Checker = (value: Record_, index: number) => { row: InstanceInput; asset?: string } | { problem: string }
+/** A record's checks, set up from the first record: the instance it becomes, or what is wrong with it. */
+export type Checker = (value: Record_, index: number) => { row: InstanceInput; asset?: string } | { problem: string }
 
-const TRUTH_COLUMNS = ['label', 'diagnosis', 'disease']
-
-/** The checks of one kind of file, set up from its first record (the columns); a string = the file is unusable. */
-function checkerFor(
-  kind: DatasetKind,
-  first: Record_,
-  opts: { mapping?: GenericMapping; availableAssets?: ReadonlySet<string> },
-): Checker | string {
-  if (kind === 'cases') return casesChecker(first)
-  if (kind === 'generic' && !opts.mapping) return 'A generic dataset needs a column mapping.'
-  const needed =
-    kind === 'rad'
-      ? ['label', 'img_path', 'report']
-      : kind === 'drug'
-        ? ['output', 'input', 'explanation']
-        : opts.mapping
-          ? [...opts.mapping.inputColumns, opts.mapping.predictionColumn, opts.mapping.explanationColumn]
-          : []
-  const missing = needed.filter((c) => !(c in first))
-  if (missing.length) return `Missing column${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`
-  return (value, index) => {
-    const problems: string[] = []
-    let row: InstanceInput
-    let asset: string | undefined
-    if (kind === 'rad') {
-      const label = text(value.label)
-      const image = baseName(text(value.img_path))
-      if (!(RAD_LABELS as readonly string[]).includes(label))
-        problems.push(`label "${label}" is not one of ${RAD_LABELS.join(', ')}`)
-      if (!image) problems.push('img_path is empty')
-      else if (opts.availableAssets && !opts.availableAssets.has(image))
-        problems.push(`image "${image}" is not in the uploaded images`)
-      if (!text(value.report)) problems.push('report is empty')
-      const { label: _l, img_path: _i, report: _r, ...meta } = value
-      row = { index, input: { image }, prediction: label, explanation: text(value.report), meta }
-      if (image) asset = image
-    } else if (kind === 'drug') {
-      const product = text(value.input)
-      const reactants = text(value.output)
-      if (!product) problems.push('input (the product SMILES) is empty')
-      else if (/\s/.test(product)) problems.push('input SMILES contains spaces')
-      if (!reactants) problems.push('output (the reactant SMILES) is empty')
-      else if (/\s/.test(reactants)) problems.push('output SMILES contains spaces')
-      if (!text(value.explanation)) problems.push('explanation is empty')
-      const { input: _i, output: _o, explanation: _e, ...meta } = value
-      row = { index, input: { smiles: product }, prediction: reactants, explanation: text(value.explanation), meta }
-    } else {
-      const m = opts.mapping as GenericMapping
-      const input = Object.fromEntries(m.inputColumns.map((c) => [c, value[c]]))
-      if (m.inputColumns.every((c) => !text(value[c]))) problems.push('all input columns are empty')
-      if (!text(value[m.predictionColumn])) problems.push(`${m.predictionColumn} is empty`)
-      const used = new Set([...m.inputColumns, m.predictionColumn, m.explanationColumn])
-      const meta = Object.fromEntries(Object.entries(value).filter(([k]) => !used.has(k)))
-      row = {
-        index,
-        input,
-        prediction: text(value[m.predictionColumn]),
-        explanation: text(value[m.explanationColumn]),
-        meta,
-      }
-    }
-    return problems.length ? { problem: problems.join('; ') } : { row, ...(asset ? { asset } : {}) }
-  }
+/** What a kind's checks are told besides the records: the import's options, the images there are. */
+export interface RowOptions {
+  options?: unknown
+  availableAssets?: ReadonlySet<string>
 }
 
-function casesChecker(first: Record_): Checker | string {
-  const key = (names: string[]) => Object.keys(first).find((k) => names.includes(k.trim().toLowerCase()))
-  const symptomsCol = key(['symptoms', 'case'])
-  const symptomCols = Object.keys(first).filter((k) => /^symptom_?\d+$/i.test(k.trim()))
-  const truthCol = key(TRUTH_COLUMNS)
-  if (!symptomsCol && !symptomCols.length) return 'Missing column: symptoms (or Symptom_1 … Symptom_17).'
-  const used = new Set([symptomsCol, truthCol, 'notes', ...symptomCols])
-  return (value, index) => {
-    const symptoms = symptomsCol
-      ? text(value[symptomsCol])
-      : symptomCols
-          .map((c) => text(value[c]).replace(/_/g, ' ').replace(/\s+/g, ' ').trim())
-          .filter(Boolean)
-          .join(', ')
-    if (!symptoms) return { problem: 'symptoms are empty' }
-    const meta = Object.fromEntries(Object.entries(value).filter(([k]) => !used.has(k)))
-    return {
-      row: {
-        index,
-        input: { symptoms },
-        prediction: truthCol ? text(value[truthCol]) : '',
-        explanation: text(value.notes),
-        meta,
-      },
-    }
-  }
-}
+/**
+ * A tabular dataset kind (CSV or JSONL, one instance per record): its checks, set up from the first
+ * record (the columns); a string = the file is unusable (a missing column), reported at line 1.
+ */
+export type RowKind = (first: Record_, opts: RowOptions) => Checker | string
+
+/** Trimmed text of a cell (null and absent are empty). */
+export const text = (v: unknown) => (typeof v === 'string' ? v.trim() : v === null || v === undefined ? '' : String(v))
 
 /**
  * Checks a file's records one at a time: the first record fixes the columns (a missing column is a
@@ -263,8 +164,8 @@ export class DatasetScanner {
   private problems = 0
 
   constructor(
-    private readonly kind: DatasetKind,
-    private readonly opts: { mapping?: GenericMapping; availableAssets?: ReadonlySet<string> } = {},
+    private readonly kind: RowKind,
+    private readonly opts: RowOptions = {},
   ) {}
 
   push(rec: SourceRecord): ScanItem | null {
@@ -274,7 +175,7 @@ export class DatasetScanner {
       return { line: rec.line, problem: rec.error }
     }
     if (!this.check) {
-      const c = checkerFor(this.kind, rec.value, this.opts)
+      const c = this.kind(rec.value, this.opts)
       if (typeof c === 'string') {
         this.fatal = true
         return { line: 1, problem: c, fatal: true }
@@ -292,13 +193,30 @@ export class DatasetScanner {
   }
 }
 
-/** Parse a dataset file of the given kind. Every problem is reported with its line; rows are returned only if usable. */
-export function parseDataset(
-  kind: DatasetKind,
+/**
+ * The checked records of a file read piece by piece: what a tabular kind's streaming parser is
+ * (the import job calls it once to check every row, and again to insert them).
+ */
+export async function* scanRows(
+  kind: RowKind,
   filename: string,
-  content: string,
-  opts: { mapping?: GenericMapping; availableAssets?: Set<string> } = {},
-): ParseResult {
+  chunks: AsyncIterable<Uint8Array>,
+  opts: RowOptions = {},
+): AsyncGenerator<ScanItem> {
+  const scanner = new DatasetScanner(kind, opts)
+  for await (const rec of streamRecords(filename, chunks)) {
+    const item = scanner.push(rec)
+    if (!item) continue
+    yield item
+    // Nothing after a file-level problem (a missing column) is checked: stop reading the file.
+    if ('problem' in item && item.fatal) return
+  }
+  const last = scanner.end()
+  if (last) yield last
+}
+
+/** Parse a dataset file of the given kind. Every problem is reported with its line; rows are returned only if usable. */
+export function parseDataset(kind: RowKind, filename: string, content: string, opts: RowOptions = {}): ParseResult {
   const scanner = new DatasetScanner(kind, opts)
   const rows: InstanceInput[] = []
   const errors: RowError[] = []

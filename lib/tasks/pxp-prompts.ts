@@ -1,5 +1,5 @@
 import type { PxpSeat, PxpTag } from '@/lib/protocols/pxp/tags'
-import { RAD_LABELS } from './datasets'
+import { RAD_LABELS } from './pxp-datasets'
 
 /**
  * ASSEMBLE_PROMPT and UPDATE_CONTEXT for the paper's two tasks (Examples 1–2 of seeds/000 and the

@@ -11,7 +11,8 @@ import { db } from '@/lib/server/db'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { executeOrThrow } from '@/lib/server/operation'
 import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
-import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
+import { runDatasetImport } from '@/lib/server/services/dataset-import'
+import { startDatasetImport } from '@/lib/server/services/datasets'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { createRun } from '@/lib/server/services/runs'
 import { apiRouter } from '../support/api-router'
@@ -187,11 +188,15 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
     where: { id: stalledSession.id },
     data: { status: 'stalled', stallError: 'The model timed out (3 attempts).' },
   })
-  const games = await executeOrThrow(importClembench, researcher, {
+  // The import job, run here (this file works no queue): the run below needs the dataset ready.
+  const { job } = await startDatasetImport(researcher, {
     studyId: study.id,
+    kind: 'clembench',
     name: 'games',
     file: new File([Buffer.from(gameZip())], 'game.zip'),
   })
+  await runDatasetImport(job)
+  const games = { id: job.datasetId }
   const game = (
     await executeOrThrow(createRun, researcher, {
       studyId: study.id,

@@ -258,10 +258,18 @@ describe('REST for runs and sessions', () => {
           body,
         }),
       )
+    // The same import job as every dataset kind: 201 with the dataset's id at once, the outcome polled.
     const res = await post('/scorekeeping/datasets', form)
     expect(res.status).toBe(201)
-    const body = (await res.json()) as { id: string; instances: number }
-    expect(body.instances).toBe(3)
+    const body = (await res.json()) as { id: string; status: string }
+    expect(body.status).toBe('importing')
+    const done = await call(endpoints.datasetImport, key, {
+      path: `/datasets/${body.id}/import`,
+      params: { datasetId: body.id },
+      query: 'waitMs=30000',
+    })
+    expect(done.status).toBe(200)
+    expect(await done.json()).toMatchObject({ id: body.id, status: 'ready', instances: 3 })
     expect(await db.instance.count({ where: { datasetId: body.id } })).toBe(3)
     // Not an upload: 415; an unknown path under /api/v1: the JSON 404.
     expect((await post('/scorekeeping/datasets', '{}', 'application/json')).status).toBe(415)

@@ -9,18 +9,21 @@ import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { runHeadless } from '@/lib/server/engine/headless'
 import { execute } from '@/lib/server/operation'
-import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
+import { clembenchExperiments, importClembench } from '@/lib/server/protocols/scorekeeping/import'
 import type { ScorekeepingRunView, ScorekeepingSessionView } from '@/lib/server/protocols/scorekeeping/results'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
 import { createRun, runDashboard, viewRun } from '@/lib/server/services/runs'
 import { getSession, submitTurn } from '@/lib/server/services/sessions'
 import { runSession } from '@/lib/server/engine/runner'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { scriptedDataset, scriptedRun } from '../support/scorekeeping-db'
 import { describeShared, sharedDir } from '../support/shared'
 
 const fake = useFakeLlm()
+// The import is the one dataset import job: this file works its queue.
+useBulkWorkers()
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
@@ -86,14 +89,15 @@ describeShared(
     it('imports the game folder as it is (5 experiments × 10 games) and plays one episode of every experiment; the engine scores equal the pure game', async () => {
       const w = await world()
       const zip = zipFolder(sharedDir('datasets', 'clembench-privateshared'))
-      const imported = await execute(importClembench, w.researcher, {
-        studyId: w.study.id,
-        name: 'privateshared',
-        file: new File([Buffer.from(zip)], 'privateshared.zip'),
-      })
+      const imported = await importAndWait(
+        w.researcher,
+        { studyId: w.study.id, name: 'privateshared', file: new File([Buffer.from(zip)], 'privateshared.zip') },
+        60_000,
+        importClembench,
+      )
       if (!imported.ok) throw new Error(imported.error)
-      expect(imported.data).toMatchObject({ instances: 50 })
-      expect(imported.data.experiments.sort()).toEqual(
+      expect(imported.data).toMatchObject({ status: 'ready', instances: 50 })
+      expect((await clembenchExperiments(imported.data.id)).sort()).toEqual(
         ['job-interview', 'letter-number', 'restaurant', 'things-places', 'travel-booking'].sort(),
       )
       // One game per experiment (game 0), by a dataset of those five.

@@ -3,7 +3,7 @@ import type { Actor } from '@/lib/server/actor'
 import { startBulkWorkers } from '@/lib/server/jobs/bulk'
 import type { Workers } from '@/lib/server/engine/jobs'
 import { stopBoss } from '@/lib/server/jobs/queue'
-import { execute } from '@/lib/server/operation'
+import { execute, type Operation } from '@/lib/server/operation'
 import { awaitDatasetImport, dismissDataset, importDataset } from '@/lib/server/services/datasets'
 
 /**
@@ -24,10 +24,16 @@ export function useBulkWorkers() {
 /**
  * What the import form does: start the import, wait for its job (see useBulkWorkers), and dismiss
  * a failed one once its reason is known. The result is the import's outcome: its counts, or the
- * refusal (400, the rows with problems by line).
+ * refusal (400, the rows with problems by line). `op`: another operation that starts an import (a
+ * protocol's own, e.g. scorekeeping's), answering with the dataset's id as `datasets.import` does.
  */
-export async function importAndWait(actor: Actor, input: Record<string, unknown>, waitMs = 60_000) {
-  const started = await execute(importDataset, actor, input)
+export async function importAndWait(
+  actor: Actor,
+  input: Record<string, unknown>,
+  waitMs = 60_000,
+  op: Operation<any, { id: string }> = importDataset,
+) {
+  const started = await execute(op, actor, input)
   if (!started.ok) return started
   const r = await execute(awaitDatasetImport, actor, { datasetId: started.data.id, waitMs })
   if (!r.ok) await execute(dismissDataset, actor, { datasetId: started.data.id })

@@ -3,9 +3,17 @@
 import { revalidatePath } from 'next/cache'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
-import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
+import { clembenchExperiments, importClembench } from '@/lib/server/protocols/scorekeeping/import'
+import { awaitDatasetImport, dismissDataset } from '@/lib/server/services/datasets'
 
-/** Import clembench's game folder (or an instances file with its resources), or generate instances. */
+/** How long the form waits for the import to finish before it leaves the rest to the study page. */
+const WAIT_MS = 8000
+
+/**
+ * Import clembench's game folder (or an instances file with its resources), or generate instances:
+ * the import job runs it (as every dataset import); the form waits a few seconds for the outcome and
+ * says what happened, and a failed import's reason is shown here with nothing left behind.
+ */
 export async function importClembenchAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const file = fd.get('file')
   const resources = fd.get('resources')
@@ -13,10 +21,11 @@ export async function importClembenchAction(_prev: ActionState, fd: FormData): P
     const v = fd.get(k)
     return typeof v === 'string' && v.trim() ? v.trim() : undefined
   }
-  const { state } = await runFormAction(
+  const studyId = text('studyId')
+  const started = await runFormAction(
     importClembench,
     {
-      studyId: text('studyId'),
+      studyId,
       name: text('name'),
       mode: text('mode'),
       file: file instanceof File && file.size > 0 ? file : undefined,
@@ -26,9 +35,25 @@ export async function importClembenchAction(_prev: ActionState, fd: FormData): P
       count: text('count'),
       seed: text('seed'),
     },
-    (d) => `Imported ${d.instances} game instance(s) of ${d.experiments.join(', ')}.`,
+    'Import started.',
   )
-  const studyId = text('studyId')
-  if (state?.ok && studyId) revalidatePath(`/studies/${studyId}`)
+  if (!started.data) return started.state
+  const datasetId = started.data.id
+  if (studyId) revalidatePath(`/studies/${studyId}`)
+  const { state, data } = await runFormAction(awaitDatasetImport, { datasetId, waitMs: WAIT_MS }, (d) =>
+    d.status === 'ready'
+      ? `Imported ${d.instances} game instance(s).`
+      : `Importing in the background (${d.rowsDone} instances so far); the study page shows its progress.`,
+  )
+  if (!data) {
+    await runFormAction(dismissDataset, { datasetId }, '')
+    return state
+  }
+  // Ready: name the experiments it holds (read after the outcome, which the read above checked access for).
+  if (data.status === 'ready')
+    return {
+      ok: true,
+      message: `Imported ${data.instances} game instance(s) of ${(await clembenchExperiments(datasetId)).join(', ')}.`,
+    }
   return state
 }

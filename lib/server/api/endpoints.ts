@@ -44,7 +44,6 @@ import {
 import { createConnection, getConnection, listConnections, updateConnection } from '@/lib/server/services/connections'
 import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
 import { claimSeat, getSession, myQueue, releaseSeat, renewLease, submitTurn } from '@/lib/server/services/sessions'
-import { DATASET_KINDS } from '@/lib/tasks/datasets'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { createStudy, getStudy, listStudies } from '@/lib/server/services/studies'
 import { completeWork, getWork, listMyWork } from '@/lib/server/services/work'
@@ -172,24 +171,13 @@ export const endpoints = {
     method: 'POST',
     path: '/datasets',
     summary:
-      'Import a dataset (multipart/form-data: `studyId`, `name`, `kind`, `file`, RAD `images` zips or files, generic `mapping` JSON). Runs as a job: poll /datasets/{datasetId}/import',
+      "Import a dataset of any kind the protocols declare (multipart/form-data: `studyId`, `name`, `kind`, `file`, and the kind's own files and fields). Runs as a job: poll /datasets/{datasetId}/import",
     tag: 'Datasets',
     op: importDataset,
     source: 'multipart',
     output: DatasetImportStarted,
     status: 201,
-    docBody: () =>
-      z.object({
-        studyId: z.string(),
-        name: z.string(),
-        kind: z.enum(DATASET_KINDS),
-        file: z.string().meta({ format: 'binary', description: 'The data file (CSV or JSONL).' }),
-        images: z
-          .array(z.string().meta({ format: 'binary' }))
-          .optional()
-          .meta({ description: 'RAD: the X-rays, as image files or zips of them.' }),
-        mapping: z.string().optional().meta({ description: 'Generic datasets: the column mapping as JSON.' }),
-      }),
+    docBody: datasetImportBody,
     errors: { 404: 'No such study, or not visible to you' },
     idempotent: true,
   },
@@ -466,6 +454,33 @@ function setupBodies(): z.ZodType {
   return bodies.length > 1
     ? z.union(bodies as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]])
     : (bodies[0] as z.ZodType)
+}
+
+/** The dataset upload as the OpenAPI document shows it: the kinds the plugins declare, with their files and fields. */
+function datasetImportBody() {
+  const kinds = Object.values(plugins).flatMap((p) => Object.entries(p.datasets ?? {}))
+  const extra: Record<string, z.ZodType> = {}
+  for (const [kind, def] of kinds) {
+    for (const a of def.attachments ?? [])
+      extra[a.field] ??= z
+        .array(z.string().meta({ format: 'binary' }))
+        .optional()
+        .meta({ description: `${kind}: ${a.label}` })
+    for (const f of def.fields ?? [])
+      extra[f.name] ??= z
+        .string()
+        .optional()
+        .meta({ description: `${kind}: ${f.label}` })
+  }
+  return z.object({
+    studyId: z.string(),
+    name: z.string(),
+    kind: z.enum(kinds.map(([k]) => k) as [string, ...string[]]).meta({
+      description: kinds.map(([k, d]) => `${k}: ${d.label}`).join('; '),
+    }),
+    file: z.string().meta({ format: 'binary', description: 'The data file.' }),
+    ...extra,
+  })
 }
 
 /** The endpoints protocol plugins add for their own operations (served by the catch-all route). */

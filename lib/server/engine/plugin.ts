@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import type { DemoRequest } from '@/lib/llm/demo-model'
 import type { AnyProtocol, Ask, BaseMessage } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
+import type { DatasetKind } from '@/lib/server/engine/datasets'
 import type { Operation } from '@/lib/server/operation'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { Seats, SeatFill } from '@/lib/server/engine/seats'
@@ -390,6 +391,11 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
    * generic ones; the path should start with the protocol id, e.g. /scorekeeping/datasets).
    */
   rest?: PluginEndpoint[]
+  /**
+   * The dataset kinds it imports, by kind name (unique across the plugins: rad, cases, clembench …),
+   * run by the one streaming import job (lib/server/engine/datasets.ts).
+   */
+  datasets?: Record<string, DatasetKind>
   /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
   title?(instance: unknown, task: string): string
 }
@@ -410,6 +416,12 @@ export interface DemoSeed {
   run(protocol: string, input: Record<string, unknown>): Promise<{ id: string; created: boolean }>
   /** Play a run to the end (or until people are needed) with the demo model, in this process. */
   play(runId: string): Promise<void>
+  /**
+   * Import a dataset into the demo study the way a researcher does (the one import job, run here in
+   * this process): `kind`, `name`, `file` and the kind's own fields. Resolves with its id once it is
+   * ready; rejects with the reason when it fails.
+   */
+  importDataset(input: { kind: string; name: string; file: File } & Record<string, unknown>): Promise<string>
 }
 
 /** A REST endpoint a plugin adds for one of its operations (same shape as lib/server/api/endpoints.ts). */

@@ -1,31 +1,26 @@
 import { randomUUID } from 'node:crypto'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { maxImagesBytes, maxImportRows } from '@/lib/limits.mjs'
-import {
-  baseName,
-  type DatasetKind,
-  DatasetScanner,
-  type GenericMapping,
-  type InstanceInput,
-  mimeOf,
-  type RowError,
-  streamRecords,
-} from '@/lib/tasks/datasets'
+import { baseName, type InstanceInput, mimeOf, type RowError } from '@/lib/tasks/datasets'
 import { extractZip, listZip, ZipTooLarge, ZipUnreadable } from '@/lib/tasks/zip'
 import { db, sql } from '@/lib/server/db'
 import { publish } from '@/lib/server/live'
 import { writeAudit } from '@/lib/server/audit'
+import type { DatasetItem, DatasetSource, ImportFile } from '@/lib/server/engine/datasets'
+import { findDatasetKind } from '@/lib/server/services/dataset-kinds'
 import { readUpload } from '@/lib/server/uploads'
 import { log } from '@/lib/server/log'
 
 /**
- * A dataset import, run as a job (queue `dataset-import`) off the request path. The request stored
- * the files (lib/server/uploads.ts) and a dataset row with status `importing`; this job:
+ * A dataset import, run as a job (queue `dataset-import`) off the request path, for every dataset
+ * kind a plugin declares (lib/server/engine/datasets.ts). The request stored the files
+ * (lib/server/uploads.ts) and a dataset row with status `importing`; this job:
  *
- *  1. lists the images (RAD): loose files, and the entries of each zip by their declared sizes,
- *     without inflating anything; more than PARLEY_MAX_IMAGES_MB declared stops it here;
- *  2. checks every row of the data file, streaming (bounded memory, yielding the event loop), with
- *     the row cap (PARLEY_MAX_IMPORT_ROWS); progress = rows checked;
+ *  1. lists the images (a kind with an `images` attachment): loose files, and the entries of each zip
+ *     by their declared sizes, without inflating anything; more than PARLEY_MAX_IMAGES_MB declared
+ *     stops it here;
+ *  2. checks every item the kind's parser streams out of the files (bounded memory, yielding the
+ *     event loop), with the row cap (PARLEY_MAX_IMPORT_ROWS); progress = rows checked;
  *  3. only if no row has a problem: stores the images the rows refer to (inflated slice by slice,
  *     counted against the cap and each entry's declared size), then the instances, 1,000 per
  *     statement; progress = rows inserted / total;
@@ -40,7 +35,10 @@ export const DATASET_IMPORT_QUEUE = 'dataset-import'
 
 export interface DatasetImportJob {
   datasetId: string
-  mapping?: GenericMapping
+  /** The kind's options as its schema read them at the request. */
+  options?: unknown
+  /** Jobs queued before kinds had options carried the one option there was (the generic column mapping). */
+  mapping?: unknown
   /** Who asked for the import (for the audit row). */
   actor: { userId: string | null; email: string | null; via: string }
 }
@@ -55,7 +53,9 @@ const MB = 1024 * 1024
 class ImportRefused extends Error {}
 
 export function nothingImported(errors: RowError[], count: number): string {
-  const shown = errors.slice(0, 20).map((e) => `line ${e.line}: ${e.message}`)
+  // A problem of the file as a whole (line 0: a zip without its instances …) is the one thing to say.
+  if (count === 1 && errors[0]?.line === 0) return `Nothing was imported: ${errors[0].message}`
+  const shown = errors.slice(0, 20).map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message))
   const more = count > 20 ? ` … and ${count - 20} more` : ''
   return `Nothing was imported: ${count} row${count > 1 ? 's have' : ' has'} problems. ${shown.join(' | ')}${more}`
 }
@@ -93,9 +93,17 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
     include: { uploads: { select: { id: true, role: true, name: true, size: true }, orderBy: { position: 'asc' } } },
   })
   if (dataset?.status !== 'importing') return
-  const kind = dataset.kind as DatasetKind
+  const kind = dataset.kind
+  const def = await findDatasetKind(kind)
+  const imageRoles = new Set((def?.attachments ?? []).filter((a) => a.images).map((a) => a.field))
   const dataFile = dataset.uploads.find((u) => u.role === 'data')
-  const imageFiles = dataset.uploads.filter((u) => u.role === 'images')
+  const imageFiles = dataset.uploads.filter((u) => imageRoles.has(u.role))
+  const file = (u: (typeof dataset.uploads)[number]): ImportFile => ({
+    role: u.role,
+    name: u.name,
+    size: u.size,
+    read: () => readUpload(u.id),
+  })
 
   let lastProgress = 0
   const progress = async (done: number, total: number | null, force = false) => {
@@ -106,6 +114,7 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
   }
 
   try {
+    if (!def) throw new ImportRefused(`Nothing was imported: no protocol imports datasets of kind "${kind}".`)
     if (!dataFile) throw new ImportRefused('Nothing was imported: the data file is missing.')
     // A retry after a crash starts over.
     await sql().query('DELETE FROM "Instance" WHERE "datasetId" = $1', [datasetId])
@@ -115,7 +124,7 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
     // 1. The images there are, by name, and what they declare to weigh once unpacked.
     const maxImages = maxImagesBytes()
     let available: Set<string> | undefined
-    if (kind === 'rad') {
+    if (imageRoles.size) {
       available = new Set()
       let declared = 0
       for (const f of imageFiles) {
@@ -139,15 +148,19 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
       }
     }
 
-    // 2. Every row checked before anything is stored.
+    // 2. Every item checked before anything is stored.
+    const source: DatasetSource = {
+      data: file(dataFile),
+      attachments: dataset.uploads.filter((u) => u.role !== 'data').map(file),
+      options: job.options ?? (job.mapping ? { mapping: job.mapping } : undefined),
+      availableAssets: available,
+    }
     const maxRows = maxImportRows()
-    const scanner = new DatasetScanner(kind, { mapping: job.mapping, availableAssets: available })
     const errors: RowError[] = []
     let problems = 0
     let rows = 0
     const referenced = new Set<string>()
-    const note = (item: ReturnType<DatasetScanner['push']>) => {
-      if (!item) return
+    const note = (item: DatasetItem) => {
       if ('problem' in item) {
         problems++
         if (errors.length < 20) errors.push({ line: item.line, message: item.problem })
@@ -156,19 +169,19 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
         if (item.asset) referenced.add(item.asset)
       }
     }
-    let records = 0
-    for await (const rec of streamRecords(dataFile.name, readUpload(dataFile.id))) {
-      if (++records > maxRows)
+    let items = 0
+    for await (const item of def.parse(source)) {
+      if (++items > maxRows)
         throw new ImportRefused(
           `Nothing was imported: the file has more than ${maxRows.toLocaleString('en')} rows, the most one import takes (PARLEY_MAX_IMPORT_ROWS). Split it, or ask the administrator to raise the limit.`,
         )
-      note(scanner.push(rec))
-      if (records % YIELD_EVERY === 0) {
-        await progress(records, null)
+      note(item)
+      if (items % YIELD_EVERY === 0) {
+        await progress(items, null)
         await yieldToLoop()
       }
     }
-    note(scanner.end())
+    if (!problems && !rows) note({ line: 0, problem: 'The file holds no instances.' })
     if (problems) throw new ImportRefused(nothingImported(errors, problems))
     await progress(0, rows, true)
 
@@ -213,8 +226,7 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
       }
     }
 
-    // 4. The instances, a batch per statement, from a second pass over the checked file.
-    const inserter = new DatasetScanner(kind, { mapping: job.mapping, availableAssets: available })
+    // 4. The instances, a batch per statement, from a second pass over the checked files.
     let batch: InstanceInput[] = []
     let inserted = 0
     const flush = async () => {
@@ -225,10 +237,8 @@ async function importLocked(job: DatasetImportJob): Promise<void> {
       await progress(inserted, rows)
       await yieldToLoop()
     }
-    for await (const rec of streamRecords(dataFile.name, readUpload(dataFile.id))) {
-      const item = inserter.push(rec)
-      if (!item) continue
-      // The file was checked a moment ago; a difference now means it changed under us.
+    for await (const item of def.parse(source)) {
+      // The files were checked a moment ago; a difference now means they changed under us.
       if ('problem' in item) throw new Error(`line ${item.line} changed between the check and the insert`)
       batch.push(item.row)
       if (batch.length >= BATCH) await flush()

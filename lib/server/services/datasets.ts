@@ -1,75 +1,114 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import { maxUploadBytes, maxUploadMb, uploadTooLargeMessage } from '@/lib/limits.mjs'
-import { DATASET_KINDS, GenericMapping } from '@/lib/tasks/datasets'
 import type { Actor } from '@/lib/server/actor'
 import { hasScope } from '@/lib/server/auth/roles'
 import { db, pgTransaction } from '@/lib/server/db'
 import { badRequest, conflict, notFound, tooLarge } from '@/lib/server/errors'
-import { jsonText } from '@/lib/server/input'
 import { bulkJobOptions, queue, wakeWorkers } from '@/lib/server/jobs/queue'
-import { defineOperation } from '@/lib/server/operation'
+import { defineOperation, validationFailure } from '@/lib/server/operation'
 import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit, writeAuditSql } from '@/lib/server/audit'
 import { DATASET_IMPORT_QUEUE, type DatasetImportJob } from '@/lib/server/services/dataset-import'
+import { datasetKind } from '@/lib/server/services/dataset-kinds'
 import { id, requireStudyAccess, studyAccess } from '@/lib/server/services/studies'
 import { storeUpload } from '@/lib/server/uploads'
 
 const fileInput = z.instanceof(File, { message: 'Choose a file.' }).refine((f) => f.size > 0, 'The file is empty.')
-const filesInput = z.preprocess((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]), z.array(z.instanceof(File)))
+
+/** The files of a request field: one file, several, or none (empty files, as a form sends for "none", dropped). */
+function filesOf(field: string, v: unknown): File[] {
+  const all = v === undefined || v === null || v === '' ? [] : Array.isArray(v) ? v : [v]
+  if (!all.every((f) => f instanceof File)) throw badRequest(`${field}: send files.`, { [field]: ['Send files.'] })
+  return (all as File[]).filter((f) => f.size > 0)
+}
+
+/** A kind's options read from the request's fields: 400 with the fields' problems, before anything is stored. */
+function optionsOf(schema: z.ZodType, input: unknown): unknown {
+  const r = schema.safeParse(input)
+  if (r.success) return r.data
+  const f = validationFailure(r.error)
+  throw badRequest(f.error, f.fieldErrors)
+}
+
+export const ImportDatasetInput = z
+  .object({
+    studyId: id,
+    name: z.string({ error: 'Name the dataset.' }).trim().min(1, 'Name the dataset.').max(120),
+    kind: z
+      .string({ error: 'Choose the kind of dataset.' })
+      .trim()
+      .min(1, 'Choose the kind of dataset.')
+      .max(60, 'Choose the kind of dataset.'),
+    file: fileInput,
+  })
+  // The kind's own fields (its attachments and options) are read once the kind is known.
+  .catchall(z.unknown())
+export type ImportDatasetInput = z.infer<typeof ImportDatasetInput>
 
 /**
- * Start an import: the files go into PostgreSQL as they stream out of the request, with the dataset
- * (status `importing`) and its job, in one transaction; the job (services/dataset-import.ts) checks
- * and inserts the rows. Answers at once with the dataset's id; `awaitDatasetImport` tells the outcome.
+ * Start an import: the kind is found among the plugins' dataset kinds (an unknown one is refused,
+ * naming those there are), its options checked; the files go into PostgreSQL as they stream out of
+ * the request, with the dataset (status `importing`) and its job, in one transaction; the job
+ * (services/dataset-import.ts) streams them through the kind's parser and inserts the rows, all or
+ * nothing. Answers at once with the dataset's id; `awaitDatasetImport` tells the outcome. Every
+ * import goes through here, whichever protocol's kind it is and whichever operation takes it.
  */
+export async function startDatasetImport(actor: Actor, input: ImportDatasetInput) {
+  await requireStudyAccess(db, actor, input.studyId, 'write')
+  const def = await datasetKind(input.kind)
+  const attachments = (def.attachments ?? []).map((a) => ({ field: a.field, files: filesOf(a.field, input[a.field]) }))
+  const options = def.options ? optionsOf(def.options, input) : undefined
+  const bytes = [input.file, ...attachments.flatMap((a) => a.files)].reduce((n, f) => n + f.size, 0)
+  if (bytes > maxUploadBytes()) throw tooLarge(uploadTooLargeMessage(bytes, maxUploadMb()))
+  const b = await queue(DATASET_IMPORT_QUEUE)
+  const datasetId = randomUUID()
+  const job: DatasetImportJob = {
+    datasetId,
+    actor: actorRef(actor),
+    ...(options !== undefined ? { options } : {}),
+  }
+  await pgTransaction(async (client) => {
+    await client.query(
+      `INSERT INTO "Dataset" (id, "studyId", name, kind, source, status, "createdById")
+       VALUES ($1, $2, $3, $4, $5, 'importing', $6)`,
+      [datasetId, input.studyId, input.name, input.kind, input.file.name, actor.userId || null],
+    )
+    await storeUpload(client, datasetId, 'data', 0, input.file)
+    let position = 0
+    for (const a of attachments) for (const f of a.files) await storeUpload(client, datasetId, a.field, ++position, f)
+    await writeAuditSql(client, {
+      actor: actorRef(actor),
+      action: 'dataset.import-start',
+      resourceType: 'dataset',
+      resourceId: datasetId,
+      studyId: input.studyId,
+      after: {
+        name: input.name,
+        kind: input.kind,
+        source: input.file.name,
+        bytes,
+        ...Object.fromEntries(attachments.map((a) => [a.field, a.files.length])),
+      },
+    })
+    // The job commits with the dataset and its files, or not at all.
+    await b.send(DATASET_IMPORT_QUEUE, job, {
+      ...bulkJobOptions(),
+      db: { executeSql: (text, values) => client.query(text, values) },
+    })
+  })
+  await wakeWorkers(DATASET_IMPORT_QUEUE)
+  return { id: datasetId, name: input.name, status: 'importing' as const, job }
+}
+
+/** Start an import of any kind (see `startDatasetImport`). */
 export const importDataset = defineOperation({
   name: 'datasets.import',
   scope: 'studies:update',
-  input: z.object({
-    studyId: id,
-    name: z.string({ error: 'Name the dataset.' }).trim().min(1, 'Name the dataset.').max(120),
-    kind: z.enum(DATASET_KINDS, { message: 'Choose RAD, DRUG, generic or diagnosis cases.' }),
-    file: fileInput,
-    images: filesInput.optional(),
-    mapping: jsonText(GenericMapping).optional(),
-  }),
+  input: ImportDatasetInput,
   async run(actor, input) {
-    await requireStudyAccess(db, actor, input.studyId, 'write')
-    const images = input.kind === 'rad' ? (input.images ?? []).filter((f) => f.size > 0) : []
-    const bytes = [input.file, ...(input.images ?? [])].reduce((n, f) => n + f.size, 0)
-    if (bytes > maxUploadBytes()) throw tooLarge(uploadTooLargeMessage(bytes, maxUploadMb()))
-    const b = await queue(DATASET_IMPORT_QUEUE)
-    const datasetId = randomUUID()
-    const job: DatasetImportJob = {
-      datasetId,
-      actor: actorRef(actor),
-      ...(input.kind === 'generic' && input.mapping ? { mapping: input.mapping } : {}),
-    }
-    await pgTransaction(async (client) => {
-      await client.query(
-        `INSERT INTO "Dataset" (id, "studyId", name, kind, source, status, "createdById")
-         VALUES ($1, $2, $3, $4, $5, 'importing', $6)`,
-        [datasetId, input.studyId, input.name, input.kind, input.file.name, actor.userId || null],
-      )
-      await storeUpload(client, datasetId, 'data', 0, input.file)
-      for (const [i, f] of images.entries()) await storeUpload(client, datasetId, 'images', i + 1, f)
-      await writeAuditSql(client, {
-        actor: actorRef(actor),
-        action: 'dataset.import-start',
-        resourceType: 'dataset',
-        resourceId: datasetId,
-        studyId: input.studyId,
-        after: { name: input.name, kind: input.kind, source: input.file.name, bytes, images: images.length },
-      })
-      // The job commits with the dataset and its files, or not at all.
-      await b.send(DATASET_IMPORT_QUEUE, job, {
-        ...bulkJobOptions(),
-        db: { executeSql: (text, values) => client.query(text, values) },
-      })
-    })
-    await wakeWorkers(DATASET_IMPORT_QUEUE)
-    return { id: datasetId, name: input.name, status: 'importing' as const }
+    const { job: _job, ...started } = await startDatasetImport(actor, input)
+    return started
   },
 })
 

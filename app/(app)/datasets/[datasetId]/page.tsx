@@ -5,15 +5,16 @@ import { PageHeader } from '@/components/ui/card'
 import { Pagination, Table, Td } from '@/components/ui/table'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
 import { getDataset } from '@/lib/server/services/datasets'
+import { findDatasetKind } from '@/lib/server/services/dataset-kinds'
 import { sourceIdOf } from '@/lib/tasks/datasets'
 
 export const metadata: Metadata = { title: 'Dataset' }
 
 /**
  * A dataset's instances: where each came from in the source file (its data row and the file's own
- * id, e.g. RAD's `case`), the input (the X-ray, the molecule drawn by RDKit, or the fields), the
- * ground truth (DRUG reactants drawn too) and the explanation, opened in full with the row's other
- * columns.
+ * id, e.g. a `case` column), the input (an image, a molecule drawn by RDKit, or the fields), the
+ * ground truth (drawn as a molecule when the dataset's kind says so) and the explanation, opened in
+ * full with the row's other columns. The kind (its label, how it shows a prediction) is its plugin's.
  */
 export default async function DatasetPage({
   params,
@@ -25,12 +26,13 @@ export default async function DatasetPage({
   const { datasetId } = await params
   const sp = await flatParams(searchParams)
   const { dataset, instances } = await loadForPage(getDataset, { datasetId, page: sp.page, pageSize: 20 })
-  const drug = dataset.kind === 'drug'
+  const kind = await findDatasetKind(dataset.kind)
+  const molecules = kind?.show?.prediction === 'molecule'
   return (
     <>
       <PageHeader
         title={dataset.name}
-        description={`${dataset.kind.toUpperCase()} · ${dataset.status === 'ready' ? `${instances.total} instances` : dataset.status === 'importing' ? 'importing' : 'import failed'} · from ${dataset.source}`}
+        description={`${kind?.label ?? dataset.kind.toUpperCase()} · ${dataset.status === 'ready' ? `${instances.total} instances` : dataset.status === 'importing' ? 'importing' : 'import failed'} · from ${dataset.source}`}
         actions={
           <Link href={`/studies/${dataset.studyId}`} className="text-sm text-brand-700 underline">
             ← {dataset.study.name}
@@ -68,7 +70,7 @@ export default async function DatasetPage({
                 )}
               </Td>
               <Td className="max-w-xs break-all">
-                {drug && i.prediction ? <Structure smiles={i.prediction} label="Reactants" /> : i.prediction}
+                {molecules && i.prediction ? <Structure smiles={i.prediction} label="Reactants" /> : i.prediction}
               </Td>
               <Td className="max-w-md">
                 <details data-testid="row-detail">

@@ -16,6 +16,7 @@ import { hasScope, isRole, ROLES } from '@/lib/server/auth/roles'
 import { mayHoldStudyRole, STUDY_ROLE_DESCRIPTIONS, STUDY_ROLE_LABELS } from '@/lib/server/auth/study-roles'
 import { loadForPage } from '@/lib/server/page-data'
 import { listDatasets } from '@/lib/server/services/datasets'
+import { uploadFormKinds } from '@/lib/server/services/dataset-kinds'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
 import { DismissDatasetForm, ImportDatasetForm } from '@/components/datasets/import-form'
 import { ImportProgress } from '@/components/datasets/import-progress'
@@ -264,7 +265,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           )}
           {canWrite && (
             <div className="mt-4 border-t border-stone-100 pt-4">
-              <ImportDatasetForm studyId={study.id} maxUploadMb={maxUploadMb()} />
+              <ImportDatasetForm studyId={study.id} maxUploadMb={maxUploadMb()} kinds={await uploadFormKinds()} />
               {runnableProtocols().map(({ id, ui }) =>
                 ui.DatasetImport ? (
                   <div key={id} className="mt-4 border-t border-stone-100 pt-4">

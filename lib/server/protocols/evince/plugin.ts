@@ -34,6 +34,7 @@ import { analysisOf } from '@/lib/server/protocols/evince/analysis'
 import { evinceDemo } from '@/lib/server/protocols/evince/demo'
 import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
 import { EvinceSetupInput, evinceSetupFromForm, planEvince } from '@/lib/server/protocols/evince/setup'
+import { evinceDatasets } from '@/lib/server/protocols/evince/datasets'
 import { seedEvinceDemo } from '@/lib/server/protocols/evince/seed'
 
 /**
@@ -367,6 +368,7 @@ export const evincePlugin: ProtocolPlugin<typeof evince> = {
   exports,
   views: { session: sessionView as never, run: runView, compare: compareView },
   seedDemo: seedEvinceDemo,
+  datasets: evinceDatasets,
   demo: evinceDemo,
   operations: [mergeDebateLabels],
   title: (instance) => {

@@ -1,6 +1,6 @@
 import type { PxpMessage } from '@/lib/protocols/pxp'
 import { canonicalSet, depictSvg, smilesProblem } from '@/lib/tasks/chem'
-import { RAD_LABELS } from '@/lib/tasks/datasets'
+import { RAD_LABELS } from '@/lib/tasks/pxp-datasets'
 import type { TaskTemplate } from '@/lib/tasks/generic'
 import { SandboxError } from '@/lib/tasks/sandbox'
 import type { Seats } from '@/lib/server/engine/seats'

@@ -9,6 +9,7 @@ import { type AnswerRules, answerRules, hiddenSeats } from '@/lib/server/protoco
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
 import { checkPxpAnswer } from '@/lib/server/protocols/pxp/operations'
 import { PxpSetupInput, planPxp, pxpSetupFromForm, pxpSnapshot } from '@/lib/server/protocols/pxp/setup'
+import { pxpDatasets } from '@/lib/server/protocols/pxp/datasets'
 import { seedPxpDemo } from '@/lib/server/protocols/pxp/seed'
 
 /**
@@ -98,6 +99,7 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
   },
   operations: [checkPxpAnswer],
   seedDemo: seedPxpDemo,
+  datasets: pxpDatasets,
   demo: pxpDemo,
   title,
 }

@@ -1,5 +1,5 @@
 import { deflateSync } from 'node:zlib'
-import type { RAD_LABELS } from '@/lib/tasks/datasets'
+import type { RAD_LABELS } from '@/lib/tasks/pxp-datasets'
 import { db } from '@/lib/server/db'
 import type { DemoSeed } from '@/lib/server/engine/plugin'
 

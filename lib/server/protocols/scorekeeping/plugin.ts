@@ -14,7 +14,7 @@ import { badRequest } from '@/lib/server/errors'
 import type { ChatMessage } from '@/lib/server/engine/llm'
 import type { AgentContext, HumanContext, ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { scorekeepingDemo } from '@/lib/server/protocols/scorekeeping/demo'
-import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
+import { importClembench, scorekeepingDatasets } from '@/lib/server/protocols/scorekeeping/import'
 import {
   scorekeepingDashboard,
   scorekeepingExports,
@@ -107,17 +107,18 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
   },
   seedDemo: seedScorekeepingDemo,
   demo: scorekeepingDemo,
+  datasets: scorekeepingDatasets,
   operations: [importClembench],
   rest: [
     {
       method: 'POST',
       path: '/scorekeeping/datasets',
       summary:
-        'Import clembench privateshared instances (multipart/form-data: `studyId`, `name`, `file`: the game folder as a zip or an instances file; `resources`: a zip, with an instances file; or `mode=generate` with `experiment`, `count`, `seed`)',
+        'Import clembench privateshared instances (multipart/form-data: `studyId`, `name`, `file`: the game folder as a zip or an instances file; `resources`: a zip, with an instances file; or `mode=generate` with `experiment`, `count`, `seed`): the dataset import of kind `clembench` (the same as POST /datasets with `kind=clembench`). Runs as a job: poll /datasets/{datasetId}/import',
       op: importClembench,
       source: 'multipart',
       status: 201,
-      output: z.object({ id: z.string(), instances: z.number().int(), experiments: z.array(z.string()) }),
+      output: z.object({ id: z.string(), name: z.string(), status: z.literal('importing') }),
       errors: { 404: 'No such study, or not visible to you' },
       idempotent: true,
       docBody: () =>

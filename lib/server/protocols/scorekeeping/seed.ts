@@ -1,9 +1,7 @@
 import { strToU8, zipSync } from 'fflate'
 import { db } from '@/lib/server/db'
 import type { DemoSeed } from '@/lib/server/engine/plugin'
-import { executeOrThrow } from '@/lib/server/operation'
 import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
-import { importClembench } from '@/lib/server/protocols/scorekeeping/import'
 
 const NAME = 'Demo game: clinic visit (scorekeeping)'
 
@@ -19,12 +17,12 @@ export async function seedScorekeepingDemo(s: DemoSeed): Promise<string[]> {
     const zip = zipSync(
       Object.fromEntries(Object.entries(demoGameFiles()).map(([k, v]) => [`clinic/${k}`, strToU8(v)])),
     )
-    const r = await executeOrThrow(importClembench, s.researcher, {
-      studyId: s.studyId,
+    const id = await s.importDataset({
+      kind: 'clembench',
       name: NAME,
       file: new File([Buffer.from(zip)], 'clinic-visit.zip'),
     })
-    ds = await db.dataset.findUniqueOrThrow({ where: { id: r.id } })
+    ds = await db.dataset.findUniqueOrThrow({ where: { id } })
     created.push('dataset demo game')
   }
   const model = await s.run('scorekeeping', {

@@ -7,9 +7,11 @@ import { type Endpoint, endpoints } from '@/lib/server/api/endpoints'
 import { handle } from '@/lib/server/api/handler'
 import { openApiDocument } from '@/lib/server/api/openapi'
 import { db } from '@/lib/server/db'
+import { pluginFor } from '@/lib/server/engine/plugins'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createApiKey } from '@/lib/server/services/api-keys'
+import { createRun } from '@/lib/server/services/runs'
 import { evinceFixture } from '../engine/fixtures/evince'
 import { pxpFixture } from '../engine/fixtures/pxp'
 import { scorekeepingFixture } from '../engine/fixtures/scorekeeping'
@@ -276,6 +278,77 @@ describe('POST /runs in one shape', () => {
     }
     // The old per-protocol fields are not the documented shape.
     expect(validate({ studyId: 's', protocol: 'pxp', name: 'x', generator: { connectionId: 'c' } })).toBe(false)
+  })
+})
+
+describe('the set-up forms post the seat picker’s fields', () => {
+  it('the scorekeeping and EVINCE forms make the one body: the seats their pickers chose', async () => {
+    const w = await world()
+    const model = JSON.stringify({ connectionId: w.connectionId, model: 'gen' })
+    const sk = await pluginFor('scorekeeping')
+    const skBody = sk.setup.fromForm?.({
+      name: 'form run',
+      datasetId: await scorekeepingFixture.dataset(w, 2),
+      'seats.answerer.kind': 'llm',
+      'seats.answerer.model': model,
+      'seats.answerer.modelName': 'gen-2',
+      'seats.answerer.temperature': '0.5',
+      repetitions: '1',
+    }) as Record<string, unknown>
+    const a = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'scorekeeping', ...skBody })
+    expect(a.ok, a.ok ? '' : a.error).toBe(true)
+    if (a.ok)
+      expect((await db.experiment.findUniqueOrThrow({ where: { id: a.data.id } })).seats).toMatchObject({
+        answerer: { kind: 'llm', model: { connectionId: w.connectionId, model: 'gen-2', temperature: 0.5 } },
+        questioner: { kind: 'program', program: 'game-master' },
+      })
+    const claim = sk.setup.fromForm?.({
+      name: 'claimed',
+      datasetId: await scorekeepingFixture.dataset(w, 1),
+      'seats.answerer.kind': 'claimable',
+    }) as Record<string, unknown>
+    const c = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'scorekeeping', ...claim })
+    expect(c.ok).toBe(true)
+    if (c.ok)
+      expect((await db.experiment.findUniqueOrThrow({ where: { id: c.data.id } })).seats).toMatchObject({
+        answerer: { kind: 'human', claimable: true },
+      })
+
+    const ev = await pluginFor('evince')
+    const evBody = ev.setup.fromForm?.({
+      name: 'form debate',
+      source: 'single',
+      symptoms: 'fever, rash and joint pain',
+      'seats.A.kind': 'llm',
+      'seats.A.model': model,
+      'seats.A.temperature': '0.2',
+      'seats.B.kind': 'human',
+      'seats.B.userId': w.expert.userId,
+      k: '3',
+    }) as Record<string, unknown>
+    const d = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'evince', ...evBody })
+    expect(d.ok, d.ok ? '' : d.error).toBe(true)
+    if (d.ok) {
+      const run = await db.experiment.findUniqueOrThrow({ where: { id: d.data.id } })
+      expect(run.seats).toMatchObject({
+        A: { kind: 'llm', model: { connectionId: w.connectionId, model: 'gen', temperature: 0.2 } },
+        B: { kind: 'human', userId: w.expert.userId },
+        moderator: { kind: 'program', program: 'no-judge' },
+      })
+      expect(run.config).toMatchObject({ k: 3, crit: false, report: false })
+    }
+    // A person picked but not chosen: the error names the seat.
+    const missing = ev.setup.fromForm?.({
+      name: 'no person',
+      source: 'single',
+      symptoms: 'fever',
+      'seats.A.kind': 'llm',
+      'seats.A.model': model,
+      'seats.B.kind': 'human',
+    }) as Record<string, unknown>
+    const m = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'evince', ...missing })
+    expect(m).toMatchObject({ ok: false, status: 400 })
+    if (!m.ok) expect(m.fieldErrors).toHaveProperty(['seats.B'])
   })
 })
 

@@ -1,10 +1,11 @@
 import { z } from 'zod'
-import { type EvinceConfig, evinceConfig } from '@/lib/protocols/evince'
+import { EVINCE_SEATS, type EvinceConfig, evinceConfig } from '@/lib/protocols/evince'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
 import type { RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
 import { boolParam } from '@/lib/server/pagination'
+import { seatsFromForm } from '@/lib/server/seat-form'
 
 /**
  * An EVINCE debate run: one debate per case of a case set (a dataset of kind "cases"), or one case
@@ -73,29 +74,11 @@ function aliases(raw: string | undefined): Record<string, string> {
   return out
 }
 
-/** A debater from the form: `<seat>Kind` = llm | human, a model choice (JSON) or an expert id. */
-function debater(f: Record<string, unknown>, seat: 'A' | 'B') {
-  if (text(f[`${seat}Kind`]) === 'human') return { kind: 'human', userId: text(f[`${seat}User`]) }
-  let ref: Record<string, unknown> = {}
-  try {
-    ref = JSON.parse(text(f[`${seat}Model`]) ?? '{}') as Record<string, unknown>
-  } catch {}
-  const model = text(f[`${seat}ModelName`])
-  const temperature = num(f[`${seat}Temperature`])
-  return {
-    kind: 'llm',
-    connectionId: ref.connectionId,
-    ...(model ? { model } : typeof ref.model === 'string' ? { model: ref.model } : {}),
-    ...(temperature !== undefined
-      ? { temperature }
-      : typeof ref.temperature === 'number'
-        ? { temperature: ref.temperature }
-        : {}),
-  }
-}
-
-/** The set-up form's fields → the setup input. */
-export function evinceSetupFromForm(f: Record<string, unknown>) {
+/**
+ * The set-up form's fields → the one create-run body: the debaters from the generic seat picker, the
+ * moderator from the judge select (a judge LLM, or none: the program "no-judge").
+ */
+export function evinceSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   let judge: Record<string, unknown> | undefined
   try {
     const j = text(f.judge)
@@ -104,28 +87,35 @@ export function evinceSetupFromForm(f: Record<string, unknown>) {
   const judgeModel = text(f.judgeModelName)
   const single = text(f.source) === 'single'
   return {
-    studyId: text(f.studyId),
     name: text(f.name),
-    A: debater(f, 'A'),
-    B: debater(f, 'B'),
-    judge: judge
-      ? {
-          connectionId: judge.connectionId,
-          ...(judgeModel ? { model: judgeModel } : typeof judge.model === 'string' ? { model: judge.model } : {}),
-        }
-      : undefined,
+    seats: {
+      ...(seatsFromForm(
+        EVINCE_SEATS.filter((d) => d.name !== 'moderator'),
+        f,
+      ) as RunSetupBody['seats']),
+      moderator: judge
+        ? {
+            kind: 'llm',
+            model: {
+              connectionId: judge.connectionId as string,
+              ...(judgeModel ? { model: judgeModel } : typeof judge.model === 'string' ? { model: judge.model } : {}),
+            },
+          }
+        : { kind: 'program', program: 'no-judge' },
+    },
     config: {
       k: num(f.k),
       maxRounds: num(f.maxRounds),
       tau: num(f.tau),
       epsilon: num(f.epsilon),
       delta: { initial: num(f.deltaInitial) ?? 0.9, decay: num(f.deltaDecay) ?? 0.75, hold: num(f.deltaHold) ?? 2 },
+      aliases: aliases(text(f.aliases)),
     },
-    aliases: aliases(text(f.aliases)),
-    constrained: f.constrained === 'on' || f.constrained === true,
-    ...(single
-      ? { case: { symptoms: text(f.symptoms) ?? '', truth: text(f.truth) ?? '' } }
-      : { datasetId: text(f.datasetId), sample: text(f.sample) }),
+    options: {
+      constrained: f.constrained === 'on' || f.constrained === true,
+      ...(single ? { case: { symptoms: text(f.symptoms) ?? '', truth: text(f.truth) ?? '' } } : {}),
+    },
+    ...(single ? {} : { datasetId: text(f.datasetId), sample: text(f.sample) }),
   }
 }
 

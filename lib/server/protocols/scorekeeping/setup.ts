@@ -1,6 +1,8 @@
 import { z } from 'zod'
+import { SCOREKEEPING_SEATS } from '@/lib/protocols/scorekeeping'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
+import { seatsFromForm } from '@/lib/server/seat-form'
 import { badRequest } from '@/lib/server/errors'
 import type { RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
 
@@ -35,35 +37,15 @@ export type ScorekeepingSetupInput = z.output<typeof ScorekeepingSetupInput>
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
 
-/** The set-up form's fields → the setup input. */
-export function scorekeepingSetupFromForm(f: Record<string, unknown>) {
-  const who = text(f.answererKind) ?? 'llm'
-  let ref: Record<string, unknown> = {}
-  try {
-    ref = JSON.parse(text(f.answererModel) ?? '{}') as Record<string, unknown>
-  } catch {}
+/** The set-up form's fields → the one create-run body (the answerer from the generic seat picker). */
+export function scorekeepingSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v])
   return {
-    studyId: text(f.studyId),
     name: text(f.name),
     datasetId: text(f.datasetId),
-    experiments: list(f.experiments),
+    seats: seatsFromForm(SCOREKEEPING_SEATS, f) as RunSetupBody['seats'],
+    options: { experiments: list(f.experiments) },
     repetitions: text(f.repetitions),
-    answerer:
-      who === 'human'
-        ? { kind: 'human', userId: text(f.answererUser) }
-        : who === 'claimable'
-          ? { kind: 'claimable' }
-          : {
-              kind: 'llm',
-              connectionId: ref.connectionId,
-              ...(text(f.answererModelName)
-                ? { model: text(f.answererModelName) }
-                : typeof ref.model === 'string'
-                  ? { model: ref.model }
-                  : {}),
-              ...(text(f.temperature) !== undefined ? { temperature: Number(text(f.temperature)) } : {}),
-            },
   }
 }
 

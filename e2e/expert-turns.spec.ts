@@ -428,8 +428,8 @@ test('sessions awaiting the expert in one run are listed by position, the run wh
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
   const runId = `e2e-order-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "carryOver", "updatedAt")
-     VALUES ($1, 'demo-study', 'ordered run', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', false, now())`,
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+     VALUES ($1, 'demo-study', 'ordered run', 'pxp', 'drug', 'none', '{"n":10,"k":3,"carryOver":false}', '{}', 1, 'running', now())`,
     [runId],
   )
   const ids: string[] = []

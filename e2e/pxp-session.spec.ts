@@ -32,8 +32,8 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   // The session belongs to a run, so the dashboard can count it afterwards.
   const experimentId = `e2e-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "carryOver", "updatedAt")
-     VALUES ($1, 'demo-study', 'expert e2e', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', false, now())`,
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+     VALUES ($1, 'demo-study', 'expert e2e', 'pxp', 'drug', 'none', '{"n":10,"k":3,"carryOver":false}', '{}', 1, 'running', now())`,
     [experimentId],
   )
   const sessionId = `e2e-${randomUUID()}`

@@ -87,8 +87,8 @@ test('My work says what a session waits for: the person’s own unfinished one, 
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
   const run = `e2e-chain-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "carryOver", "updatedAt")
-     VALUES ($1, 'demo-study', 'chained run', 'pxp', 'drug', 'none', '{"n":10,"k":3}', '{}', 1, 'running', true, now())`,
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+     VALUES ($1, 'demo-study', 'chained run', 'pxp', 'drug', 'none', '{"n":10,"k":3,"carryOver":true}', '{}', 1, 'running', now())`,
     [run],
   )
   const ids: string[] = []
@@ -97,7 +97,7 @@ test('My work says what a session waits for: the person’s own unfinished one, 
     ids.push(id)
     await sql(
       `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
-       VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, $5, $6, $7, now())`,
+       VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3,"carryOver":true}', 'drug', $3, $4, $5, $6, $7, now())`,
       [
         id,
         run,

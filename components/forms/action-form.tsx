@@ -18,7 +18,7 @@ import { cn } from '@/components/ui/cn'
 
 type FormAction = (state: ActionState, formData: FormData) => Promise<ActionState>
 
-const FieldErrorsContext = createContext<Record<string, string[]> | undefined>(undefined)
+export const FieldErrorsContext = createContext<Record<string, string[]> | undefined>(undefined)
 const PendingContext = createContext(false)
 
 /** What the form says when the server could not be reached (the request never got an answer). */

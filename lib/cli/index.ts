@@ -393,6 +393,43 @@ export async function buildProgram(out: (s: string) => void = (s) => process.std
     })
   }
   program
+    .command('runs')
+    .description('Runs of every protocol')
+    .command('create')
+    .description('Create a run of any protocol from the one create-run body (the same JSON as POST /api/v1/runs)')
+    .argument('<run.json>', 'the body ("-" reads standard input)')
+    .option('--start', 'start it at once (default: a draft)')
+    .option('--json', 'print the created run as JSON')
+    .addHelpText(
+      'after',
+      `
+The body: {"studyId", "protocol", "name", "datasetId", "seats": {<seat>: <fill> | [<fill>, …]},
+"config"?: {…}, "options"?: {…}, "repetitions"?, "sample"?, "instanceIds"?, "shuffle"?, "maxInFlight"?,
+"distinctClaimants"?, "fillFirst"?}. A fill is {"kind": "llm", "model": {"connectionId", "model"?,
+"temperature"?}, "helpers"?: {<helper>: {"connectionId", …}}}, {"kind": "human", "userId"} or
+{"kind": "human", "claimable": true}, {"kind": "proxy", "helpers"?}, {"kind": "program", "program",
+"params"?}; a list of fills is taken round robin by the sessions. A seat only one program fills may be
+left out. Every problem is printed with the field it concerns (seats.<seat>, config.<key> …), exit 1.`,
+    )
+    .action(async (file: string, opts: { start?: boolean; json?: boolean }) => {
+      const body = await readJsonFile(file)
+      if (!body || typeof body !== 'object' || Array.isArray(body)) throw new CliError(`${file} is not a JSON object.`)
+      await ensureDatabaseUrl(async () => {
+        const { execute } = await import('@/lib/server/operation')
+        const { createRun } = await import('@/lib/server/services/runs')
+        const r = await execute(createRun, CLI_ACTOR, { ...body, ...(opts.start ? { start: true } : {}) })
+        if (!r.ok) {
+          const fields = Object.entries(r.fieldErrors ?? {}).map(([k, msgs]) => `  ${k}: ${msgs.join(' ')}`)
+          throw new CliError([r.error, ...fields].join('\n'))
+        }
+        if (opts.json) out(JSON.stringify(r.data))
+        else
+          out(
+            `Created run ${r.data.id} (${r.data.protocol}) with ${r.data.sessions} session${r.data.sessions === 1 ? '' : 's'}${r.data.started ? ', started' : ''}.`,
+          )
+      })
+    })
+  program
     .command('run')
     .description("Run a run's sessions (any protocol) headless until each is done, stalled or waiting for a person")
     .argument('<runId>', 'the run id')

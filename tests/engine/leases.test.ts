@@ -39,14 +39,20 @@ afterAll(async () => {
 })
 
 /** A toy-slots run of `items` items × `slots` slots; its sessions by item (position), then slot. */
-async function slotsRun(items: number, slots: number, extra: Record<string, unknown> = {}) {
+async function slotsRun(
+  items: number,
+  slots: number,
+  { annotator, ...extra }: { annotator?: string } & Record<string, unknown> = {},
+) {
   const datasetId = await slotsDataset(studyId, items)
   const r = await execute(createRun, researcher, {
     studyId,
     protocol: 'toy-slots',
     name: 'labels',
     datasetId,
-    slots,
+    // Each slot is a repetition; the annotator seat is claimable unless a person is named for it.
+    seats: { annotator: annotator ? { kind: 'human', userId: annotator } : { kind: 'human', claimable: true } },
+    repetitions: slots,
     ...extra,
   })
   if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)

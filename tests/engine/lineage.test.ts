@@ -50,6 +50,7 @@ async function treeRun(depth: number, start = false) {
     studyId,
     protocol: 'tree',
     name: `tree ${depth}`,
+    seats: {},
     datasetId: ds.id,
     ...(start ? { start: true } : {}),
   })

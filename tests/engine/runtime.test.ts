@@ -98,8 +98,15 @@ async function toyRun(w: World, opts: { sleepMs?: number; afterMs?: number; step
     protocol: 'toy-exec',
     name: 'runtime',
     datasetId: ds.id,
-    dir,
-    ...opts,
+    seats: {
+      runner: {
+        kind: 'program',
+        program: 'tick',
+        params: { dir, sleepMs: opts.sleepMs ?? 20, afterMs: opts.afterMs ?? 0 },
+        ...(opts.timeoutSeconds !== undefined ? { timeoutSeconds: opts.timeoutSeconds } : {}),
+      },
+    },
+    config: { steps: opts.steps ?? 3 },
   })
   if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
   const session = await db.protocolSession.findFirstOrThrow({ where: { experimentId: r.data.id } })

@@ -4,67 +4,31 @@ import { useState } from 'react'
 import { createRunAction } from '@/app/actions/runs'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
 import type { SetupFormProps } from '@/components/protocols/types'
+import { SeatPicker } from '@/components/runs/seat-picker'
 import { DraftField, SetupHiddenFields } from '@/components/runs/setup-fields'
+import { EVINCE_SEATS } from '@/lib/protocols/evince'
 
-type Choice = { value: string; label: string }
+const seat = (name: 'A' | 'B') => EVINCE_SEATS.find((d) => d.name === name) as (typeof EVINCE_SEATS)[number]
 
+/** A debater: the generic seat picker in the debate's words (an LLM with its temperature, or an expert). */
 function DebaterFields({
-  seat,
+  seat: name,
   models,
   experts,
   hint,
-}: {
-  seat: 'A' | 'B'
-  models: Choice[]
-  experts: Choice[]
-  hint: string
-}) {
-  const [kind, setKind] = useState<'llm' | 'human'>('llm')
+}: Omit<SetupFormProps, 'studyId' | 'protocol' | 'datasets' | 'templates'> & { seat: 'A' | 'B'; hint: string }) {
   return (
-    <fieldset className="grid gap-3 rounded-md border border-stone-200 p-3 sm:grid-cols-2">
-      <legend className="px-1 text-sm font-semibold text-stone-900">Debater {seat}</legend>
-      <p className="text-xs text-stone-500 sm:col-span-2">{hint}</p>
-      <div className="flex gap-4 text-sm sm:col-span-2">
-        <label className="flex items-center gap-2">
-          <input
-            type="radio"
-            name={`${seat}Kind`}
-            value="llm"
-            checked={kind === 'llm'}
-            onChange={() => setKind('llm')}
-          />
-          An LLM
-        </label>
-        <label className="flex items-center gap-2">
-          <input
-            type="radio"
-            name={`${seat}Kind`}
-            value="human"
-            checked={kind === 'human'}
-            onChange={() => setKind('human')}
-            disabled={experts.length === 0}
-          />
-          A person (an expert of the study)
-        </label>
-      </div>
-      {kind === 'llm' ? (
-        <>
-          <div className="sm:col-span-2">
-            <SelectField name={`${seat}Model`} label="Model" options={models} />
-          </div>
-          <Field name={`${seat}ModelName`} label="Model override" hint="Optional." />
-          <Field
-            name={`${seat}Temperature`}
-            label="Temperature"
-            type="number"
-            defaultValue={seat === 'A' ? '0.2' : '1.0'}
-            hint="The paper pairs a low- with a high-temperature agent."
-          />
-        </>
-      ) : (
-        <SelectField name={`${seat}User`} label="Expert" options={experts} />
-      )}
-    </fieldset>
+    <SeatPicker
+      decl={seat(name)}
+      models={models}
+      people={experts}
+      claimable={false}
+      intro={hint}
+      labels={{ human: 'A person (an expert of the study)' }}
+      personLabel="Expert"
+      temperatureDefault={name === 'A' ? '0.2' : '1.0'}
+      temperatureHint="The paper pairs a low- with a high-temperature agent."
+    />
   )
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ROLE_SCOPES } from '@/lib/server/auth/roles'
 import { defineOperation, type Operation } from '@/lib/server/operation'
+import { SeatFill } from '@/lib/server/engine/seats'
 import { plugins } from '@/lib/server/protocols/registry'
 import {
   AuditPage,
@@ -206,13 +207,13 @@ export const endpoints = {
     method: 'POST',
     path: '/runs',
     summary:
-      "Create a run: `protocol` picks the protocol, the rest is its set-up (see the protocol's schema); `start: true` starts it",
+      "Create a run of any protocol in one shape: `seats` (who fills each of the protocol's seats), its `config` and `options`, the dataset and repetitions; `start: true` starts it",
     tag: 'Runs',
     op: createRun,
     source: 'body',
     output: RunCreated,
     status: 201,
-    docBody: () => setupBodies(),
+    docBody: () => runCreateBody(),
     errors: { 404: 'The study, dataset or a connection is not there, or not visible to you' },
     idempotent: true,
   },
@@ -421,39 +422,70 @@ export const endpoints = {
   },
 } satisfies Record<string, Endpoint>
 
-/** The create-run body per protocol: `protocol` and `start`, with that protocol's set-up input. */
-function setupBodies(): z.ZodType {
-  const bodies = Object.values(plugins).map((p) =>
-    z
-      .object({
-        protocol: z.literal(p.protocol.id),
-        start: z.boolean().optional(),
-        maxInFlight: z
-          .number()
-          .int()
-          .min(1)
-          .max(10_000)
-          .optional()
-          .describe("At most this many of the run's sessions on the workers at once (default: no limit)"),
-        distinctClaimants: z
-          .boolean()
-          .optional()
-          .describe('One person never holds two sessions of the same instance (claimable seats; default false)'),
-        fillFirst: z
-          .number()
-          .int()
-          .min(1)
-          .max(10_000)
-          .optional()
-          .describe(
-            'Work-queue order hint: claimable seats of instances with fewer than this many finished sessions first',
-          ),
-      })
-      .and(p.setup.input as z.ZodType),
-  )
-  return bodies.length > 1
-    ? z.union(bodies as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]])
-    : (bodies[0] as z.ZodType)
+/**
+ * The one create-run body of every protocol: `seats` are `SeatFill`s by the protocol's seat names,
+ * `config` is checked by the protocol's config schema and `options` by its plugin's; each protocol's
+ * seats, config and options are listed in the descriptions and as the alternatives of `config` and
+ * `options` (titled by protocol).
+ */
+function runCreateBody(): z.ZodType {
+  const all = Object.values(plugins)
+  const ids = all.map((p) => p.protocol.id) as [string, ...string[]]
+  const seatsOf = all
+    .map(
+      (p) =>
+        `${p.protocol.id}: ${p.protocol.seats
+          .map(
+            (d) =>
+              `${d.name} (${d.label}: ${d.kinds.join(' | ')}${d.programs?.length ? `; programs ${d.programs.join(', ')}` : ''}${d.helpers?.length ? `; helpers ${d.helpers.map((h) => h.name).join(', ')}` : ''})`,
+          )
+          .join(', ')}`,
+    )
+    .join('; ')
+  const per = (what: 'config' | 'options') => {
+    const schemas = all.map((p) =>
+      (
+        (what === 'config'
+          ? (p.setup.config ?? p.protocol.config)
+          : (p.setup.options ?? z.strictObject({}))) as z.ZodType
+      ).meta({
+        title: `${p.protocol.id} ${what}`,
+      }),
+    )
+    return schemas.length > 1 ? z.union(schemas as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]) : schemas[0]
+  }
+  const count = (max: number) => z.number().int().min(1).max(max).optional()
+  return z.object({
+    studyId: z.string(),
+    protocol: z.enum(ids).describe('The protocol of the run'),
+    name: z.string().min(1).max(120),
+    datasetId: z
+      .string()
+      .optional()
+      .describe('The dataset the sessions run on (an EVINCE run may type one case in its options instead)'),
+    seats: z
+      .record(z.string(), z.union([SeatFill, z.array(SeatFill).min(1).max(100)]))
+      .describe(
+        `Who fills each seat, by seat name: a fill, or a list of fills the sessions take round robin (session i gets fill i mod length). A seat only one program fills may be left out. Seats by protocol: ${seatsOf}`,
+      ),
+    config: (per('config') as z.ZodType).optional().describe("The protocol's config (its defaults when absent)"),
+    options: (per('options') as z.ZodType).optional().describe("The protocol's own options (none for most)"),
+    repetitions: count(50).describe('Sessions per instance (default 1)'),
+    sample: count(100_000).describe('Only the first `sample` instances of the dataset by index'),
+    instanceIds: z.array(z.string()).min(1).optional().describe('Only these instances of the dataset, in this order'),
+    shuffle: z.boolean().optional().describe("Shuffle each repetition's order, seeded by the repetition number"),
+    start: z.boolean().optional().describe('Start the run at once (default: a draft)'),
+    maxInFlight: count(10_000).describe(
+      "At most this many of the run's sessions on the workers at once (default: no limit)",
+    ),
+    distinctClaimants: z
+      .boolean()
+      .optional()
+      .describe('One person never holds two sessions of the same instance (claimable seats; default false)'),
+    fillFirst: count(10_000).describe(
+      'Work-queue order hint: claimable seats of instances with fewer than this many finished sessions first',
+    ),
+  })
 }
 
 /** The dataset upload as the OpenAPI document shows it: the kinds the plugins declare, with their files and fields. */

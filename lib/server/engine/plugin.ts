@@ -5,7 +5,7 @@ import type { Actor } from '@/lib/server/actor'
 import type { DatasetKind } from '@/lib/server/engine/datasets'
 import type { Operation } from '@/lib/server/operation'
 import type { LlmTools } from '@/lib/server/engine/llm'
-import type { Seats, SeatFill } from '@/lib/server/engine/seats'
+import type { SeatFill, SeatFillInput, Seats } from '@/lib/server/engine/seats'
 
 /**
  * What a protocol brings to the engine besides its pure module: how its LLM, proxy and program
@@ -207,6 +207,39 @@ export interface InstanceRow {
   meta: unknown
 }
 
+/**
+ * The protocol part of a run-create body, as a plugin's legacy adapter or form reader returns it:
+ * each seat a fill, or a list of fills that sessions take round robin (session i gets fill
+ * i mod length: experts sharing a seat across sessions).
+ */
+export interface RunSetupBody {
+  name?: unknown
+  datasetId?: unknown
+  seats: Record<string, SeatFillInput | SeatFillInput[]>
+  config?: unknown
+  options?: unknown
+  repetitions?: unknown
+  sample?: unknown
+  instanceIds?: unknown
+  shuffle?: unknown
+}
+
+/** A run-create body after the engine checked it: what a plugin's `setup.plan` gets. */
+export interface RunSetup<Config = unknown, Options = unknown> {
+  name: string
+  datasetId?: string
+  /** The seats of the run (session 0's fills; shown on the run page). */
+  seats: Seats
+  /** One seat set per session variant (round robin); `[seats]` when no seat lists several fills. */
+  seatCycle: Seats[]
+  config: Config
+  options: Options
+  repetitions: number
+  sample?: number
+  instanceIds?: string[]
+  shuffle: boolean
+}
+
 export interface SetupTools {
   /** A dataset of the study, imported and ready to run on (404 otherwise; 400 while it imports or after it failed). */
   dataset(datasetId: string): Promise<{ id: string; name: string; kind: string; studyId: string }>
@@ -342,12 +375,30 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
   }
   /** M's receiver and indexed projections of a message. */
   project(message: any, meta: Record<string, unknown> | undefined, seats: Seats): Projection
+  /**
+   * Creating a run. Every protocol takes the one run-create shape (`RunSetup`): seats as `SeatFill`s,
+   * checked against the protocol's seat declarations before `plan` is called, the protocol's config
+   * checked by `config` (default: the protocol's own schema), and only what is truly the protocol's
+   * own in `options`.
+   */
   setup: {
-    input: z.ZodType<unknown, any>
-    plan(actor: Actor, studyId: string, input: any, tools: SetupTools): Promise<RunPlan>
+    /** The config a client gives (default: `protocol.config`); PXP adds what its plugin records beside n and k. */
+    config?: z.ZodType<unknown, any>
+    /** The protocol's own run options (a task template, carry-over, a typed-in case …); default: none. */
+    options?: z.ZodType<unknown, any>
+    plan(actor: Actor, studyId: string, input: RunSetup<any, any>, tools: SetupTools): Promise<RunPlan>
+    /**
+     * The protocol's set-up body from before one seat vocabulary (a body without `seats`), kept so
+     * REST clients and scripts written for it still work: checked by `input`, mapped to the one shape.
+     */
+    legacy?: {
+      input: z.ZodType<unknown, any>
+      /** May throw a 400 naming the old field (e.g. experts chosen but none named). */
+      toRun(input: any): RunSetupBody
+    }
     /** What a session runs on, from its instance (default: input, prediction, explanation). */
     snapshot?(row: InstanceRow): unknown
-    /** The set-up form's fields → the input (the browser's form; REST and the CLI send the input itself). */
+    /** The set-up form's fields → the body (the browser's form; REST and the CLI send the body itself). */
     fromForm?(form: Record<string, unknown>): unknown
   }
   /** Extra tables and files of a run beside the generic D, M and C. */

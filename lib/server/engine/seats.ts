@@ -152,3 +152,38 @@ export function pinModels(seats: Seats, defaults: ReadonlyMap<string, string>): 
     return model && model !== ref.model ? { ...ref, model } : ref
   })
 }
+
+/**
+ * A seat as a run-create body gives it: one fill, or a list of fills the run's sessions take round
+ * robin (session i gets fill i mod length), e.g. several experts sharing PXP's tester seat.
+ */
+export const SeatChoice = z.union([
+  SeatFill,
+  z.array(SeatFill).min(1, 'Give at least one fill for the seat.').max(100, 'At most 100 fills per seat.'),
+])
+export const SeatChoices = z.record(z.string().max(60), SeatChoice)
+export type SeatChoices = z.output<typeof SeatChoices>
+
+/**
+ * The choices with every seat that only one program may fill (kinds `program`, one program) filled
+ * with it when absent: a client need not name scorekeeping's game master to create a run.
+ */
+export function withFixedSeats(protocol: Pick<AnyProtocol, 'seats'>, choices: SeatChoices): SeatChoices {
+  const out = { ...choices }
+  for (const d of protocol.seats)
+    if (!(d.name in out) && d.kinds.length === 1 && d.kinds[0] === 'program' && d.programs?.length === 1)
+      out[d.name] = { kind: 'program', program: d.programs[0] as string, helpers: {}, params: {} }
+  return out
+}
+
+/**
+ * The seat sets of a run's sessions: variant i takes fill i mod length of every seat, so there are as
+ * many variants as the longest list (one when no seat lists several fills).
+ */
+export function seatCycleOf(choices: SeatChoices): Seats[] {
+  const lists = Object.entries(choices).map(([seat, c]) => [seat, Array.isArray(c) ? c : [c]] as const)
+  const length = Math.max(1, ...lists.map(([, l]) => l.length))
+  return Array.from({ length }, (_, i) =>
+    Object.fromEntries(lists.map(([seat, l]) => [seat, l[i % l.length] as SeatFill])),
+  )
+}

@@ -2,19 +2,29 @@ import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import type { Actor } from '@/lib/server/actor'
 import { db, sql } from '@/lib/server/db'
-import { badRequest, conflict, notFound } from '@/lib/server/errors'
+import { AppError, badRequest, conflict, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
 import { admitSessions, dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
-import { hasScope } from '@/lib/server/auth/roles'
-import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { hasScope, isRole } from '@/lib/server/auth/roles'
+import type { ProtocolPlugin, RunSetup } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished, sessionEnded } from '@/lib/server/engine/runner'
 import { runStarting } from '@/lib/server/engine/schedule'
 import { writeRun } from '@/lib/server/engine/runs'
-import { LlmRef, llmRefs, mapLlmRefs, Seats } from '@/lib/server/engine/seats'
+import {
+  LlmRef,
+  llmRefs,
+  mapLlmRefs,
+  SeatChoices,
+  Seats,
+  seatCycleOf,
+  seatProblems,
+  withFixedSeats,
+} from '@/lib/server/engine/seats'
+import { mayTakePart } from '@/lib/server/auth/study-roles'
 import { publish } from '@/lib/server/live'
 import { defineOperation } from '@/lib/server/operation'
-import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/audit'
 import { connectionNames, usableConnection } from '@/lib/server/services/connections'
 import { assertImported } from '@/lib/server/services/datasets'
@@ -74,6 +84,102 @@ export const CreateRunInput = z.looseObject({
   fillFirst: z.union([z.literal('').transform(() => undefined), z.coerce.number().int().min(1).max(10_000)]).optional(),
 })
 
+/**
+ * The one run-create body of every protocol (besides `studyId`, `protocol` and the run options
+ * above): who fills each seat as `SeatFill`s (a list of fills: sessions take them round robin), the
+ * protocol's config (checked by its schema), the plugin's own options, and which instances how often.
+ */
+const count = (max: number) =>
+  z.union([z.literal('').transform(() => undefined), z.coerce.number().int().min(1).max(max)]).optional()
+export const RunSetupBody = z.object({
+  name: z.string({ error: 'Name the run.' }).trim().min(1, 'Name the run.').max(120),
+  /** The dataset the sessions run on (EVINCE may type one case in instead, in its options). */
+  datasetId: id.optional(),
+  seats: SeatChoices,
+  config: z.record(z.string(), z.unknown()).default({}),
+  options: z.record(z.string(), z.unknown()).default({}),
+  repetitions: z.coerce.number().int().min(1).max(50).default(1),
+  /** The first `sample` instances of the dataset by index (all when absent). */
+  sample: count(100_000),
+  /** These instances of the dataset, in this order (instead of `sample`). */
+  instanceIds: z.array(id).min(1).max(100_000).optional(),
+  /** Shuffle each repetition's instance order, seeded by the repetition number (reproducible). */
+  shuffle: boolParam.default(false),
+})
+
+/** Zod issues as field errors under `prefix` (`config.k`, `options.templateId` …), and the first message. */
+function fieldErrorsOf(error: z.ZodError, prefix: string) {
+  const fields: Record<string, string[]> = {}
+  for (const i of error.issues) {
+    const key = [prefix, ...i.path.map(String)].filter(Boolean).join('.') || prefix || 'input'
+    fields[key] = [...(fields[key] ?? []), i.message]
+  }
+  const first = error.issues[0]
+  const at = [prefix, ...(first?.path ?? []).map(String)].filter(Boolean).join('.')
+  return { fields, message: `${at ? `${at}: ` : ''}${first?.message ?? 'Invalid input.'}` }
+}
+
+/**
+ * Every seat of a body checked against the protocol's seat declarations before anything is written:
+ * an unknown or missing seat, a kind the seat does not take, an unknown program, a missing helper, a
+ * person who is not a member of the study or only reads it, a connection the actor may not use. Each
+ * problem is a field error under `seats.<seat>` and its message names the seat.
+ */
+async function checkSeats(actor: Actor, studyId: string, plugin: ProtocolPlugin, choices: SeatChoices) {
+  const problems: Record<string, string[]> = {}
+  const add = (seat: string, msg: string) => {
+    const key = `seats.${seat}`
+    if (!problems[key]?.includes(msg)) problems[key] = [...(problems[key] ?? []), msg]
+  }
+  const decls = new Map(plugin.protocol.seats.map((d) => [d.name, d]))
+  const label = (seat: string) => decls.get(seat)?.label ?? seat
+  const variants = seatCycleOf(choices)
+  for (const seats of variants)
+    for (const [seat, msgs] of Object.entries(seatProblems(plugin.protocol, seats))) for (const m of msgs) add(seat, m)
+  const people = new Map<string, Set<string>>()
+  const connections = new Map<string, Set<string>>()
+  for (const seats of variants)
+    for (const [seat, fill] of Object.entries(seats)) {
+      if (fill.kind === 'human' && fill.userId)
+        people.set(fill.userId, (people.get(fill.userId) ?? new Set()).add(seat))
+      for (const ref of llmRefs({ [seat]: fill }))
+        connections.set(ref.connectionId, (connections.get(ref.connectionId) ?? new Set()).add(seat))
+    }
+  if (people.size) {
+    const members = await db.studyMember.findMany({
+      where: { studyId, userId: { in: [...people.keys()] } },
+      select: { userId: true, role: true, user: { select: { role: true, email: true } } },
+    })
+    const byUser = new Map(members.map((m) => [m.userId, m]))
+    for (const [userId, seats] of people) {
+      const m = byUser.get(userId)
+      for (const seat of seats) {
+        if (!m) add(seat, `The person chosen for the ${label(seat)} seat is not a member of the study.`)
+        // A viewer of the study (or a viewer account) reads it and never sends a turn (study-roles.ts).
+        else if (!isRole(m.user.role) || !mayTakePart(m.user.role, m.role))
+          add(
+            seat,
+            `${m.user.email} only reads this study (a viewer) and cannot fill the ${label(seat)} seat; change their study role first.`,
+          )
+      }
+    }
+  }
+  for (const [connectionId, seats] of connections) {
+    const usable = await usableConnection(actor, connectionId).then(
+      () => true,
+      (e) => {
+        if (e instanceof AppError) return false
+        throw e
+      },
+    )
+    if (!usable)
+      for (const seat of seats)
+        add(seat, `The connection "${connectionId}" of the ${label(seat)} seat is not there, or not yours to use.`)
+  }
+  if (Object.keys(problems).length) throw badRequest(Object.values(problems).flat()[0] as string, problems)
+  return { seats: variants[0] as Seats, seatCycle: variants }
+}
+
 export const createRun = defineOperation({
   name: 'runs.create',
   scope: 'studies:update',
@@ -84,7 +190,37 @@ export const createRun = defineOperation({
     const plugin = await pluginFor(protocol).catch(() => {
       throw badRequest(`Unknown protocol "${protocol}".`, { protocol: ['Choose a protocol.'] })
     })
-    const setup = plugin.setup.input.parse({ ...rest, studyId })
+    // A body without seats is the protocol's set-up shape from before the one vocabulary.
+    let body: unknown = rest
+    if (!('seats' in rest) && plugin.setup.legacy)
+      body = plugin.setup.legacy.toRun(plugin.setup.legacy.input.parse({ ...rest, studyId }))
+    const parsed = RunSetupBody.safeParse(body)
+    if (!parsed.success) {
+      const { fields, message } = fieldErrorsOf(parsed.error, '')
+      throw badRequest(message, fields)
+    }
+    const input = parsed.data
+    const part = <T>(schema: z.ZodType<T, any>, value: unknown, prefix: string): T => {
+      const r = schema.safeParse(value)
+      if (r.success) return r.data
+      const { fields, message } = fieldErrorsOf(r.error, prefix)
+      throw badRequest(message, fields)
+    }
+    const config = part(plugin.setup.config ?? plugin.protocol.config, input.config, 'config')
+    const options = part(plugin.setup.options ?? z.strictObject({}), input.options, 'options')
+    const { seats, seatCycle } = await checkSeats(actor, studyId, plugin, withFixedSeats(plugin.protocol, input.seats))
+    const setup: RunSetup = {
+      name: input.name,
+      ...(input.datasetId ? { datasetId: input.datasetId } : {}),
+      seats,
+      seatCycle,
+      config,
+      options,
+      repetitions: input.repetitions,
+      ...(input.sample ? { sample: input.sample } : {}),
+      ...(input.instanceIds ? { instanceIds: input.instanceIds } : {}),
+      shuffle: input.shuffle,
+    }
     const plan = await plugin.setup.plan(actor, studyId, setup, {
       async dataset(datasetId) {
         const ds = await db.dataset.findFirst({

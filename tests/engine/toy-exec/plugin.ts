@@ -4,7 +4,6 @@ import path from 'node:path'
 import { z } from 'zod'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { ProgramExit } from '@/lib/server/engine/exec'
-import type { Seats } from '@/lib/server/engine/seats'
 import { type ExecMessage, toyExec } from './protocol'
 
 /**
@@ -83,34 +82,17 @@ export const toyExecPlugin: ProtocolPlugin<typeof toyExec> = {
   },
   human: { input: z.object({}), toMessage: () => Promise.reject(new Error('no person plays the toy')) },
   project: () => ({ receiver: 'runner' }),
+  // The one run-create shape: the runner seat is the program `tick` with its params (dir, sleepMs,
+  // afterMs) and time limit; the config is the toy's ({ steps }).
   setup: {
-    input: z.object({
-      studyId: z.string(),
-      name: z.string().min(1),
-      datasetId: z.string(),
-      dir: z.string(),
-      sleepMs: z.number().int().default(20),
-      afterMs: z.number().int().default(0),
-      steps: z.number().int().default(3),
-      timeoutSeconds: z.number().int().optional(),
-    }),
     async plan(_actor, _studyId, input, tools) {
-      await tools.dataset(input.datasetId)
-      const seats: Seats = {
-        runner: {
-          kind: 'program',
-          program: 'tick',
-          helpers: {},
-          params: { dir: input.dir, sleepMs: input.sleepMs, afterMs: input.afterMs },
-          ...(input.timeoutSeconds !== undefined ? { timeoutSeconds: input.timeoutSeconds } : {}),
-        },
-      }
+      const ds = await tools.dataset(input.datasetId ?? '')
       return {
         name: input.name,
         task: 'exec',
-        datasetId: input.datasetId,
-        config: { steps: input.steps },
-        seats,
+        datasetId: ds.id,
+        config: input.config,
+        seats: input.seats,
         repetitions: 1,
       }
     },

@@ -67,10 +67,10 @@ export const treePlugin: ProtocolPlugin<typeof tree> = {
   human: { input: z.object({}), toMessage: () => Promise.reject(new Error('no person walks')) },
   project: (m: TreeMessage) => ({ receiver: 'walker', tag: m.dir }),
   setup: {
-    input: z.object({ studyId: z.string(), name: z.string().min(1), datasetId: z.string() }),
+    // The one run-create shape; the walker seat takes only the `walk` program, so the engine fills it.
     async plan(_actor, _studyId, input, tools) {
-      await tools.dataset(input.datasetId)
-      return { name: input.name, task: 'tree', datasetId: input.datasetId, config: {}, seats: walker(), repetitions: 1 }
+      const ds = await tools.dataset(input.datasetId ?? '')
+      return { name: input.name, task: 'tree', datasetId: ds.id, config: {}, seats: walker(), repetitions: 1 }
     },
     snapshot: (row) => row.input,
   },

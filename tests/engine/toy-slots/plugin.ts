@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { db } from '@/lib/server/db'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
-import type { Seats } from '@/lib/server/engine/seats'
 import { type SlotsMessage, type SlotsState, toySlots } from './protocol'
 
 /**
@@ -19,29 +18,17 @@ export const toySlotsPlugin: ProtocolPlugin<typeof toySlots> = {
     }),
   },
   project: (m: SlotsMessage) => ({ receiver: 'annotator', tag: m.kind, prediction: m.label }),
+  // The one run-create shape: the annotator seat (claimable, or a named person); repetitions are the slots.
   setup: {
-    input: z.object({
-      studyId: z.string(),
-      name: z.string().min(1),
-      datasetId: z.string(),
-      slots: z.number().int().min(1).max(10),
-      /** A person named for every annotator seat instead of claimable seats. */
-      annotator: z.string().optional(),
-    }),
     async plan(_actor, _studyId, input, tools) {
-      const seats: Seats = {
-        annotator: input.annotator
-          ? { kind: 'human', userId: input.annotator, claimable: false }
-          : { kind: 'human', claimable: true },
-      }
-      await tools.dataset(input.datasetId)
+      const ds = await tools.dataset(input.datasetId ?? '')
       return {
         name: input.name,
         task: 'labels',
-        datasetId: input.datasetId,
+        datasetId: ds.id,
         config: {},
-        seats,
-        repetitions: input.slots,
+        seats: input.seats,
+        repetitions: input.repetitions,
       }
     },
     snapshot: (row) => row.input,

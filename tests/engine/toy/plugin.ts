@@ -1,6 +1,5 @@
 import { z } from 'zod'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
-import type { Seats } from '@/lib/server/engine/seats'
 import { type ToyMessage, type ToyState, toy } from './protocol'
 
 /** The toy's plugin: an LLM guesser that reads the hints so far, a program oracle, a person's guess. */
@@ -57,37 +56,19 @@ export const toyPlugin: ProtocolPlugin<typeof toy> = {
     tag: m.kind,
     prediction: m.kind === 'guess' ? String(m.value) : m.hint,
   }),
+  // The one run-create shape: the guesser's fill, the toy's config ({ maxGuesses }); the oracle is its
+  // only program, filled by the engine.
   setup: {
-    input: z.object({
-      studyId: z.string(),
-      name: z.string().min(1),
-      datasetId: z.string(),
-      guesser: z.union([
-        z.object({ kind: z.literal('llm'), connectionId: z.string(), model: z.string().optional() }),
-        z.object({ kind: z.literal('human'), userId: z.string() }),
-      ]),
-      maxGuesses: z.number().int().default(6),
-    }),
     async plan(_actor, _studyId, input, tools) {
-      const seats: Seats = {
-        guesser:
-          input.guesser.kind === 'llm'
-            ? {
-                kind: 'llm',
-                model: { connectionId: input.guesser.connectionId, model: input.guesser.model },
-                helpers: {},
-              }
-            : { kind: 'human', userId: input.guesser.userId, claimable: false },
-        oracle: { kind: 'program', program: 'compare', helpers: {}, params: {} },
-      }
-      await tools.dataset(input.datasetId)
+      const ds = await tools.dataset(input.datasetId ?? '')
       return {
         name: input.name,
         task: 'numbers',
-        datasetId: input.datasetId,
-        config: { maxGuesses: input.maxGuesses },
-        seats,
-        repetitions: 1,
+        datasetId: ds.id,
+        config: input.config,
+        seats: input.seats,
+        repetitions: input.repetitions,
+        seatCycle: input.seatCycle,
       }
     },
     snapshot: (row) => row.input,

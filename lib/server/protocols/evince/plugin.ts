@@ -33,7 +33,13 @@ import { evinceAgents, turnsOf } from '@/lib/server/protocols/evince/agents'
 import { analysisOf } from '@/lib/server/protocols/evince/analysis'
 import { evinceDemo } from '@/lib/server/protocols/evince/demo'
 import { mergeDebateLabels } from '@/lib/server/protocols/evince/operations'
-import { EvinceSetupInput, evinceSetupFromForm, planEvince } from '@/lib/server/protocols/evince/setup'
+import {
+  EvinceRunOptions,
+  EvinceSetupInput,
+  evinceLegacyToRun,
+  evinceSetupFromForm,
+  planEvince,
+} from '@/lib/server/protocols/evince/setup'
 import { evinceDatasets } from '@/lib/server/protocols/evince/datasets'
 import { seedEvinceDemo } from '@/lib/server/protocols/evince/seed'
 
@@ -364,7 +370,12 @@ export const evincePlugin: ProtocolPlugin<typeof evince> = {
           ? m.score.toFixed(3)
           : m.conclusion.slice(0, 500),
   }),
-  setup: { input: EvinceSetupInput, plan: planEvince, fromForm: evinceSetupFromForm },
+  setup: {
+    options: EvinceRunOptions,
+    plan: planEvince,
+    legacy: { input: EvinceSetupInput, toRun: evinceLegacyToRun },
+    fromForm: evinceSetupFromForm,
+  },
   exports,
   views: { session: sessionView as never, run: runView, compare: compareView },
   seedDemo: seedEvinceDemo,

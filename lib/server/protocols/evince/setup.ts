@@ -1,10 +1,11 @@
 import { z } from 'zod'
-import { evinceConfig } from '@/lib/protocols/evince'
+import { EVINCE_SEATS, type EvinceConfig, evinceConfig } from '@/lib/protocols/evince'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
-import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
-import type { SeatFill, Seats } from '@/lib/server/engine/seats'
+import type { RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
+import { boolParam } from '@/lib/server/pagination'
+import { seatsFromForm } from '@/lib/server/seat-form'
 
 /**
  * An EVINCE debate run: one debate per case of a case set (a dataset of kind "cases"), or one case
@@ -73,29 +74,11 @@ function aliases(raw: string | undefined): Record<string, string> {
   return out
 }
 
-/** A debater from the form: `<seat>Kind` = llm | human, a model choice (JSON) or an expert id. */
-function debater(f: Record<string, unknown>, seat: 'A' | 'B') {
-  if (text(f[`${seat}Kind`]) === 'human') return { kind: 'human', userId: text(f[`${seat}User`]) }
-  let ref: Record<string, unknown> = {}
-  try {
-    ref = JSON.parse(text(f[`${seat}Model`]) ?? '{}') as Record<string, unknown>
-  } catch {}
-  const model = text(f[`${seat}ModelName`])
-  const temperature = num(f[`${seat}Temperature`])
-  return {
-    kind: 'llm',
-    connectionId: ref.connectionId,
-    ...(model ? { model } : typeof ref.model === 'string' ? { model: ref.model } : {}),
-    ...(temperature !== undefined
-      ? { temperature }
-      : typeof ref.temperature === 'number'
-        ? { temperature: ref.temperature }
-        : {}),
-  }
-}
-
-/** The set-up form's fields → the setup input. */
-export function evinceSetupFromForm(f: Record<string, unknown>) {
+/**
+ * The set-up form's fields → the one create-run body: the debaters from the generic seat picker, the
+ * moderator from the judge select (a judge LLM, or none: the program "no-judge").
+ */
+export function evinceSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   let judge: Record<string, unknown> | undefined
   try {
     const j = text(f.judge)
@@ -104,63 +87,102 @@ export function evinceSetupFromForm(f: Record<string, unknown>) {
   const judgeModel = text(f.judgeModelName)
   const single = text(f.source) === 'single'
   return {
-    studyId: text(f.studyId),
     name: text(f.name),
-    A: debater(f, 'A'),
-    B: debater(f, 'B'),
-    judge: judge
-      ? {
-          connectionId: judge.connectionId,
-          ...(judgeModel ? { model: judgeModel } : typeof judge.model === 'string' ? { model: judge.model } : {}),
-        }
-      : undefined,
+    seats: {
+      ...(seatsFromForm(
+        EVINCE_SEATS.filter((d) => d.name !== 'moderator'),
+        f,
+      ) as RunSetupBody['seats']),
+      moderator: judge
+        ? {
+            kind: 'llm',
+            model: {
+              connectionId: judge.connectionId as string,
+              ...(judgeModel ? { model: judgeModel } : typeof judge.model === 'string' ? { model: judge.model } : {}),
+            },
+          }
+        : { kind: 'program', program: 'no-judge' },
+    },
     config: {
       k: num(f.k),
       maxRounds: num(f.maxRounds),
       tau: num(f.tau),
       epsilon: num(f.epsilon),
       delta: { initial: num(f.deltaInitial) ?? 0.9, decay: num(f.deltaDecay) ?? 0.75, hold: num(f.deltaHold) ?? 2 },
+      aliases: aliases(text(f.aliases)),
     },
-    aliases: aliases(text(f.aliases)),
-    constrained: f.constrained === 'on' || f.constrained === true,
-    ...(single
-      ? { case: { symptoms: text(f.symptoms) ?? '', truth: text(f.truth) ?? '' } }
-      : { datasetId: text(f.datasetId), sample: text(f.sample) }),
+    options: {
+      constrained: f.constrained === 'on' || f.constrained === true,
+      ...(single ? { case: { symptoms: text(f.symptoms) ?? '', truth: text(f.truth) ?? '' } } : {}),
+    },
+    ...(single ? {} : { datasetId: text(f.datasetId), sample: text(f.sample) }),
+  }
+}
+
+/** EVINCE's own run options: constrain the labels to the case set's, or one case typed in instead of a case set. */
+export const EvinceRunOptions = z.strictObject({
+  /** Constrain the label space to the case set's ground-truth labels. */
+  constrained: boolParam.default(false),
+  /** One case typed in (kept in the study's "Typed-in cases" dataset) instead of `datasetId`. */
+  case: z
+    .strictObject({
+      symptoms: z.string().trim().min(3, 'Describe the case (the symptoms).').max(10_000),
+      truth: z.string().trim().max(200).default(''),
+    })
+    .optional(),
+})
+export type EvinceRunOptions = z.output<typeof EvinceRunOptions>
+
+/** The set-up body from before one seat vocabulary → the one shape (the judge fills the moderator seat). */
+export function evinceLegacyToRun(input: EvinceSetupInput): RunSetupBody {
+  const seat = (s: EvinceSetupInput['A']) =>
+    s.kind === 'llm'
+      ? {
+          kind: 'llm' as const,
+          model: {
+            connectionId: s.connectionId,
+            ...(s.model ? { model: s.model } : {}),
+            ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+          },
+        }
+      : { kind: 'human' as const, userId: s.userId }
+  return {
+    name: input.name,
+    ...(input.datasetId ? { datasetId: input.datasetId } : {}),
+    seats: {
+      A: seat(input.A),
+      B: seat(input.B),
+      moderator: input.judge
+        ? {
+            kind: 'llm',
+            model: {
+              connectionId: input.judge.connectionId,
+              ...(input.judge.model ? { model: input.judge.model } : {}),
+            },
+          }
+        : { kind: 'program', program: 'no-judge' },
+    },
+    config: { ...input.config, aliases: input.aliases },
+    options: { constrained: input.constrained, ...(input.case ? { case: input.case } : {}) },
+    ...(input.sample ? { sample: input.sample } : {}),
   }
 }
 
 export async function planEvince(
   actor: Actor,
   studyId: string,
-  input: EvinceSetupInput,
+  input: RunSetup<EvinceConfig, EvinceRunOptions>,
   tools: SetupTools,
 ): Promise<RunPlan> {
-  const seat = (s: EvinceSetupInput['A']): SeatFill =>
-    s.kind === 'llm'
-      ? {
-          kind: 'llm',
-          model: {
-            connectionId: s.connectionId,
-            ...(s.model ? { model: s.model } : {}),
-            ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
-          },
-          helpers: {},
-        }
-      : { kind: 'human', userId: s.userId, claimable: false }
-  const seats: Seats = {
-    A: seat(input.A),
-    B: seat(input.B),
-    moderator: input.judge
-      ? {
-          kind: 'llm',
-          model: { connectionId: input.judge.connectionId, ...(input.judge.model ? { model: input.judge.model } : {}) },
-          helpers: {},
-        }
-      : { kind: 'program', program: 'no-judge', helpers: {}, params: {} },
-  }
+  const { seats, options } = input
+  if (!input.datasetId === !options.case)
+    throw badRequest('Choose a case set or type one case.', { datasetId: ['Choose a case set or type one case.'] })
+  if (seats.A?.kind === 'human' && seats.B?.kind === 'human')
+    throw badRequest('At least one debater must be an LLM.', { 'seats.B': ['At least one debater must be an LLM.'] })
+  const judged = seats.moderator?.kind === 'llm'
   let datasetId: string
   let instanceIds: string[] | undefined
-  if (input.case) {
+  if (options.case) {
     let ds = await db.dataset.findFirst({ where: { studyId, kind: TYPED_CASES_KIND } })
     ds ??= await db.dataset.create({
       data: {
@@ -176,8 +198,8 @@ export async function planEvince(
       data: {
         datasetId: ds.id,
         index: (last?.index ?? -1) + 1,
-        input: { symptoms: input.case.symptoms },
-        prediction: input.case.truth,
+        input: { symptoms: options.case.symptoms },
+        prediction: options.case.truth,
         explanation: '',
       },
     })
@@ -194,7 +216,7 @@ export async function planEvince(
     if (!(await db.instance.count({ where: { datasetId } }))) throw badRequest('The case set is empty.')
   }
   let labels: string[] = []
-  if (input.constrained) {
+  if (options.constrained) {
     const all = await db.instance.findMany({
       where: { datasetId },
       select: { prediction: true },
@@ -206,11 +228,11 @@ export async function planEvince(
       .sort()
     if (!labels.length) throw badRequest('The case set has no ground-truth labels to constrain the debate to.')
   }
+  // Without a judge there is no CRIT and no report; constrained labels are the case set's.
   const config = evinceConfig.parse({
     ...input.config,
-    ...(input.judge ? {} : { crit: false, report: false }),
-    aliases: input.aliases,
-    labels,
+    ...(judged ? {} : { crit: false, report: false }),
+    ...(options.constrained ? { labels } : {}),
   })
   return {
     name: input.name,
@@ -218,8 +240,16 @@ export async function planEvince(
     datasetId,
     config,
     seats,
-    repetitions: 1,
-    ...(instanceIds ? { instanceIds } : input.sample ? { sample: input.sample } : {}),
+    repetitions: input.repetitions,
+    ...(instanceIds
+      ? { instanceIds }
+      : input.instanceIds
+        ? { instanceIds: input.instanceIds }
+        : input.sample
+          ? { sample: input.sample }
+          : {}),
+    shuffle: input.shuffle,
+    seatCycle: input.seatCycle,
     audit: { config },
   }
 }

@@ -8,7 +8,15 @@ import { pxpExports } from '@/lib/server/protocols/pxp/exports'
 import { type AnswerRules, answerRules, hiddenSeats } from '@/lib/server/protocols/pxp/answer'
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
 import { checkPxpAnswer } from '@/lib/server/protocols/pxp/operations'
-import { PxpSetupInput, planPxp, pxpSetupFromForm, pxpSnapshot } from '@/lib/server/protocols/pxp/setup'
+import {
+  PxpRunConfig,
+  PxpRunOptions,
+  PxpSetupInput,
+  planPxp,
+  pxpLegacyToRun,
+  pxpSetupFromForm,
+  pxpSnapshot,
+} from '@/lib/server/protocols/pxp/setup'
 import { pxpDatasets } from '@/lib/server/protocols/pxp/datasets'
 import { seedPxpDemo } from '@/lib/server/protocols/pxp/seed'
 
@@ -88,7 +96,14 @@ export const pxpPlugin: ProtocolPlugin<typeof pxp> = {
     prediction: m.prediction,
     explanation: m.explanation,
   }),
-  setup: { input: PxpSetupInput, plan: planPxp, fromForm: pxpSetupFromForm, snapshot: pxpSnapshot },
+  setup: {
+    config: PxpRunConfig,
+    options: PxpRunOptions,
+    plan: planPxp,
+    legacy: { input: PxpSetupInput, toRun: pxpLegacyToRun },
+    fromForm: pxpSetupFromForm,
+    snapshot: pxpSnapshot,
+  },
   exports: pxpExports,
   views: {
     session: sessionView,

@@ -4,8 +4,7 @@ import { TaskTemplate } from '@/lib/tasks/generic'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { badRequest, notFound } from '@/lib/server/errors'
-import type { InstanceRow, RunPlan, SetupTools } from '@/lib/server/engine/plugin'
-import type { SeatFill, Seats } from '@/lib/server/engine/seats'
+import type { InstanceRow, RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
 import { boolParam } from '@/lib/server/pagination'
 
 /**
@@ -97,18 +96,76 @@ export function pxpSetupFromForm(f: Record<string, unknown>) {
   }
 }
 
+/** PXP's config as a client gives it: n and k, and how experts see the proxy's answer. */
+export const PxpRunConfig = pxpConfig.extend({
+  /**
+   * Experts in the machine seat against the proxy tester: the proxy answers with the ground truth, so
+   * its first REFUTE shows them the reference answer. `tag-only` shows them only its tag (recorded in
+   * the run's config; researchers still see everything). Default `shown`.
+   */
+  proxyAnswer: z.enum(['shown', 'tag-only']).optional(),
+})
+export type PxpRunConfig = z.output<typeof PxpRunConfig>
+
+/** PXP's own run options: a generic dataset's task template, and carry-over within a repetition. */
+export const PxpRunOptions = z.strictObject({
+  /** The task template of a generic dataset (its spec is copied into every session). */
+  templateId: id.optional(),
+  /** The machine's context carries over from one session to the next within a repetition (the paper). */
+  carryOver: boolParam.default(true),
+})
+export type PxpRunOptions = z.output<typeof PxpRunOptions>
+
+/**
+ * The set-up body from before one seat vocabulary → the one shape: the machine is the generator
+ * with the AGREE checker or the experts (a list of fills: round robin over the sessions); the tester
+ * the proxy, the experts, or another LLM, each with the checker.
+ */
+export function pxpLegacyToRun(input: PxpSetupInput): RunSetupBody {
+  if (input.machine === 'expert' && input.tester === 'expert')
+    throw badRequest('One seat must be filled by an LLM or the proxy: experts cannot sit on both sides.', {
+      tester: ['Choose the proxy or an LLM tester when experts play the machine.'],
+    })
+  if ((input.tester === 'expert' || input.machine === 'expert') && !input.expertIds.length)
+    throw badRequest('Assign at least one expert to fill the seat.', { expertIds: ['Choose at least one expert.'] })
+  const checker = input.checker
+  const experts = input.expertIds.map((userId) => ({ kind: 'human' as const, userId }))
+  return {
+    name: input.name,
+    datasetId: input.datasetId,
+    seats: {
+      m: input.machine === 'expert' ? experts : { kind: 'llm', model: input.generator, helpers: { checker } },
+      h:
+        input.tester === 'expert'
+          ? experts
+          : input.tester === 'llm'
+            ? { kind: 'llm', model: input.testerGenerator ?? input.generator, helpers: { checker } }
+            : { kind: 'proxy', helpers: { checker } },
+    },
+    config: { n: input.n, k: input.k, proxyAnswer: input.proxyAnswer },
+    options: { templateId: input.templateId, carryOver: input.carryOver },
+    repetitions: input.repetitions,
+    sample: input.sample,
+    shuffle: input.shuffle,
+  }
+}
+
 export async function planPxp(
   _actor: Actor,
   studyId: string,
-  input: PxpSetupInput,
+  input: RunSetup<PxpRunConfig, PxpRunOptions>,
   tools: SetupTools,
 ): Promise<RunPlan> {
+  if (!input.datasetId) throw badRequest('Choose a dataset.', { datasetId: ['Choose a dataset.'] })
   const dataset = await tools.dataset(input.datasetId)
   let template: TaskTemplate | undefined
   if (dataset.kind === 'generic') {
-    if (!input.templateId)
-      throw badRequest('A generic dataset needs a task template.', { templateId: ['Choose a task template.'] })
-    const t = await db.taskTemplate.findFirst({ where: { id: input.templateId, studyId } })
+    if (!input.options.templateId)
+      throw badRequest('A generic dataset needs a task template.', {
+        templateId: ['Choose a task template.'],
+        'options.templateId': ['Choose a task template.'],
+      })
+    const t = await db.taskTemplate.findFirst({ where: { id: input.options.templateId, studyId } })
     if (!t) throw notFound('Template')
     template = TaskTemplate.parse(t.spec)
   } else if (dataset.kind !== 'rad' && dataset.kind !== 'drug') {
@@ -116,48 +173,31 @@ export async function planPxp(
       datasetId: ['Choose a RAD, DRUG or generic dataset.'],
     })
   }
-  if (input.machine === 'expert' && input.tester === 'expert')
+  const { m, h } = input.seats
+  if (m?.kind === 'human' && h?.kind === 'human')
     throw badRequest('One seat must be filled by an LLM or the proxy: experts cannot sit on both sides.', {
-      tester: ['Choose the proxy or an LLM tester when experts play the machine.'],
+      'seats.h': ['Choose the proxy or an LLM tester when experts play the machine.'],
     })
-  const withExperts = input.tester === 'expert' || input.machine === 'expert'
-  if (withExperts && !input.expertIds.length)
-    throw badRequest('Assign at least one expert to fill the seat.', { expertIds: ['Choose at least one expert.'] })
   // The protocol reads n and k; a generic task's template travels with them (a snapshot, so a later
   // template never changes a running experiment).
+  const { proxyAnswer, ...nk } = input.config
   const config = {
-    ...pxpConfig.parse({ n: input.n, k: input.k }),
+    ...nk,
     ...(template ? { template } : {}),
-    ...(input.machine === 'expert' && input.tester === 'proxy' ? { proxyAnswer: input.proxyAnswer } : {}),
-    carryOver: input.carryOver,
+    ...(m?.kind === 'human' && h?.kind === 'proxy' ? { proxyAnswer: proxyAnswer ?? 'shown' } : {}),
+    // Carry-over is PXP's schedule (schedule.ts): it travels in the config every session gets.
+    carryOver: input.options.carryOver,
   }
-  const checker = input.checker
-  const expert = (i: number): SeatFill => ({
-    kind: 'human',
-    userId: input.expertIds[i % input.expertIds.length] as string,
-    claimable: false,
-  })
-  const seatsFor = (i: number): Seats => ({
-    m: input.machine === 'expert' ? expert(i) : { kind: 'llm', model: input.generator, helpers: { checker } },
-    h:
-      input.tester === 'expert'
-        ? expert(i)
-        : input.tester === 'llm'
-          ? { kind: 'llm', model: input.testerGenerator ?? input.generator, helpers: { checker } }
-          : { kind: 'proxy', helpers: { checker }, params: {} },
-  })
-  // Experts share the sessions round robin: session i gets expert i mod (number of experts).
-  const seatCycle = Array.from({ length: withExperts ? input.expertIds.length : 1 }, (_, i) => seatsFor(i))
   return {
     name: input.name,
     task: dataset.kind,
     datasetId: dataset.id,
     config,
-    seats: seatsFor(0),
+    seats: input.seats,
     repetitions: input.repetitions,
-    ...(input.sample ? { sample: input.sample } : {}),
+    ...(input.instanceIds ? { instanceIds: input.instanceIds } : input.sample ? { sample: input.sample } : {}),
     shuffle: input.shuffle,
-    seatCycle,
+    seatCycle: input.seatCycle,
     audit: { datasetId: dataset.id, repetitions: input.repetitions, config },
   }
 }

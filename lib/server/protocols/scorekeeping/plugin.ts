@@ -24,7 +24,9 @@ import {
 } from '@/lib/server/protocols/scorekeeping/results'
 import {
   planScorekeeping,
+  ScorekeepingRunOptions,
   ScorekeepingSetupInput,
+  scorekeepingLegacyToRun,
   scorekeepingSetupFromForm,
 } from '@/lib/server/protocols/scorekeeping/setup'
 import { seedScorekeepingDemo } from '@/lib/server/protocols/scorekeeping/seed'
@@ -93,8 +95,9 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
   }),
   // A session runs on the game instance itself (the instance's input is clembench's instance object).
   setup: {
-    input: ScorekeepingSetupInput,
+    options: ScorekeepingRunOptions,
     plan: planScorekeeping,
+    legacy: { input: ScorekeepingSetupInput, toRun: scorekeepingLegacyToRun },
     fromForm: scorekeepingSetupFromForm,
     snapshot: (row) => row.input,
   },

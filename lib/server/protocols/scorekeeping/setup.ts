@@ -1,9 +1,10 @@
 import { z } from 'zod'
+import { SCOREKEEPING_SEATS } from '@/lib/protocols/scorekeeping'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
+import { seatsFromForm } from '@/lib/server/seat-form'
 import { badRequest } from '@/lib/server/errors'
-import type { RunPlan, SetupTools } from '@/lib/server/engine/plugin'
-import type { SeatFill, Seats } from '@/lib/server/engine/seats'
+import type { RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
 
 /**
  * A scorekeeping run: one episode per game instance of a clembench dataset (optionally only some of
@@ -36,84 +37,94 @@ export type ScorekeepingSetupInput = z.output<typeof ScorekeepingSetupInput>
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
 
-/** The set-up form's fields → the setup input. */
-export function scorekeepingSetupFromForm(f: Record<string, unknown>) {
-  const who = text(f.answererKind) ?? 'llm'
-  let ref: Record<string, unknown> = {}
-  try {
-    ref = JSON.parse(text(f.answererModel) ?? '{}') as Record<string, unknown>
-  } catch {}
+/** The set-up form's fields → the one create-run body (the answerer from the generic seat picker). */
+export function scorekeepingSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v])
   return {
-    studyId: text(f.studyId),
     name: text(f.name),
     datasetId: text(f.datasetId),
-    experiments: list(f.experiments),
+    seats: seatsFromForm(SCOREKEEPING_SEATS, f) as RunSetupBody['seats'],
+    options: { experiments: list(f.experiments) },
     repetitions: text(f.repetitions),
-    answerer:
-      who === 'human'
-        ? { kind: 'human', userId: text(f.answererUser) }
-        : who === 'claimable'
-          ? { kind: 'claimable' }
-          : {
+  }
+}
+
+/** Scorekeeping's own run option: only some experiments of the clembench dataset. */
+export const ScorekeepingRunOptions = z.strictObject({
+  /** Only these experiments of the dataset (all when empty). */
+  experiments: z.array(z.string().trim().min(1).max(100)).max(50).default([]),
+})
+export type ScorekeepingRunOptions = z.output<typeof ScorekeepingRunOptions>
+
+/** The set-up body from before one seat vocabulary → the one shape (the game master needs no naming). */
+export function scorekeepingLegacyToRun(input: ScorekeepingSetupInput): RunSetupBody {
+  const a = input.answerer
+  return {
+    name: input.name,
+    datasetId: input.datasetId,
+    seats: {
+      answerer:
+        a.kind === 'llm'
+          ? {
               kind: 'llm',
-              connectionId: ref.connectionId,
-              ...(text(f.answererModelName)
-                ? { model: text(f.answererModelName) }
-                : typeof ref.model === 'string'
-                  ? { model: ref.model }
-                  : {}),
-              ...(text(f.temperature) !== undefined ? { temperature: Number(text(f.temperature)) } : {}),
-            },
+              model: {
+                connectionId: a.connectionId,
+                ...(a.model ? { model: a.model } : {}),
+                ...(a.temperature !== undefined ? { temperature: a.temperature } : {}),
+              },
+            }
+          : a.kind === 'human'
+            ? { kind: 'human', userId: a.userId }
+            : { kind: 'human', claimable: true },
+    },
+    options: { experiments: input.experiments },
+    repetitions: input.repetitions,
   }
 }
 
 export async function planScorekeeping(
   _actor: Actor,
   _studyId: string,
-  input: ScorekeepingSetupInput,
+  input: RunSetup<unknown, ScorekeepingRunOptions>,
   tools: SetupTools,
 ): Promise<RunPlan> {
+  if (!input.datasetId) throw badRequest('Choose a clembench dataset.', { datasetId: ['Choose a clembench dataset.'] })
+  if (input.repetitions > 20)
+    throw badRequest('At most 20 episodes per game instance.', {
+      repetitions: ['At most 20 episodes per game instance.'],
+    })
   const ds = await tools.dataset(input.datasetId)
   if (ds.kind !== 'clembench')
     throw badRequest(`The scorekeeping game runs on clembench instances; "${ds.name}" is a ${ds.kind} dataset.`, {
       datasetId: ['Choose a clembench dataset.'],
     })
+  const { experiments } = input.options
   const all = await db.instance.findMany({
     where: { datasetId: ds.id },
     orderBy: { index: 'asc' },
     select: { id: true, meta: true },
   })
-  const chosen = input.experiments.length
-    ? all.filter((i) => input.experiments.includes((i.meta as { experiment?: string }).experiment ?? ''))
-    : all
+  const given = input.instanceIds ? new Set(input.instanceIds) : null
+  const chosen = all.filter(
+    (i) =>
+      (!given || given.has(i.id)) &&
+      (!experiments.length || experiments.includes((i.meta as { experiment?: string }).experiment ?? '')),
+  )
   if (!chosen.length)
     throw badRequest('No instance of the dataset belongs to the chosen experiments.', {
       experiments: ['Choose experiments of the dataset.'],
     })
-  const answerer: SeatFill =
-    input.answerer.kind === 'llm'
-      ? {
-          kind: 'llm',
-          model: {
-            connectionId: input.answerer.connectionId,
-            ...(input.answerer.model ? { model: input.answerer.model } : {}),
-            ...(input.answerer.temperature !== undefined ? { temperature: input.answerer.temperature } : {}),
-          },
-          helpers: {},
-        }
-      : input.answerer.kind === 'human'
-        ? { kind: 'human', userId: input.answerer.userId, claimable: false }
-        : { kind: 'human', claimable: true }
-  const seats: Seats = { questioner: { kind: 'program', program: 'game-master', helpers: {}, params: {} }, answerer }
+  const picked = input.sample ? chosen.slice(0, input.sample) : chosen
   return {
     name: input.name,
     task: 'clembench',
     datasetId: ds.id,
     config: {},
-    seats,
+    seats: input.seats,
     repetitions: input.repetitions,
-    instanceIds: chosen.map((i) => i.id),
-    audit: { datasetId: ds.id, episodes: chosen.length * input.repetitions, experiments: input.experiments },
+    instanceIds: picked.map((i) => i.id),
+    shuffle: input.shuffle,
+    seatCycle: input.seatCycle,
+    audit: { datasetId: ds.id, episodes: picked.length * input.repetitions, experiments },
   }
 }

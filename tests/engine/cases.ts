@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import type { FakeLlmServer } from '@/lib/llm/fake-server'
-import { replay } from '@/lib/protocols/types'
 import { db, sql } from '@/lib/server/db'
 import { handleStep, startWorkers } from '@/lib/server/engine/jobs'
 import { runHeadless } from '@/lib/server/engine/headless'
@@ -26,7 +25,8 @@ import { getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection } from '../support/llm'
 import type { ContractFixture, World } from './fixtures/types'
-import { waitFor } from './support/wait'
+import { expectIntact } from '../support/intact'
+import { waitFor } from '../support/processes'
 
 /**
  * The cases of the engine's contract and of each protocol's conformance, written once: the engine
@@ -45,34 +45,6 @@ export async function world(fake: () => FakeLlmServer): Promise<World> {
 export const runStatus = (runId: string) =>
   db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
 const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { experimentId: runId } } })
-
-/** Every session's log replays through its protocol to Done, j = 1..N with no gap, one C row per M row. */
-export async function expectIntact(runId: string) {
-  const sessions = await db.protocolSession.findMany({
-    where: { experimentId: runId },
-    include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
-  })
-  for (const s of sessions) {
-    expect(s.status).toBe('done')
-    const seqs = s.messages.map((m) => m.seq)
-    expect(seqs).toEqual(seqs.map((_, i) => i + 1))
-    expect(s.contexts.map((c) => c.seq)).toEqual(seqs)
-    const plugin = await pluginFor(s.protocol)
-    const config = plugin.sessionConfig
-      ? plugin.sessionConfig(s.config, s.task).config
-      : plugin.protocol.config.parse(s.config)
-    const state = replay(
-      plugin.protocol,
-      config,
-      plugin.protocol.instance.parse(s.instance),
-      s.messages.map((m) => m.body),
-    )
-    const end = plugin.protocol.next(state) as { done: boolean; reason?: string }
-    expect(end.done).toBe(true)
-    expect(s.stopReason).toBe(end.reason)
-  }
-  return sessions
-}
 
 export async function create(
   w: World,

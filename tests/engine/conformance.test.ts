@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { PROTOCOL_IDS } from '@/lib/protocols/registry'
 import { db, sql } from '@/lib/server/db'
@@ -27,7 +29,9 @@ registerPlugin(toyPlugin)
 const FIXTURES: Record<string, ContractFixture | undefined> = Object.fromEntries(
   await Promise.all(
     PROTOCOL_IDS.map(async (id) => {
-      const m = (await import(`./fixtures/${id}.ts`).catch(() => ({}))) as { default?: ContractFixture }
+      // A missing file is a missing fixture; a fixture that fails to load fails the file with its error.
+      if (!existsSync(path.join(import.meta.dirname, 'fixtures', `${id}.ts`))) return [id, undefined] as const
+      const m = (await import(`./fixtures/${id}.ts`)) as { default?: ContractFixture }
       return [id, m.default] as const
     }),
   ),

@@ -7,12 +7,12 @@ import { startWorkers } from '@/lib/server/engine/jobs'
 import { registerPlugin } from '@/lib/server/engine/plugins'
 import { STEP_QUEUE } from '@/lib/server/engine/step-queue'
 import { queue, stopBoss } from '@/lib/server/jobs/queue'
+import { expectIntact } from '../support/intact'
 import { useFakeLlm } from '../support/llm'
 import {
   awaitingInSameWrite,
   cancelDropsQueue,
   create,
-  expectIntact,
   killedWorker,
   pauseResume,
   personTurn,
@@ -22,7 +22,7 @@ import {
   world,
 } from './cases'
 import { toyFixture } from './fixtures/toy'
-import { waitFor } from './support/wait'
+import { waitFor } from '../support/processes'
 import { toyPlugin } from './toy/plugin'
 
 /**

@@ -17,7 +17,7 @@ import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { toyPlugin } from './toy/plugin'
 import { toyExecPlugin } from './toy-exec/plugin'
-import { waitFor as pollUntil } from './support/wait'
+import { waitFor as pollUntil } from '../support/processes'
 
 /**
  * The agent runtime (issue 23 part 3) on a toy whose program seat runs a real child process with a

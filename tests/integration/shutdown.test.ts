@@ -8,6 +8,7 @@ import { shutdown } from '@/lib/server/processes'
 import { createRun, startRun } from '@/lib/server/services/runs'
 import { pxpFixture as fx } from '../engine/fixtures/pxp'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { expectIntact } from '../support/intact'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { hasBuild, type Proc, signInCookie, startWeb, startWorker, waitFor } from '../support/processes'
 
@@ -58,20 +59,6 @@ const activeSteps = async (runId: string) =>
       )
     ).rows[0].n,
   )
-
-/** Every session done with messages 1..N, no gap, no duplicate, one context per message. */
-async function expectIntact(runId: string) {
-  const sessions = await db.protocolSession.findMany({
-    where: { experimentId: runId },
-    include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
-  })
-  for (const s of sessions) {
-    expect(s.status).toBe('done')
-    const seqs = s.messages.map((m) => m.seq)
-    expect(seqs).toEqual(seqs.map((_, i) => i + 1))
-    expect(s.contexts.map((c) => c.seq)).toEqual(seqs)
-  }
-}
 
 describe('shutdown and recovery of worker processes', () => {
   it('SIGTERM: the worker hands its sessions back and exits within the bound; another finishes the run', async () => {

@@ -6,6 +6,7 @@ import { execute } from '@/lib/server/operation'
 import { createRun, startRun } from '@/lib/server/services/runs'
 import { pxpFixture as fx } from '../engine/fixtures/pxp'
 import { makeStudy, makeUser } from '../support/fixtures'
+import { expectIntact } from '../support/intact'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { type Proc, startWorker, waitFor } from '../support/processes'
 import { type TcpProxy, tcpProxy } from '../support/tcp-proxy'
@@ -98,17 +99,8 @@ describe('a worker rides out a database outage', () => {
     expect(out.match(/the database is unreachable; retrying with back-off/g)).toHaveLength(1)
     expect(out).toContain('the database is reachable again')
     expect(await messageCount(runId)).toBeGreaterThan(before)
-    // Every session intact: messages 1..N once each, one context per message.
-    const sessions = await db.protocolSession.findMany({
-      where: { experimentId: runId },
-      include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
-    })
-    for (const s of sessions) {
-      expect(s.status).toBe('done')
-      const seqs = s.messages.map((m) => m.seq)
-      expect(seqs).toEqual(seqs.map((_, i) => i + 1))
-      expect(s.contexts.map((c) => c.seq)).toEqual(seqs)
-    }
+    // Every session intact: messages 1..N once each, one context per message, replayed to Done.
+    await expectIntact(runId)
     const { code } = await worker.stop('SIGTERM')
     expect(code).toBe(0)
   }, 240_000)

@@ -12,6 +12,8 @@ import { plugins } from '@/lib/server/protocols/registry'
  * - lib/protocols never imports lib/server, app or components (nor do lib/metrics, lib/tasks, lib/llm);
  * - the engine (lib/server/engine) imports no service, no protocol's plugin and no registry: a process's
  *   entry point binds the plugins (lib/server/protocols/bind.ts);
+ * - a plugin (lib/server/protocols/<id>/) imports only the SDK (lib/server/sdk.ts), its own folder and
+ *   the pure libraries;
  * - nor a dataset kind a plugin declares (rad, cases, clembench …): the kinds are the plugins';
  * - no import cycles (value imports, a lazy `await import()` among them; `import type` is not an edge);
  *   the CLI and the scripts are in the graph too.
@@ -48,8 +50,8 @@ const code = (f: string) =>
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/(^|[^:'"`])\/\/.*$/gm, '$1')
 
-/** Value imports of a file: `import … from 'x'` and `export … from 'x'`, not `import type`. */
-function imports(f: string): string[] {
+/** Value imports of a file: `import … from 'x'` and `export … from 'x'`, not `import type`; `lazy: false` leaves out `import('x')`. */
+function imports(f: string, { lazy = true } = {}): string[] {
   const out: string[] = []
   for (const m of code(f).matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]/gm)) {
     if (m[2]) continue
@@ -57,7 +59,7 @@ function imports(f: string): string[] {
   }
   for (const m of code(f).matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) out.push(m[1] as string)
   // A lazy `import('x')` is an edge too: it runs the module all the same, only later.
-  for (const m of code(f).matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1] as string)
+  if (lazy) for (const m of code(f).matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1] as string)
   return out
 }
 
@@ -95,10 +97,11 @@ describe('the layering rules', () => {
     expect(offenders).toEqual([])
   })
 
-  it('no code under lib/server, app or components names a dataset kind outside the protocol folders', () => {
+  it('no code under lib/server, app or components names a dataset kind outside the protocol folders', async () => {
     // The kinds are the plugins' (`datasets`): generic services and pages ask the plugins, so a
     // kind's name in them would be a branch on one protocol's data (as `kind === 'rad'` was).
-    const kinds = Object.values(plugins).flatMap((p) => Object.keys(p.datasets ?? {}))
+    const ops = await Promise.all(Object.values(plugins).map((p) => p.ops?.()))
+    const kinds = ops.flatMap((o) => Object.keys(o?.datasets ?? {}))
     expect(kinds.length).toBeGreaterThan(0)
     const literal = new RegExp(`(['"\`])(${kinds.join('|')})\\1`)
     const offenders: string[] = []
@@ -145,6 +148,56 @@ describe('the layering rules', () => {
       }
     }
     expect(offenders).toEqual([])
+  })
+
+  it('a plugin imports only the SDK, its own folder and the pure libraries (types included)', () => {
+    const offenders: string[] = []
+    for (const f of ALL) {
+      const own = /^lib\/server\/protocols\/([^/]+)\//.exec(f)?.[1]
+      if (!own) continue
+      const specs = [...code(f).matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map(
+        (m) => m[1] as string,
+      )
+      for (const spec of [...specs, ...imports(f)]) {
+        const to = resolve(f, spec)
+        if (!to) continue // a package or node: built-in
+        const allowed =
+          to === 'lib/server/sdk.ts' ||
+          to.startsWith(`lib/server/protocols/${own}/`) ||
+          (to.startsWith('lib/') && !/^lib\/(server|cli|generated)\//.test(to))
+        if (!allowed) offenders.push(`${f} -> ${to}`)
+      }
+    }
+    expect(offenders).toEqual([])
+  })
+
+  it("a plugin's entry loads only its runtime: a worker never loads its set-up, pages, exports, seed or operations", () => {
+    // What a worker steps a session with is the plugin's entry and what it imports eagerly; every other
+    // capability is a module the entry loads with import() on first use. None of those may be reachable
+    // from the entry without it (it would then load in every worker).
+    const entries = ALL.filter((f) => /^lib\/server\/protocols\/[^/]+\/plugin\.ts$/.test(f))
+    expect(entries.length).toBeGreaterThan(0)
+    for (const entry of entries) {
+      const eager = new Set<string>()
+      const walk = (f: string) => {
+        if (eager.has(f)) return
+        eager.add(f)
+        for (const s of imports(f, { lazy: false })) {
+          const t = resolve(f, s)
+          if (t) walk(t)
+        }
+      }
+      walk(entry)
+      const lazy = [...code(entry).matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) =>
+        resolve(entry, m[1] as string),
+      )
+      // Set-up, views, exports, seed and operations at least (modules may serve more than one).
+      expect(new Set(lazy).size, entry).toBeGreaterThanOrEqual(4)
+      expect(
+        lazy.filter((l) => l && eager.has(l)),
+        `${entry}: a lazily loaded capability reachable without import()`,
+      ).toEqual([])
+    }
   })
 
   it('has no import cycles', () => {

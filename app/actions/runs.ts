@@ -38,8 +38,8 @@ export async function createRunAction(_prev: ActionState, fd: FormData): Promise
   if (!protocol) return { ok: false, error: 'Choose a protocol.' }
   let setup: unknown
   try {
-    const plugin = await pluginFor(protocol)
-    setup = plugin.setup.fromForm ? plugin.setup.fromForm({ ...fields, studyId }) : { ...fields, studyId }
+    const plan = await (await pluginFor(protocol)).setup()
+    setup = plan.fromForm ? plan.fromForm({ ...fields, studyId }) : { ...fields, studyId }
   } catch (err) {
     if (err instanceof AppError) return { ok: false, error: err.message, fieldErrors: err.fieldErrors }
     return { ok: false, error: `Unknown protocol "${protocol}".` }

@@ -8,7 +8,7 @@ import {
   importDataset,
   listDatasets,
 } from '@/lib/server/services/datasets'
-import { plugins } from '@/lib/server/protocols/registry'
+import { allPlugins } from '@/lib/server/engine/plugins'
 import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
 import {
   cancelRun,
@@ -78,7 +78,7 @@ import {
 } from '@/lib/server/services/users'
 import { assignWork, completeWork, getWork, listMyWork, listStudyWork } from '@/lib/server/services/work'
 
-/** Every operation behind a server action or REST route (the fuzz and permission tests walk this list). */
+/** Every generic operation behind a server action or REST route. */
 export const OPERATIONS: Operation<any, any>[] = [
   listStudies,
   getStudy,
@@ -156,6 +156,14 @@ export const OPERATIONS: Operation<any, any>[] = [
   renewLease,
   releaseSeat,
   inspectSession,
-  // Each protocol's own operations (EVINCE's label merges, the scorekeeping import …).
-  ...Object.values(plugins).flatMap((p) => p.operations ?? []),
 ]
+
+/**
+ * Every operation behind a server action or REST route: the generic ones and each protocol's own
+ * (EVINCE's label merges, the scorekeeping import …) from its `ops` capability. The fuzz and
+ * permission tests walk this list.
+ */
+export async function allOperations(): Promise<Operation<any, any>[]> {
+  const own = await Promise.all((await allPlugins()).map(async (p) => (await p.ops?.())?.operations ?? []))
+  return [...OPERATIONS, ...own.flat()]
+}

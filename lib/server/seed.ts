@@ -107,8 +107,8 @@ async function seedUnderLock(): Promise<{ created: string[] }> {
     people[u.email] = { userId: ids[u.email] as string, email: u.email, name: u.name, role: u.role, via: 'seed' }
   const seed = demoSeed(DEMO_STUDY_ID, people['researcher@parley.local'] as Actor, people)
   for (const plugin of await allPlugins()) {
-    if (!plugin.seedDemo) continue
-    const made = await plugin.seedDemo(seed)
+    if (!plugin.seed) continue
+    const made = await (await plugin.seed()).seedDemo(seed)
     created.push(...made.map((m) => `${plugin.protocol.id}: ${m}`))
   }
   return { created }

@@ -89,7 +89,7 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
     const { w, run } = await demoRun(id, fx, fake, 2)
     const plugin = await pluginFor(id)
     const messages = await db.protocolMessage.count({ where: { session: { experimentId: run.id } } })
-    for (const table of ['d', 'm', 'c', ...Object.keys(plugin.exports ?? {})]) {
+    for (const table of ['d', 'm', 'c', ...Object.keys((await plugin.exports?.())?.tables ?? {})]) {
       const read = async (format: 'jsonl' | 'csv') => {
         const r = await execute(exportRun, w.researcher, { runId: run.id, table, format })
         if (!r.ok) throw new Error(`${table} ${format}: ${r.error}`)
@@ -105,7 +105,7 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
       // The same rows under a header.
       expect(await read('csv'), table).toHaveLength(jsonl.length + 1)
     }
-    for (const file of Object.keys(plugin.files ?? {})) {
+    for (const file of Object.keys((await plugin.exports?.())?.files ?? {})) {
       const r = await execute(exportRunFile, w.researcher, { runId: run.id, file })
       if (!r.ok) throw new Error(`${file}: ${r.error}`)
       expect(r.data.bytes.byteLength, file).toBeGreaterThan(0)

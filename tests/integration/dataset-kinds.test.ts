@@ -38,7 +38,7 @@ const lines: DatasetKind = {
     }
   },
 }
-registerPlugin({ ...toyPlugin, datasets: { 'toy-lines': lines } } as ProtocolPlugin)
+registerPlugin({ ...toyPlugin, ops: async () => ({ datasets: { 'toy-lines': lines } }) })
 
 async function world() {
   const researcher = await makeUser('researcher')

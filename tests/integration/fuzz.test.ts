@@ -4,7 +4,7 @@ import { endpoints, type Endpoint } from '@/lib/server/api/endpoints'
 import { handle } from '@/lib/server/api/handler'
 import { db } from '@/lib/server/db'
 import { execute, MAX_INPUT_BYTES } from '@/lib/server/operation'
-import { OPERATIONS } from '@/lib/server/operations'
+import { allOperations } from '@/lib/server/operations'
 import { exportRoute } from '@/lib/server/api/stream'
 import { DEPTH_PROBLEM, MAX_INPUT_DEPTH, TEXT_PROBLEM } from '@/lib/server/input'
 import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
@@ -12,6 +12,9 @@ import { createApiKey } from '@/lib/server/services/api-keys'
 import { createPreset } from '@/lib/server/services/presets'
 import { exportRun } from '@/lib/server/services/run-export'
 import { makeStudy, makeUser } from '../support/fixtures'
+
+/** The generic operations and every protocol's own (loaded from its `ops` capability). */
+const OPERATIONS = await allOperations()
 
 afterAll(() => db.$disconnect())
 

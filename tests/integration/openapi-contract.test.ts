@@ -39,7 +39,7 @@ type Doc = {
   components: { responses: Record<string, unknown> }
   security?: unknown[]
 }
-const doc = openApiDocument() as unknown as Doc
+const doc = (await openApiDocument()) as unknown as Doc
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const documented = Object.entries(doc.paths).flatMap(([p, item]) =>
   METHODS.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${p}`),
@@ -628,10 +628,13 @@ const RUN_KEY = `contract-run-${randomUUID()}`
 
 /** The scope each operation needs (the streamed routes' and the plugins' included). */
 const scopes = new Map<string, string>(
-  [...(Object.values(endpoints) as Endpoint[]), ...pluginEndpoints()].map((e) => [`${e.method} ${e.path}`, e.op.scope]),
+  [...(Object.values(endpoints) as Endpoint[]), ...(await pluginEndpoints())].map((e) => [
+    `${e.method} ${e.path}`,
+    e.op.scope,
+  ]),
 )
 const bodyOps = new Set(
-  [...(Object.values(endpoints) as Endpoint[]), ...pluginEndpoints()]
+  [...(Object.values(endpoints) as Endpoint[]), ...(await pluginEndpoints())]
     .filter((e) => e.source === 'body')
     .map((e) => `${e.method} ${e.path}`),
 )

@@ -12,7 +12,7 @@ import { openApiDocument } from '@/lib/server/api/openapi'
  * it (errors or warnings), and openapi-typescript generates a client's types from it that a strict
  * TypeScript program can use (and that refuse a wrong use).
  */
-const doc = openApiDocument() as {
+const doc = (await openApiDocument()) as {
   openapi: string
   paths: Record<string, Record<string, unknown>>
 }

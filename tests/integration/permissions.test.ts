@@ -5,9 +5,12 @@ import { ROLES, type Role } from '@/lib/server/auth/roles'
 import { db } from '@/lib/server/db'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
-import { OPERATIONS } from '@/lib/server/operations'
+import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { machineOpens, makeSession, makeStudy, makeUser, makeWork } from '../support/fixtures'
+
+/** The generic operations and every protocol's own (loaded from its `ops` capability). */
+const OPERATIONS = await allOperations()
 
 afterAll(async () => {
   await stopBoss()

@@ -136,8 +136,8 @@ describe('REST for runs and sessions', () => {
     }
   })
 
-  it("documents the create-run body with every protocol's set-up", () => {
-    const doc = openApiDocument() as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
+  it("documents the create-run body with every protocol's set-up", async () => {
+    const doc = (await openApiDocument()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
     const body = JSON.stringify(doc.paths['/runs']?.post?.requestBody)
     for (const id of ['pxp', 'evince', 'scorekeeping']) expect(body).toContain(`"${id}"`)
     for (const path of ['/runs/{runId}', '/runs/{runId}/pause', '/sessions/{sessionId}/turns', '/sessions'])
@@ -235,7 +235,7 @@ describe('REST for runs and sessions', () => {
     const stored = await db.protocolMessage.count({ where: { session: { experimentId: run.id } } })
     expect(lines).toHaveLength(stored)
     expect(lines.filter((l) => l.j === 1).map((l) => l.tag)).toEqual(['INIT', 'INIT'])
-    const doc = openApiDocument() as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
+    const doc = (await openApiDocument()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
     expect(JSON.stringify(doc.paths['/datasets']?.post?.requestBody)).toContain('multipart/form-data')
     for (const path of ['/datasets/{datasetId}/import', '/runs/{runId}/export', '/runs/{runId}/files/{file}'])
       expect(doc.paths).toHaveProperty([path])
@@ -274,7 +274,7 @@ describe('REST for runs and sessions', () => {
     // Not an upload: 415; an unknown path under /api/v1: the JSON 404.
     expect((await post('/scorekeeping/datasets', '{}', 'application/json')).status).toBe(415)
     expect((await post('/nowhere', '{}', 'application/json')).status).toBe(404)
-    const doc = openApiDocument() as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
+    const doc = (await openApiDocument()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> }
     expect(JSON.stringify(doc.paths['/scorekeeping/datasets']?.post?.requestBody)).toContain('multipart/form-data')
   })
 })

@@ -251,7 +251,7 @@ describe('POST /runs in one shape', () => {
 
   it('OpenAPI documents one request body for every protocol, and the bodies above validate against it', async () => {
     const w = await world()
-    const doc = openApiDocument() as {
+    const doc = (await openApiDocument()) as {
       paths: Record<
         string,
         Record<string, { requestBody?: { content: Record<string, { schema: Record<string, unknown> }> } }>
@@ -286,7 +286,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
     const w = await world()
     const model = JSON.stringify({ connectionId: w.connectionId, model: 'gen' })
     const sk = await pluginFor('scorekeeping')
-    const skBody = sk.setup.fromForm?.({
+    const skBody = (await sk.setup()).fromForm?.({
       name: 'form run',
       datasetId: await scorekeepingFixture.dataset(w, 2),
       'seats.answerer.kind': 'llm',
@@ -302,7 +302,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
         answerer: { kind: 'llm', model: { connectionId: w.connectionId, model: 'gen-2', temperature: 0.5 } },
         questioner: { kind: 'program', program: 'game-master' },
       })
-    const claim = sk.setup.fromForm?.({
+    const claim = (await sk.setup()).fromForm?.({
       name: 'claimed',
       datasetId: await scorekeepingFixture.dataset(w, 1),
       'seats.answerer.kind': 'claimable',
@@ -315,7 +315,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
       })
 
     const ev = await pluginFor('evince')
-    const evBody = ev.setup.fromForm?.({
+    const evBody = (await ev.setup()).fromForm?.({
       name: 'form debate',
       source: 'single',
       symptoms: 'fever, rash and joint pain',
@@ -338,7 +338,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
       expect(run.config).toMatchObject({ k: 3, crit: false, report: false })
     }
     // A person picked but not chosen: the error names the seat.
-    const missing = ev.setup.fromForm?.({
+    const missing = (await ev.setup()).fromForm?.({
       name: 'no person',
       source: 'single',
       symptoms: 'fever',

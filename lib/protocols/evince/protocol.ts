@@ -416,7 +416,7 @@ function apply<Instance>(state: EvinceState<Instance>, raw: EvinceMessage): Evin
   return { ...state, messages, rounds, stopChecks: checks, stop: checks[0] ?? null }
 }
 
-export const evince: Protocol<EvinceConfig, EvinceState, EvinceMessage, unknown, EvinceAsk, EvinceDone> & {
+export const evince: Protocol<EvinceConfig, EvinceState, EvinceMessage, EvinceInstance, EvinceAsk, EvinceDone> & {
   init: typeof init
   apply: typeof apply
 } = {

@@ -5,6 +5,9 @@ import { type Answer, agentTag } from './agent'
 import { type PxpConfig, type PxpMessage, PxpMessageError, type PxpState, pxp, pxpConfig } from './protocol'
 import { PXP_TAGS, type PxpSeat, type PxpTag } from './tags'
 
+/** An instance: the rules never read it. */
+const INSTANCE = { input: { x: 1 }, prediction: 'y', explanation: 'e' }
+
 const cfg = (c: Partial<PxpConfig> = {}): PxpConfig => pxpConfig.parse(c)
 const msg = (seq: number, tag: PxpTag, sender: PxpSeat = seq % 2 ? 'm' : 'h'): PxpMessage => ({
   seq,
@@ -18,7 +21,7 @@ const play = (config: PxpConfig, tags: PxpTag[]) =>
   replay(
     pxp,
     config,
-    null,
+    INSTANCE,
     tags.map((t, i) => msg(i + 1, t)),
   )
 function errorCode(fn: () => unknown): string {
@@ -38,13 +41,13 @@ describe('config', () => {
     expect(pxpConfig.safeParse({ n: 0 }).success).toBe(false)
     expect(pxpConfig.safeParse({ n: 2.5 }).success).toBe(false)
     expect(pxpConfig.safeParse({ n: 10, kk: 3 }).success).toBe(false)
-    expect(errorCode(() => pxp.init({ n: 10, k: 0 }, null))).toBe('invalid-config')
+    expect(errorCode(() => pxp.init({ n: 10, k: 0 }, INSTANCE))).toBe('invalid-config')
   })
 })
 
 describe('INTERACT for one session', () => {
   it('asks the machine for message 1 with INIT only, then alternates', () => {
-    let s = pxp.init(cfg(), null)
+    let s = pxp.init(cfg(), INSTANCE)
     expect(pxp.next(s)).toEqual({ done: false, seat: 'm', j: 1, kind: 'turn', allowedTags: ['INIT'] })
     s = pxp.apply(s, msg(1, 'INIT'))
     expect(pxp.next(s)).toEqual({
@@ -112,11 +115,11 @@ describe('INTERACT for one session', () => {
   })
 
   it('never changes the state it was given', () => {
-    const s0 = pxp.init(cfg(), { x: 1 })
+    const s0 = pxp.init(cfg(), INSTANCE)
     const s1 = pxp.apply(s0, msg(1, 'INIT'))
     expect(s0.messages).toHaveLength(0)
     expect(s0.j).toBe(1)
-    expect(s1.instance).toEqual({ x: 1 })
+    expect(s1.instance).toEqual(INSTANCE)
   })
 })
 
@@ -126,7 +129,7 @@ describe('apply refuses invalid messages with a typed error', () => {
     ['a skipped message number', () => pxp.apply(s2(), msg(3, 'REFUTE', 'h')), 'wrong-seq'],
     ['a repeated message number', () => pxp.apply(s2(), msg(1, 'INIT', 'm')), 'wrong-seq'],
     ['the wrong sender', () => pxp.apply(s2(), msg(2, 'REFUTE', 'm')), 'wrong-sender'],
-    ['a first message that is not INIT', () => pxp.apply(pxp.init(cfg(), null), msg(1, 'RATIFY')), 'init-required'],
+    ['a first message that is not INIT', () => pxp.apply(pxp.init(cfg(), INSTANCE), msg(1, 'RATIFY')), 'init-required'],
     ['INIT after message 1', () => pxp.apply(s2(), msg(2, 'INIT')), 'init-not-first'],
     ['REJECT at j = 2 ≤ k', () => pxp.apply(s2(), msg(2, 'REJECT')), 'reject-too-early'],
     ['REJECT at j = k', () => pxp.apply(play(cfg({ k: 3 }), ['INIT', 'REFUTE']), msg(3, 'REJECT')), 'reject-too-early'],
@@ -173,7 +176,7 @@ describe('properties of INTERACT', () => {
   it('any play of allowed tags: ≤ n messages, no REJECT at j ≤ k, stops exactly on mutual RATIFY, a REJECT or the bound', () => {
     fc.assert(
       fc.property(configs, fc.array(fc.nat(), { maxLength: 40 }), (config, picks) => {
-        let s: PxpState = pxp.init(config, null)
+        let s: PxpState = pxp.init(config, INSTANCE)
         const tags: PxpTag[] = []
         for (const pick of picks) {
           const ask = pxp.next(s)
@@ -216,7 +219,7 @@ describe('properties of INTERACT', () => {
     const attempt = fc.oneof(anyMessage, fc.record({ tag: fc.constantFrom(...PXP_TAGS) }))
     fc.assert(
       fc.property(configs, fc.array(attempt, { maxLength: 60 }), (config, attempts) => {
-        let s: PxpState = pxp.init(config, null)
+        let s: PxpState = pxp.init(config, INSTANCE)
         for (const a of attempts) {
           const m: PxpMessage = 'seq' in a ? a : msg(s.j, a.tag, s.j % 2 ? 'm' : 'h')
           try {
@@ -232,7 +235,7 @@ describe('properties of INTERACT', () => {
           expect(m.tag === 'INIT').toBe(m.seq === 1)
         }
         // replaying the accepted log gives the same state
-        expect(replay(pxp, config, null, accepted)).toEqual(s)
+        expect(replay(pxp, config, INSTANCE, accepted)).toEqual(s)
         // nothing follows a REJECT or a mutual RATIFY
         const rejectAt = accepted.findIndex((m) => m.tag === 'REJECT')
         if (rejectAt >= 0) expect(rejectAt).toBe(accepted.length - 1)
@@ -250,7 +253,7 @@ describe('properties of INTERACT', () => {
         agent,
         agent,
         (config, answers, am, ah) => {
-          let s: PxpState = pxp.init(config, null)
+          let s: PxpState = pxp.init(config, INSTANCE)
           const said: Answer[] = []
           for (;;) {
             const ask = pxp.next(s)

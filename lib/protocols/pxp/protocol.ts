@@ -83,7 +83,7 @@ export type PxpStopReason = 'mutual-ratify' | 'machine-reject' | 'human-reject' 
 export type PxpAsk = Ask<PxpSeat, PxpTag, 'turn'>
 export type PxpDone = Done<PxpStopReason>
 
-export interface PxpState<Instance = unknown> {
+export interface PxpState<Instance = PxpInstance> {
   readonly config: PxpConfig
   readonly instance: Instance
   readonly messages: readonly PxpMessage[]
@@ -183,7 +183,7 @@ function seatName(seat: PxpSeat) {
   return seat === 'm' ? 'machine' : 'human'
 }
 
-export const pxp: Protocol<PxpConfig, PxpState, PxpMessage, unknown, PxpAsk, PxpDone> = {
+export const pxp: Protocol<PxpConfig, PxpState<PxpInstance>, PxpMessage, PxpInstance, PxpAsk, PxpDone> = {
   id: PXP_PROTOCOL_ID,
   version: PXP_PROTOCOL_VERSION,
   label: 'PXP / INTERACT',

@@ -5,6 +5,9 @@ import { legalTags } from './agent'
 import { answerProblem, type PxpConfig, type PxpMessage, type PxpState, pxp, pxpConfig } from './protocol'
 import { PXP_TAGS, type PxpSeat, seatForMessage } from './tags'
 
+/** An instance: the rules never read it. */
+const INSTANCE = { input: { x: 1 }, prediction: 'y', explanation: 'e' }
+
 /**
  * PXP's rules for one message (Procedure 1/2): the number and sender of j, a tag allowed at j, and a
  * prediction that shows something. A property test: random well-typed garbage from an LLM seat is
@@ -15,7 +18,7 @@ const cfg = (c: Partial<PxpConfig> = {}): PxpConfig => pxpConfig.parse(c)
 
 describe('PXP: apply refuses an answer that shows nothing', () => {
   it('an empty, blank or invisible prediction is refused; an empty explanation is not (a ground truth may have none)', () => {
-    const s = pxp.init(cfg(), null)
+    const s = pxp.init(cfg(), INSTANCE)
     const first = (prediction: string, explanation = 'e'): PxpMessage => ({
       seq: 1,
       sender: 'm',
@@ -40,7 +43,7 @@ const visible = (s: string) => /[^\p{White_Space}\p{Cf}]/u.test(s)
 
 /** A valid prefix: INIT, then REFUTE (never a Stop) up to `steps` messages or the bound. */
 function prefix(config: PxpConfig, steps: number): PxpState {
-  let s = pxp.init(config, null)
+  let s = pxp.init(config, INSTANCE)
   for (let j = 1; j <= steps; j++) {
     const ask = pxp.next(s)
     if (ask.done) break

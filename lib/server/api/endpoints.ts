@@ -2,7 +2,8 @@ import { z } from 'zod'
 import { ROLE_SCOPES } from '@/lib/server/auth/roles'
 import { defineOperation, type Operation } from '@/lib/server/operation'
 import { SeatFill } from '@/lib/server/engine/seats'
-import { plugins } from '@/lib/server/protocols/registry'
+import type { PluginOps, PluginSetup, ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { allPlugins } from '@/lib/server/engine/plugins'
 import {
   AuditPage,
   Connection,
@@ -63,7 +64,7 @@ export interface Endpoint {
   output: z.ZodType
   status?: 200 | 201
   /** The request body as the OpenAPI document shows it, when the operation's input is more open. */
-  docBody?: () => z.ZodType
+  docBody?: (plugins: DocPlugins) => z.ZodType
   /**
    * The statuses it answers besides those every endpoint can (400, 401, 403, 413, 415, 500, 503:
    * see openapi.ts), each with when. The contract test holds the document to what is sent.
@@ -213,7 +214,7 @@ export const endpoints = {
     source: 'body',
     output: RunCreated,
     status: 201,
-    docBody: () => runCreateBody(),
+    docBody: runCreateBody,
     errors: { 404: 'The study, dataset or a connection is not there, or not visible to you' },
     idempotent: true,
   },
@@ -428,8 +429,7 @@ export const endpoints = {
  * seats, config and options are listed in the descriptions and as the alternatives of `config` and
  * `options` (titled by protocol).
  */
-function runCreateBody(): z.ZodType {
-  const all = Object.values(plugins)
+function runCreateBody(all: DocPlugins): z.ZodType {
   const ids = all.map((p) => p.protocol.id) as [string, ...string[]]
   const seatsOf = all
     .map(
@@ -446,8 +446,8 @@ function runCreateBody(): z.ZodType {
     const schemas = all.map((p) =>
       (
         (what === 'config'
-          ? (p.setup.config ?? p.protocol.config)
-          : (p.setup.options ?? z.strictObject({}))) as z.ZodType
+          ? (p.setupOf.config ?? p.protocol.config)
+          : (p.setupOf.options ?? z.strictObject({}))) as z.ZodType
       ).meta({
         title: `${p.protocol.id} ${what}`,
       }),
@@ -489,8 +489,8 @@ function runCreateBody(): z.ZodType {
 }
 
 /** The dataset upload as the OpenAPI document shows it: the kinds the plugins declare, with their files and fields. */
-function datasetImportBody() {
-  const kinds = Object.values(plugins).flatMap((p) => Object.entries(p.datasets ?? {}))
+function datasetImportBody(all: DocPlugins) {
+  const kinds = all.flatMap((p) => Object.entries(p.opsOf?.datasets ?? {}))
   const extra: Record<string, z.ZodType> = {}
   for (const [kind, def] of kinds) {
     for (const a of def.attachments ?? [])
@@ -515,10 +515,21 @@ function datasetImportBody() {
   })
 }
 
+/**
+ * The plugins with the capabilities the REST surface reads (set-up for the run-create body; operations,
+ * REST endpoints and dataset kinds), loaded on first use: a worker never loads them.
+ */
+export type DocPlugins = Array<ProtocolPlugin & { setupOf: PluginSetup; opsOf: PluginOps | undefined }>
+export async function docPlugins(): Promise<DocPlugins> {
+  return Promise.all(
+    (await allPlugins()).map(async (p) => ({ ...p, setupOf: await p.setup(), opsOf: await p.ops?.() })),
+  )
+}
+
 /** The endpoints protocol plugins add for their own operations (served by the catch-all route). */
-export function pluginEndpoints(): Endpoint[] {
-  return Object.values(plugins).flatMap((p) =>
-    (p.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint),
+export async function pluginEndpoints(): Promise<Endpoint[]> {
+  return (await docPlugins()).flatMap((p) =>
+    (p.opsOf?.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint),
   )
 }
 
@@ -540,9 +551,9 @@ function matchPath(template: string, path: string): Record<string, string> | nul
  * The plugin endpoint for a request path under /api/v1 and its path parameters, if any matches;
  * `allow` lists the methods the path answers (empty: no plugin endpoint has this path).
  */
-export function matchPluginEndpoint(method: string, path: string) {
+export async function matchPluginEndpoint(method: string, path: string) {
   const allow: string[] = []
-  for (const ep of pluginEndpoints()) {
+  for (const ep of await pluginEndpoints()) {
     const params = matchPath(ep.path, path)
     if (!params) continue
     if (ep.method === method) return { ep, params, allow: [ep.method] }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type Endpoint, endpoints, pluginEndpoints } from '@/lib/server/api/endpoints'
+import { type DocPlugins, docPlugins, type Endpoint, endpoints } from '@/lib/server/api/endpoints'
 import { IDEMPOTENCY_HOURS } from '@/lib/server/api/idempotency'
 import { ErrorBody, Health, Readiness } from '@/lib/server/api/schemas'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
@@ -138,8 +138,8 @@ function errorResponses(ep: Endpoint): Record<string, unknown> {
   }
 }
 
-function operationFor(ep: Endpoint) {
-  const input = jsonSchema(ep.docBody?.() ?? ep.op.input, 'input') as {
+function operationFor(ep: Endpoint, plugins: DocPlugins) {
+  const input = jsonSchema(ep.docBody?.(plugins) ?? ep.op.input, 'input') as {
     properties?: Record<string, unknown>
     required?: string[]
   }
@@ -223,7 +223,8 @@ function reachable(paths: unknown, all: Record<string, Json>): Record<string, Js
 }
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas that validate requests and responses. */
-export function openApiDocument() {
+export async function openApiDocument() {
+  const plugins = await docPlugins()
   const system = (operationId: string, summary: string, responses: Json) => ({
     get: { operationId, summary, tags: ['System'], security: [], responses },
   })
@@ -319,9 +320,12 @@ export function openApiDocument() {
     { 'application/zip': { schema: { type: 'string', contentMediaType: 'application/zip' } } },
     'The run has no such file',
   )
-  for (const ep of [...(Object.values(endpoints) as Endpoint[]), ...pluginEndpoints()]) {
+  const fromPlugins = plugins.flatMap((p) =>
+    (p.opsOf?.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint),
+  )
+  for (const ep of [...(Object.values(endpoints) as Endpoint[]), ...fromPlugins]) {
     paths[ep.path] ??= {}
-    ;(paths[ep.path] as Record<string, unknown>)[ep.method.toLowerCase()] = operationFor(ep)
+    ;(paths[ep.path] as Record<string, unknown>)[ep.method.toLowerCase()] = operationFor(ep, plugins)
   }
   // ErrorBody is registered (id Error): the shared responses refer to it.
   void ErrorBody

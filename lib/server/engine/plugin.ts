@@ -1,11 +1,12 @@
 import type { z } from 'zod'
 import type { DemoRequest } from '@/lib/llm/demo-model'
-import type { AnyProtocol, Ask, BaseMessage } from '@/lib/protocols/types'
+import type { AnyProtocol, BaseMessage, Done } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import type { DatasetKind } from '@/lib/server/engine/datasets'
 import type { Operation } from '@/lib/server/operation'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { SeatFill, SeatFillInput, Seats } from '@/lib/server/engine/seats'
+import type { ProtocolCli } from '@/lib/cli/tools'
 
 /**
  * What a protocol brings to the engine besides its pure module: how its LLM, proxy and program
@@ -45,19 +46,30 @@ export interface SessionConfig<C = unknown, X = unknown> {
   extras: X
 }
 
-/** Everything a step knows about the session, parsed. */
-export interface SessionContext<C = any, I = any, S = any> {
+/** A protocol's own types, read off its pure module: what every hook of its plugin is typed by. */
+// Read off the fields (schemas and `next`), not the generic parameters: a protocol may widen its
+// `init`/`apply` to any instance for its own tests, which would make inference say unknown.
+export type ConfigOf<P> = P extends { config: z.ZodType<infer C, any> } ? C : never
+export type StateOf<P> = P extends { next(state: infer S): unknown } ? S : never
+export type MessageOf<P> = P extends { message: z.ZodType<infer M, any> } ? M : never
+export type InstanceOf<P> = P extends { instance: z.ZodType<infer I, any> } ? I : never
+export type AskOf<P> = P extends { next(state: any): infer R } ? Exclude<R, Done<string>> : never
+
+/**
+ * Everything a step knows about the session, parsed: typed by the protocol `P` (its Config, Instance
+ * and State) and the plugin's own extras `X` (what `sessionConfig` keeps beside the protocol's config).
+ */
+export interface SessionContext<P extends AnyProtocol = AnyProtocol, X = any> {
   session: StepSession
-  config: C
-  extras: any
-  instance: I
+  config: ConfigOf<P>
+  extras: X
+  instance: InstanceOf<P>
   seats: Seats
-  state: S
+  state: StateOf<P>
 }
 
-export interface AgentContext<C = any, I = any, S = any, A extends Ask<string, string, string> = any>
-  extends SessionContext<C, I, S> {
-  ask: A
+export interface AgentContext<P extends AnyProtocol = AnyProtocol, X = any> extends SessionContext<P, X> {
+  ask: AskOf<P>
   fill: SeatFill
   llm: LlmTools
   /** A person fills another seat and may watch the session live (stream the answer to them). */
@@ -152,11 +164,12 @@ export interface Produced<M extends BaseMessage = BaseMessage> {
   callId?: string | null
 }
 
-export type Agent = (ctx: AgentContext) => Promise<Produced>
+export type Agent<P extends AnyProtocol = AnyProtocol, X = any> = (
+  ctx: AgentContext<P, X>,
+) => Promise<Produced<MessageOf<P>>>
 
-export interface HumanContext<C = any, I = any, S = any, A extends Ask<string, string, string> = any>
-  extends SessionContext<C, I, S> {
-  ask: A
+export interface HumanContext<P extends AnyProtocol = AnyProtocol, X = any> extends SessionContext<P, X> {
+  ask: AskOf<P>
   /** The seat the person fills (whose turn it is). */
   seat: string
   actor: Actor
@@ -265,10 +278,10 @@ export interface ExportFile {
   build(runId: string): Promise<Uint8Array>
 }
 
-export interface ViewContext<C = any, I = any, S = any> extends SessionContext<C, I, S> {
+export interface ViewContext<P extends AnyProtocol = AnyProtocol, X = any> extends SessionContext<P, X> {
   /** The seats the viewer fills in this session (empty for researchers and viewers). */
   mySeats: string[]
-  ask: Ask<string, string, string> | null
+  ask: AskOf<P> | null
 }
 
 /**
@@ -340,17 +353,40 @@ export interface RunSchedule {
   onSessionDone?(ctx: ScheduleContext & { session: ScheduledSession }): ScheduleDecision | Promise<ScheduleDecision>
 }
 
-export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
+/**
+ * A plugin as the engine holds it: the protocol, the runtime (what a worker needs to step a session,
+ * loaded with the plugin's entry), and its other capabilities, each a module loaded on first use
+ * (`capability`), so a worker that only steps sessions never loads set-up, page, export, demo-seed or
+ * operation code. Written with {@link definePlugin}, which types every hook by the protocol.
+ */
+export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol, X = any> extends PluginRuntime<P, X> {
   protocol: P
+  /** Creating a run (web, REST, CLI). */
+  setup: Capability<PluginSetup>
+  /** What the pages show: the session page, the run page, the dashboard, two runs compared. */
+  views: Capability<PluginViews<P, X>>
+  /** Extra tables and files of a run beside the generic D, M and C. */
+  exports?: Capability<PluginExports>
+  /** Demo data written by us for this protocol (the seed script). */
+  seed?: Capability<PluginSeed>
+  /** Its own operations and REST endpoints, dataset kinds and CLI commands. */
+  ops?: Capability<PluginOps>
+}
+
+/** A capability: loaded once, on first use (the same promise after). */
+export type Capability<T> = () => Promise<T>
+
+/** What a worker needs to step a session of the protocol. */
+export interface PluginRuntime<P extends AnyProtocol = AnyProtocol, X = any> {
   /** The run's scheduler (default: the plan's grid, done when none of its sessions is open). */
   schedule?: RunSchedule
   /** Splits a session's stored config (default: all of it is the protocol's). */
-  sessionConfig?(raw: unknown, task: string): SessionConfig
+  sessionConfig?(raw: unknown, task: string): SessionConfig<ConfigOf<P>, X>
   /** Agents by kind; `program` agents by program name. */
   agents: {
-    llm?: Agent
-    proxy?: Agent
-    program?: Record<string, Agent>
+    llm?: Agent<P, X>
+    proxy?: Agent<P, X>
+    program?: Record<string, Agent<P, X>>
   }
   /**
    * The default time limit of a seat's agent in seconds, by kind (`program` by program name); a seat
@@ -365,76 +401,90 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
    * Errors are logged, never thrown.
    */
   onSessionEnd?(ctx: SessionEndContext, reason: SessionEndReason): void | Promise<void>
-  human: {
-    /** What a person submits for a turn (besides the session and the message number). */
-    input: z.ZodType<unknown, any>
-    /** The person's input → the protocol's message; throws an AppError (400) for input the rules refuse. */
-    toMessage(ctx: HumanContext, input: any): Produced | Promise<Produced>
-    /** The turn form's fields → the input (the browser's form; REST and the CLI send the input itself). */
-    fromForm?(form: Record<string, unknown>): unknown
-  }
+  human: HumanTurn<P, X>
   /** M's receiver and indexed projections of a message. */
-  project(message: any, meta: Record<string, unknown> | undefined, seats: Seats): Projection
-  /**
-   * Creating a run. Every protocol takes the one run-create shape (`RunSetup`): seats as `SeatFill`s,
-   * checked against the protocol's seat declarations before `plan` is called, the protocol's config
-   * checked by `config` (default: the protocol's own schema), and only what is truly the protocol's
-   * own in `options`.
-   */
-  setup: {
-    /** The config a client gives (default: `protocol.config`); PXP adds what its plugin records beside n and k. */
-    config?: z.ZodType<unknown, any>
-    /** The protocol's own run options (a task template, carry-over, a typed-in case …); default: none. */
-    options?: z.ZodType<unknown, any>
-    plan(actor: Actor, studyId: string, input: RunSetup<any, any>, tools: SetupTools): Promise<RunPlan>
-    /**
-     * The protocol's set-up body from before one seat vocabulary (a body without `seats`), kept so
-     * REST clients and scripts written for it still work: checked by `input`, mapped to the one shape.
-     */
-    legacy?: {
-      input: z.ZodType<unknown, any>
-      /** May throw a 400 naming the old field (e.g. experts chosen but none named). */
-      toRun(input: any): RunSetupBody
-    }
-    /** What a session runs on, from its instance (default: input, prediction, explanation). */
-    snapshot?(row: InstanceRow): unknown
-    /** The set-up form's fields → the body (the browser's form; REST and the CLI send the body itself). */
-    fromForm?(form: Record<string, unknown>): unknown
-  }
-  /** Extra tables and files of a run beside the generic D, M and C. */
-  exports?: Record<string, ExportTable>
-  files?: Record<string, ExportFile>
-  views: {
-    /** What the session page shows beside the log (participants never see the ground truth). */
-    session(ctx: ViewContext): unknown | Promise<unknown>
-    /**
-     * What a person in a seat sees of a message of the log (default: all of it); researchers always
-     * see the stored message. E.g. PXP hides the proxy's answer from experts when the run says so.
-     */
-    participantMessage?(message: BaseMessage, ctx: ViewContext): BaseMessage
-    /** The run page's protocol part (results, accuracy …). */
-    run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
-    /** The protocol's dashboard (intelligibility, clemscore …). */
-    dashboard?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
-    /**
-     * Two runs of this protocol side by side (the protocol's headline numbers for A and B and what
-     * changed), for the generic compare page; the UI's `Compare` draws it.
-     */
-    compare?(runA: string, runB: string): Promise<unknown>
-    /**
-     * What a run can be compared with: `compare` puts two runs side by side only when their keys are
-     * equal (PXP: runs on the same task, so a RAD run is never offered against a DRUG run); the label
-     * names it on the compare page. Default: the run's task.
-     */
-    comparableAs?(run: { task: string; config: unknown }): { key: string; label: string }
-  }
+  project(message: MessageOf<P>, meta: Record<string, unknown> | undefined, seats: Seats): Projection
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined
+  /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
+  title?(instance: InstanceOf<P>, task: string): string
+}
+
+export interface HumanTurn<P extends AnyProtocol = AnyProtocol, X = any, In extends z.ZodType<unknown, any> = any> {
+  /** What a person submits for a turn (besides the session and the message number). */
+  input: In
+  /** The person's input → the protocol's message; throws an AppError (400) for input the rules refuse. */
+  toMessage(ctx: HumanContext<P, X>, input: z.output<In>): Produced<MessageOf<P>> | Promise<Produced<MessageOf<P>>>
+  /** The turn form's fields → the input (the browser's form; REST and the CLI send the input itself). */
+  fromForm?(form: Record<string, unknown>): unknown
+}
+
+/**
+ * Creating a run. Every protocol takes the one run-create shape (`RunSetup`): seats as `SeatFill`s,
+ * checked against the protocol's seat declarations before `plan` is called, the protocol's config
+ * checked by `config` (default: the protocol's own schema), and only what is truly the protocol's
+ * own in `options`.
+ */
+export interface PluginSetup<Config = any, Options = any> {
+  /** The config a client gives (default: `protocol.config`); PXP adds what its plugin records beside n and k. */
+  config?: z.ZodType<Config, any>
+  /** The protocol's own run options (a task template, carry-over, a typed-in case …); default: none. */
+  options?: z.ZodType<Options, any>
+  plan(actor: Actor, studyId: string, input: RunSetup<Config, Options>, tools: SetupTools): Promise<RunPlan>
+  /**
+   * The protocol's set-up body from before one seat vocabulary (a body without `seats`), kept so
+   * REST clients and scripts written for it still work: checked by `input`, mapped to the one shape.
+   */
+  legacy?: {
+    input: z.ZodType<unknown, any>
+    /** May throw a 400 naming the old field (e.g. experts chosen but none named). */
+    toRun(input: any): RunSetupBody
+  }
+  /** What a session runs on, from its instance (default: input, prediction, explanation). */
+  snapshot?(row: InstanceRow): unknown
+  /** The set-up form's fields → the body (the browser's form; REST and the CLI send the body itself). */
+  fromForm?(form: Record<string, unknown>): unknown
+}
+
+export interface PluginViews<P extends AnyProtocol = AnyProtocol, X = any> {
+  /** What the session page shows beside the log (participants never see the ground truth). */
+  session(ctx: ViewContext<P, X>): unknown | Promise<unknown>
+  /**
+   * What a person in a seat sees of a message of the log (default: all of it); researchers always
+   * see the stored message. E.g. PXP hides the proxy's answer from experts when the run says so.
+   */
+  participantMessage?(message: MessageOf<P>, ctx: ViewContext<P, X>): MessageOf<P>
+  /** The run page's protocol part (results, accuracy …). */
+  run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
+  /** The protocol's dashboard (intelligibility, clemscore …). */
+  dashboard?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
+  /**
+   * Two runs of this protocol side by side (the protocol's headline numbers for A and B and what
+   * changed), for the generic compare page; the UI's `Compare` draws it.
+   */
+  compare?(runA: string, runB: string): Promise<unknown>
+  /**
+   * What a run can be compared with: `compare` puts two runs side by side only when their keys are
+   * equal (PXP: runs on the same task, so a RAD run is never offered against a DRUG run); the label
+   * names it on the compare page. Default: the run's task.
+   */
+  comparableAs?(run: { task: string; config: unknown }): { key: string; label: string }
+}
+
+export interface PluginExports {
+  tables?: Record<string, ExportTable>
+  files?: Record<string, ExportFile>
+}
+
+export interface PluginSeed {
   /**
    * Demo data written by us for this protocol: datasets, finished runs played by the offline demo
    * model, and sessions waiting for the demo people. Idempotent; returns what it created.
    */
-  seedDemo?(seed: DemoSeed): Promise<string[]>
+  seedDemo(seed: DemoSeed): Promise<string[]>
+}
+
+export interface PluginOps {
   /** The protocol's own operations (label merges, importing its instances …), registered with the others. */
   operations?: Operation<any, any>[]
   /**
@@ -447,8 +497,61 @@ export interface ProtocolPlugin<P extends AnyProtocol = AnyProtocol> {
    * run by the one streaming import job (lib/server/engine/datasets.ts).
    */
   datasets?: Record<string, DatasetKind>
-  /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
-  title?(instance: unknown, task: string): string
+  /** Its `parley <protocol> …` commands. */
+  cli?: ProtocolCli
+}
+
+/** A capability as a plugin declares it: the value itself, or a function that loads its module. */
+type CapabilitySpec<T> = T | (() => Promise<T>)
+
+/** What {@link definePlugin} takes: the runtime, and each capability as a value or a lazy module load. */
+export interface PluginSpec<P extends AnyProtocol, X = any> extends PluginRuntime<P, X> {
+  setup: CapabilitySpec<PluginSetup>
+  views: CapabilitySpec<PluginViews<P, X>>
+  exports?: CapabilitySpec<PluginExports>
+  seed?: CapabilitySpec<PluginSeed>
+  ops?: CapabilitySpec<PluginOps>
+}
+
+/** Loads a capability once: the first call starts the load, later calls share it (a failed load is tried again). */
+function capability<T>(spec: CapabilitySpec<T>): Capability<T> {
+  if (typeof spec !== 'function') {
+    const ready = Promise.resolve(spec)
+    return () => ready
+  }
+  const load = spec as () => Promise<T>
+  let pending: Promise<T> | undefined
+  return () => {
+    pending ??= load().catch((err) => {
+      pending = undefined
+      throw err
+    })
+    return pending
+  }
+}
+
+/**
+ * A protocol's plugin: every hook typed by the protocol's Config, Instance, State, Ask and Message
+ * (and the plugin's extras `X`), so a plugin needs no casts; each capability given as a value or as a
+ * lazy `() => import('./module').then(…)`.
+ */
+export function definePlugin<P extends AnyProtocol, X = Record<string, never>>(
+  protocol: P,
+  spec: PluginSpec<P, X>,
+): ProtocolPlugin {
+  const { setup, views, exports, seed, ops, ...runtime } = spec
+  const plugin: ProtocolPlugin<P, X> = {
+    ...runtime,
+    protocol,
+    setup: capability(setup),
+    views: capability(views),
+    exports: exports && capability(exports),
+    seed: seed && capability(seed),
+    ops: ops && capability(ops),
+  }
+  // The engine holds every plugin as the protocol-agnostic ProtocolPlugin: it hands each hook only
+  // what the plugin's own protocol produced (its parsed config, instance, replayed state and asks).
+  return plugin as unknown as ProtocolPlugin
 }
 
 /**

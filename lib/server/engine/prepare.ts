@@ -169,7 +169,7 @@ async function prepareLocked(
   const status = await client.query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [runId])
   if (status.rows[0]?.status !== 'preparing') return false
   const plugin = await pluginFor(protocol)
-  const snapshot = plugin.setup.snapshot ?? defaultSnapshot
+  const snapshot = (await plugin.setup()).snapshot ?? defaultSnapshot
   const held = plugin.schedule?.waits
   const waits = (repetition: number, position: number) => !!held?.(plan.config, { repetition, position })
   const ids =

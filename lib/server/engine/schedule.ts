@@ -161,7 +161,7 @@ async function insertSessions(
       if (!row) throw badRequest(`The instance ${spec.instanceId} is not in the run's dataset.`)
       source = {
         config: run.config,
-        instance: (plugin.setup.snapshot ?? defaultSnapshot)(row),
+        instance: ((await plugin.setup()).snapshot ?? defaultSnapshot)(row),
         instanceId: row.id,
         seats: run.seats,
         repetition: 1,

@@ -9,7 +9,7 @@ import { scorekeepingPlugin } from '@/lib/server/protocols/scorekeeping/plugin'
  * this on first use; nothing else in lib/server names a protocol.
  */
 export const plugins: { readonly [K in ProtocolId]: ProtocolPlugin } = {
-  pxp: pxpPlugin as ProtocolPlugin,
-  evince: evincePlugin as ProtocolPlugin,
-  scorekeeping: scorekeepingPlugin as ProtocolPlugin,
+  pxp: pxpPlugin,
+  evince: evincePlugin,
+  scorekeeping: scorekeepingPlugin,
 }

@@ -16,7 +16,7 @@ export interface KnownKind {
 export async function datasetKinds(): Promise<KnownKind[]> {
   const out = new Map<string, KnownKind>()
   for (const p of await allPlugins())
-    for (const [kind, def] of Object.entries(p.datasets ?? {})) {
+    for (const [kind, def] of Object.entries((await p.ops?.())?.datasets ?? {})) {
       const other = out.get(kind)
       if (other) throw new Error(`Dataset kind "${kind}" is declared by both ${other.protocol} and ${p.protocol.id}.`)
       out.set(kind, { kind, protocol: p.protocol.id, def })

@@ -201,10 +201,10 @@ export const exportRun = defineOperation({
   async run(actor, { runId, table, format }) {
     // Exporting a study's data is researcher work: viewers read the results, they do not export.
     const e = await findRun(actor, runId, 'write')
-    const plugin = await pluginFor(e.protocol)
-    const custom = plugin.exports?.[table]
+    const tables = (await (await pluginFor(e.protocol)).exports?.())?.tables ?? {}
+    const custom = tables[table]
     if (!custom && !(table in GENERIC)) {
-      const names = ['d', 'm', 'c', ...Object.keys(plugin.exports ?? {})]
+      const names = ['d', 'm', 'c', ...Object.keys(tables)]
       throw badRequest(`Unknown table "${table}". Choose ${names.join(', ')}.`, {
         table: [`Choose ${names.join(', ')}.`],
       })
@@ -237,8 +237,7 @@ export const exportRunFile = defineOperation({
   async run(actor, { runId, file }) {
     // Exporting a study's data is researcher work: viewers read the results, they do not export.
     const e = await findRun(actor, runId, 'write')
-    const plugin = await pluginFor(e.protocol)
-    const f = plugin.files?.[file]
+    const f = (await (await pluginFor(e.protocol)).exports?.())?.files?.[file]
     if (!f) throw badRequest(`This run has no file "${file}".`)
     await writeAudit(db, {
       actor: actorRef(actor),

@@ -6,7 +6,7 @@ import { AppError, badRequest, conflict, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
 import { admitSessions, dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
 import { hasScope, isRole } from '@/lib/server/auth/roles'
-import type { ProtocolPlugin, RunSetup } from '@/lib/server/engine/plugin'
+import type { PluginViews, ProtocolPlugin, RunSetup } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished, sessionEnded } from '@/lib/server/engine/runner'
 import { runStarting } from '@/lib/server/engine/schedule'
@@ -191,9 +191,10 @@ export const createRun = defineOperation({
       throw badRequest(`Unknown protocol "${protocol}".`, { protocol: ['Choose a protocol.'] })
     })
     // A body without seats is the protocol's set-up shape from before the one vocabulary.
+    const setupOf = await plugin.setup()
     let body: unknown = rest
-    if (!('seats' in rest) && plugin.setup.legacy)
-      body = plugin.setup.legacy.toRun(plugin.setup.legacy.input.parse({ ...rest, studyId }))
+    if (!('seats' in rest) && setupOf.legacy)
+      body = setupOf.legacy.toRun(setupOf.legacy.input.parse({ ...rest, studyId }))
     const parsed = RunSetupBody.safeParse(body)
     if (!parsed.success) {
       const { fields, message } = fieldErrorsOf(parsed.error, '')
@@ -206,8 +207,8 @@ export const createRun = defineOperation({
       const { fields, message } = fieldErrorsOf(r.error, prefix)
       throw badRequest(message, fields)
     }
-    const config = part(plugin.setup.config ?? plugin.protocol.config, input.config, 'config')
-    const options = part(plugin.setup.options ?? z.strictObject({}), input.options, 'options')
+    const config = part(setupOf.config ?? plugin.protocol.config, input.config, 'config')
+    const options = part(setupOf.options ?? z.strictObject({}), input.options, 'options')
     const { seats, seatCycle } = await checkSeats(actor, studyId, plugin, withFixedSeats(plugin.protocol, input.seats))
     const setup: RunSetup = {
       name: input.name,
@@ -221,8 +222,8 @@ export const createRun = defineOperation({
       ...(input.instanceIds ? { instanceIds: input.instanceIds } : {}),
       shuffle: input.shuffle,
     }
-    const plan = await plugin.setup.plan(actor, studyId, setup, {
-      async dataset(datasetId) {
+    const plan = await setupOf.plan(actor, studyId, setup, {
+      async dataset(datasetId: string) {
         const ds = await db.dataset.findFirst({
           where: { id: datasetId, studyId },
           select: { id: true, name: true, kind: true, studyId: true, status: true },
@@ -428,6 +429,7 @@ export const getRun = defineOperation({
     if (!run) throw notFound('Run')
     const { access } = await requireStudyAccess(db, actor, run.studyId, 'read')
     const plugin = await pluginFor(run.protocol)
+    const [views, exportsOf] = await Promise.all([plugin.views(), plugin.exports?.()])
     const working = (await workingSessions({ experimentIds: [runId] })).get(runId) ?? new Set<string>()
     const where: Prisma.ProtocolSessionWhereInput = {
       experimentId: runId,
@@ -519,10 +521,10 @@ export const getRun = defineOperation({
           table: t,
           label: { d: 'D: sessions', m: 'M: messages', c: 'C: contexts' }[t] as string,
         })),
-        ...Object.entries(plugin.exports ?? {}).map(([table, e]) => ({ table, label: e.label })),
+        ...Object.entries(exportsOf?.tables ?? {}).map(([table, e]) => ({ table, label: e.label })),
       ],
-      files: Object.entries(plugin.files ?? {}).map(([file, f]) => ({ file, label: f.label })),
-      hasDashboard: !!plugin.views.dashboard,
+      files: Object.entries(exportsOf?.files ?? {}).map(([file, f]) => ({ file, label: f.label })),
+      hasDashboard: !!views.dashboard,
       sessions: pageOf(
         sessions.map(({ _count, people, ...s }) => ({
           ...s,
@@ -552,8 +554,8 @@ export const viewRun = defineOperation({
   input: z.object({ runId: id, args: z.record(z.string().max(60), z.string().max(500).optional()).default({}) }),
   async run(actor, { runId, args }) {
     const run = await findRun(actor, runId)
-    const plugin = await pluginFor(run.protocol)
-    return { protocol: run.protocol, data: plugin.views.run ? await plugin.views.run(runId, args) : null }
+    const views = await (await pluginFor(run.protocol)).views()
+    return { protocol: run.protocol, data: views.run ? await views.run(runId, args) : null }
   },
 })
 
@@ -564,19 +566,19 @@ export const runDashboard = defineOperation({
   input: z.object({ runId: id, args: z.record(z.string().max(60), z.string().max(500).optional()).default({}) }),
   async run(actor, { runId, args }) {
     const run = await findRun(actor, runId)
-    const plugin = await pluginFor(run.protocol)
-    if (!plugin.views.dashboard) throw notFound('Dashboard')
+    const views = await (await pluginFor(run.protocol)).views()
+    if (!views.dashboard) throw notFound('Dashboard')
     return {
       protocol: run.protocol,
       run: { id: run.id, name: run.name, status: run.status },
-      data: await plugin.views.dashboard(runId, args),
+      data: await views.dashboard(runId, args),
     }
   },
 })
 
 /** What a run of this plugin compares with (`views.comparableAs`; default: its task). */
-function comparableAs(plugin: ProtocolPlugin, run: { task: string; config: unknown }) {
-  return plugin.views.comparableAs?.(run) ?? { key: run.task, label: run.task }
+function comparableAs(views: PluginViews, run: { task: string; config: unknown }) {
+  return views.comparableAs?.(run) ?? { key: run.task, label: run.task }
 }
 
 /**
@@ -589,9 +591,10 @@ export const compareChoices = defineOperation({
   scope: 'dashboards:read',
   input: z.object({}),
   async run(actor) {
-    const plugins = (await allPlugins()).filter((p) => p.views.compare)
+    const withViews = await Promise.all((await allPlugins()).map(async (p) => ({ p, views: await p.views() })))
+    const plugins = withViews.filter(({ views }) => views.compare)
     if (!plugins.length) return []
-    const byId = new Map(plugins.map((p) => [p.protocol.id, p]))
+    const byId = new Map(plugins.map((x) => [x.p.protocol.id, x]))
     const runs = await db.experiment.findMany({
       where: { study: studiesWhere(actor, 'read'), protocol: { in: [...byId.keys()] } },
       orderBy: { createdAt: 'desc' },
@@ -606,8 +609,8 @@ export const compareChoices = defineOperation({
       },
     })
     return runs.map(({ config, ...r }) => {
-      const plugin = byId.get(r.protocol) as ProtocolPlugin
-      return { ...r, protocolLabel: plugin.protocol.label, comparable: comparableAs(plugin, { task: r.task, config }) }
+      const { p, views } = byId.get(r.protocol) as { p: ProtocolPlugin; views: PluginViews }
+      return { ...r, protocolLabel: p.protocol.label, comparable: comparableAs(views, { task: r.task, config }) }
     })
   },
 })
@@ -625,15 +628,15 @@ export const compareRuns = defineOperation({
     const [runA, runB] = await Promise.all([findRun(actor, a), findRun(actor, b)])
     if (runA.protocol !== runB.protocol)
       throw badRequest('Only runs of the same protocol can be compared.', { b: ['Choose a run of the same protocol.'] })
-    const plugin = await pluginFor(runA.protocol)
-    if (!plugin.views.compare) throw notFound('Comparison')
-    const [ofA, ofB] = [comparableAs(plugin, runA), comparableAs(plugin, runB)]
+    const views = await (await pluginFor(runA.protocol)).views()
+    if (!views.compare) throw notFound('Comparison')
+    const [ofA, ofB] = [comparableAs(views, runA), comparableAs(views, runB)]
     if (ofA.key !== ofB.key)
       throw badRequest(`These runs do not compare: A runs on ${ofA.label}, B on ${ofB.label}.`, {
         b: [`Choose a run on ${ofA.label}.`],
       })
     const ref = (r: typeof runA) => ({ id: r.id, name: r.name, status: r.status, studyId: r.studyId })
-    return { protocol: runA.protocol, a: ref(runA), b: ref(runB), data: await plugin.views.compare(a, b) }
+    return { protocol: runA.protocol, a: ref(runA), b: ref(runB), data: await views.compare(a, b) }
   },
 })
 

@@ -368,7 +368,8 @@ export const getSession = defineOperation({
     const mySeats = meta.people.filter((p) => p.userId === actor.userId).map((p) => p.seat)
     const ask = next.done ? null : next
     const viewCtx = { ...ctx, mySeats, ask }
-    const view = await plugin.views.session(viewCtx)
+    const views = await plugin.views()
+    const view = await views.session(viewCtx)
     const yourTurn = !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled'
     const draft = yourTurn ? (drafts.find((d) => d.seq === ask.j) ?? null) : null
     const working = session.status === 'queued' && ((await workingSessions({ sessionId })).size ?? 0) > 0
@@ -404,8 +405,8 @@ export const getSession = defineOperation({
       messages: rows.map((m) => ({
         seq: m.seq,
         body:
-          !researcher && plugin.views.participantMessage
-            ? plugin.views.participantMessage(m.body as unknown as BaseMessage, viewCtx)
+          !researcher && views.participantMessage
+            ? views.participantMessage(m.body as unknown as BaseMessage, viewCtx)
             : m.body,
         byPerson: !!m.authorUserId,
         createdAt: new Date(m.createdAt),

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process'
 import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
-import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { definePlugin } from '@/lib/server/engine/plugin'
+
 import { ProgramExit } from '@/lib/server/engine/exec'
 import { type ExecMessage, toyExec } from './protocol'
 
@@ -56,8 +57,7 @@ function effect(input: EffectInput, { signal }: { signal: AbortSignal }): Promis
   })
 }
 
-export const toyExecPlugin: ProtocolPlugin<typeof toyExec> = {
-  protocol: toyExec,
+export const toyExecPlugin = definePlugin(toyExec, {
   agents: {
     program: {
       async tick(ctx) {
@@ -99,4 +99,4 @@ export const toyExecPlugin: ProtocolPlugin<typeof toyExec> = {
     snapshot: (row) => row.input,
   },
   views: { session: () => ({}) },
-}
+})

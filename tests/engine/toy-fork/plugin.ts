@@ -1,7 +1,8 @@
 import { z } from 'zod'
-import type { ProtocolPlugin, ScheduleContext, ScheduledSession, SessionSpec } from '@/lib/server/engine/plugin'
+import { definePlugin } from '@/lib/server/engine/plugin'
+import type { ScheduleContext, ScheduledSession, SessionSpec } from '@/lib/server/engine/plugin'
 import type { Seats } from '@/lib/server/engine/seats'
-import { pathOf, type TreeMessage, type TreeState, tree } from './protocol'
+import { pathOf, type TreeMessage, tree } from './protocol'
 
 /** The walker's seat: go left, except at step `at` (a fork's first own step), where it goes `dir`. */
 const walker = (turn?: { at: number; dir: 'L' | 'R' }): Seats => ({
@@ -49,8 +50,7 @@ async function onSessionDone(ctx: ScheduleContext & { session: ScheduledSession 
   }
 }
 
-export const treePlugin: ProtocolPlugin<typeof tree> = {
-  protocol: tree,
+export const treePlugin = definePlugin(tree, {
   schedule: { onSessionDone },
   agents: {
     program: {
@@ -59,7 +59,7 @@ export const treePlugin: ProtocolPlugin<typeof tree> = {
         const dir = turn.at === ctx.ask.j && turn.dir ? turn.dir : 'L'
         return {
           message: { seq: ctx.ask.j, sender: 'walker', kind: 'step', dir } satisfies TreeMessage,
-          context: { at: (ctx.state as TreeState).messages.length },
+          context: { at: ctx.state.messages.length },
         }
       },
     },
@@ -74,5 +74,5 @@ export const treePlugin: ProtocolPlugin<typeof tree> = {
     },
     snapshot: (row) => row.input,
   },
-  views: { session: (ctx) => ({ path: pathOf((ctx.state as TreeState).messages) }) },
-}
+  views: { session: (ctx) => ({ path: pathOf(ctx.state.messages) }) },
+})

@@ -1,15 +1,15 @@
 import { z } from 'zod'
 import { db } from '@/lib/server/db'
-import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
-import { type SlotsMessage, type SlotsState, toySlots } from './protocol'
+import { definePlugin } from '@/lib/server/engine/plugin'
+
+import { type SlotsMessage, toySlots } from './protocol'
 
 /**
  * The toy's plugin: a person's label is the only turn. A run has `slots` repetitions of the dataset
  * (N annotator slots per item), each session's annotator seat claimable by any member who takes part,
  * or named for one person (`annotator`), to show that a named seat stays theirs.
  */
-export const toySlotsPlugin: ProtocolPlugin<typeof toySlots> = {
-  protocol: toySlots,
+export const toySlotsPlugin = definePlugin(toySlots, {
   agents: {},
   human: {
     input: z.object({ label: z.enum(['yes', 'no']) }),
@@ -33,9 +33,9 @@ export const toySlotsPlugin: ProtocolPlugin<typeof toySlots> = {
     },
     snapshot: (row) => row.input,
   },
-  views: { session: (ctx) => ({ labelled: (ctx.state as SlotsState).messages.length > 0 }) },
-  title: (instance) => `item ${(instance as { text?: string })?.text ?? '?'}`,
-}
+  views: { session: (ctx) => ({ labelled: ctx.state.messages.length > 0 }) },
+  title: (instance) => `item ${instance.text ?? '?'}`,
+})
 
 /** A dataset of `n` items in the study, for toy-slots runs; returns its id. */
 export async function slotsDataset(studyId: string, n: number): Promise<string> {

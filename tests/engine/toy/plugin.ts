@@ -1,14 +1,14 @@
 import { z } from 'zod'
-import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
-import { type ToyMessage, type ToyState, toy } from './protocol'
+import { definePlugin } from '@/lib/server/engine/plugin'
+
+import { type ToyMessage, toy } from './protocol'
 
 /** The toy's plugin: an LLM guesser that reads the hints so far, a program oracle, a person's guess. */
-export const toyPlugin: ProtocolPlugin<typeof toy> = {
-  protocol: toy,
+export const toyPlugin = definePlugin(toy, {
   agents: {
     async llm(ctx) {
       if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
-      const hints = (ctx.state as ToyState).messages
+      const hints = ctx.state.messages
         .map((m) => (m.kind === 'guess' ? `I guessed ${m.value}.` : `Hint: ${m.hint}.`))
         .join(' ')
       const messages = [
@@ -37,8 +37,8 @@ export const toyPlugin: ProtocolPlugin<typeof toy> = {
     },
     program: {
       async compare(ctx) {
-        const guess = (ctx.state as ToyState).messages.at(-1)
-        const target = (ctx.instance as { target: number }).target
+        const guess = ctx.state.messages.at(-1)
+        const target = ctx.instance.target
         const value = guess?.kind === 'guess' ? guess.value : 0
         const hint = value === target ? 'correct' : value < target ? 'higher' : 'lower'
         return { message: { seq: ctx.ask.j, sender: 'oracle', kind: 'hint', hint } satisfies ToyMessage }
@@ -73,6 +73,6 @@ export const toyPlugin: ProtocolPlugin<typeof toy> = {
     },
     snapshot: (row) => row.input,
   },
-  views: { session: (ctx) => ({ hints: (ctx.state as ToyState).messages.length }) },
-  title: (instance) => `number ${(instance as { target?: number })?.target ?? '?'}`,
-}
+  views: { session: (ctx) => ({ hints: ctx.state.messages.length }) },
+  title: (instance) => `number ${instance.target ?? '?'}`,
+})

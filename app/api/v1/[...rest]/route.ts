@@ -10,9 +10,9 @@ export const dynamic = 'force-dynamic'
  */
 async function dispatch(req: Request) {
   const path = new URL(req.url).pathname.replace(/^\/api\/v1/, '')
-  let match: ReturnType<typeof matchPluginEndpoint>
+  let match: Awaited<ReturnType<typeof matchPluginEndpoint>>
   try {
-    match = matchPluginEndpoint(req.method === 'HEAD' ? 'GET' : req.method, path)
+    match = await matchPluginEndpoint(req.method === 'HEAD' ? 'GET' : req.method, path)
   } catch {
     return errorResponse(400, 'The path is not valid percent-encoded UTF-8.')
   }

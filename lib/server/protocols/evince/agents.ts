@@ -5,7 +5,6 @@ import {
   type Debater,
   EVINCE_SUM_TOLERANCE,
   evince,
-  type EvinceAsk,
   type EvinceConfig,
   type EvinceInstance,
   type EvinceMessage,
@@ -25,8 +24,7 @@ import {
 } from '@/lib/tasks/evince-prompts'
 import { LlmError } from '@/lib/llm/client'
 import { ProtocolError } from '@/lib/protocols/types'
-import type { ChatMessage } from '@/lib/server/engine/llm'
-import type { Agent, AgentContext } from '@/lib/server/engine/plugin'
+import type { Agent, AgentContext, ChatMessage } from '@/lib/server/sdk'
 
 /**
  * EVINCE's agents. A debater LLM answers a JSON top-k distribution, held to the protocol's rules
@@ -35,7 +33,7 @@ import type { Agent, AgentContext } from '@/lib/server/engine/plugin'
  * (temperature 0 unless set). The program "no-judge" fills the moderator without a model: the debate
  * then runs without CRIT and report (equal weights), so it is never asked anything.
  */
-export type EvinceCtx = AgentContext<EvinceConfig, EvinceInstance, EvinceState, EvinceAsk>
+export type EvinceCtx = AgentContext<typeof evince>
 
 const caseOf = (instance: EvinceInstance): DebateCase => ({ symptoms: instance.input.symptoms })
 export const turnsOf = (log: readonly EvinceMessage[]) => log.filter((m): m is TurnMessage => m.kind === 'turn')

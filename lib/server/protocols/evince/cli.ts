@@ -1,4 +1,4 @@
-import type { CliTools, ProtocolCli } from '@/lib/cli/tools'
+import type { CliTools, ProtocolCli } from '@/lib/server/sdk'
 
 /** `parley evince …`: metrics of debate files (no database). */
 export const cli: ProtocolCli = {

@@ -1,6 +1,6 @@
 import { scanRows } from '@/lib/tasks/datasets'
 import { casesRows } from '@/lib/tasks/evince-cases'
-import type { DatasetKind } from '@/lib/server/engine/datasets'
+import type { DatasetKind } from '@/lib/server/sdk'
 
 /** EVINCE's dataset kind: diagnosis cases (symptoms and, where known, the diagnosis). */
 export const evinceDatasets: Record<string, DatasetKind> = {

@@ -1,11 +1,16 @@
 import { z } from 'zod'
 import { canonicalLabel } from '@/lib/metrics/evince'
-import { db } from '@/lib/server/db'
-import { badRequest, notFound } from '@/lib/server/errors'
-import { defineOperation } from '@/lib/server/operation'
+import {
+  actorRef,
+  badRequest,
+  db,
+  defineOperation,
+  id,
+  notFound,
+  requireStudyAccess,
+  writeAudit,
+} from '@/lib/server/sdk'
 import { analysisOf } from '@/lib/server/protocols/evince/analysis'
-import { actorRef, writeAudit } from '@/lib/server/audit'
-import { id, requireStudyAccess } from '@/lib/server/services/studies'
 
 /**
  * Label merges for a debate run's results (accuracy, confusion): "Obstructive Jaundice" counted as

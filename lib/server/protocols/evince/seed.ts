@@ -1,5 +1,4 @@
-import { db } from '@/lib/server/db'
-import type { DemoSeed } from '@/lib/server/engine/plugin'
+import { db, type DemoSeed } from '@/lib/server/sdk'
 
 /** A small case set for EVINCE debates, written by us (symptom lists in the style of the paper's cases). */
 export const DEMO_CASES: Array<[string, string]> = [

@@ -1,11 +1,16 @@
 import { z } from 'zod'
 import { EVINCE_SEATS, type EvinceConfig, evinceConfig } from '@/lib/protocols/evince'
-import type { Actor } from '@/lib/server/actor'
-import { db } from '@/lib/server/db'
-import { badRequest } from '@/lib/server/errors'
-import type { RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
-import { boolParam } from '@/lib/server/pagination'
-import { seatsFromForm } from '@/lib/server/seat-form'
+import {
+  badRequest,
+  boolParam,
+  db,
+  seatsFromForm,
+  type Actor,
+  type RunPlan,
+  type RunSetup,
+  type RunSetupBody,
+  type SetupTools,
+} from '@/lib/server/sdk'
 
 /**
  * An EVINCE debate run: one debate per case of a case set (a dataset of kind "cases"), or one case

@@ -2,9 +2,7 @@ import {
   type Answer,
   agentTagAsync,
   answerProblem,
-  type PxpAsk,
   type PxpConfig,
-  type PxpInstance,
   type PxpMessage,
   type PxpSeat,
   otherSeat,
@@ -20,9 +18,7 @@ import {
 } from '@/lib/tasks/generic'
 import { assemblePrompt, contextTurn, EXPLANATION_KEY, type PxpTaskKind, queryTurn } from '@/lib/tasks/pxp-prompts'
 import { labelsMatch, parseReply } from '@/lib/tasks/reply'
-import type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
-import type { Agent, AgentContext, SessionConfig } from '@/lib/server/engine/plugin'
-import type { LlmRef } from '@/lib/server/engine/seats'
+import type { Agent, AgentContext, ChatMessage, LlmRef, LlmTools, SessionConfig } from '@/lib/server/sdk'
 import { pxp } from '@/lib/protocols/pxp'
 
 /**
@@ -43,7 +39,7 @@ export interface PxpExtras {
   /** The machine keeps the dialogues of the earlier sessions of its repetition as context (the paper). */
   carryOver?: boolean
 }
-export type PxpCtx = AgentContext<PxpConfig, PxpInstance, ReturnType<typeof pxp.init>, PxpAsk>
+export type PxpCtx = AgentContext<typeof pxp, PxpExtras>
 
 /** A session's stored config: the protocol's (n, k) and, for a generic task, the template snapshot. */
 export function pxpSessionConfig(raw: unknown, task: string): SessionConfig<PxpConfig, PxpExtras> {

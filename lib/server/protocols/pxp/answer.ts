@@ -3,7 +3,7 @@ import { canonicalSet, depictSvg, smilesProblem } from '@/lib/tasks/chem'
 import { RAD_LABELS } from '@/lib/tasks/pxp-datasets'
 import type { TaskTemplate } from '@/lib/tasks/generic'
 import { SandboxError } from '@/lib/tasks/sandbox'
-import type { Seats } from '@/lib/server/engine/seats'
+import type { Seats } from '@/lib/server/sdk'
 import { matcher, type PxpExtras } from '@/lib/server/protocols/pxp/agents'
 
 /**

@@ -1,4 +1,4 @@
-import type { CliTools, ProtocolCli } from '@/lib/cli/tools'
+import type { CliTools, ProtocolCli } from '@/lib/server/sdk'
 
 /** `parley pxp …`: statistics from files (no database), and running and exporting experiments. */
 export const cli: ProtocolCli = {

@@ -1,13 +1,11 @@
 import { z } from 'zod'
-import { Prisma } from '@/lib/generated/prisma/client'
+import { Prisma, db, pageInput, pageOf, skipTake } from '@/lib/server/sdk'
 import {
   aggregateRepetitions,
   type IntelligibilityReport,
   type RepetitionCounts,
   reportProportions,
 } from '@/lib/metrics/intelligibility'
-import { db } from '@/lib/server/db'
-import { pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 
 /**
  * The intelligibility dashboard of a PXP experiment, computed in PostgreSQL. Each session is folded

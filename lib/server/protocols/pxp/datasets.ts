@@ -1,8 +1,7 @@
 import { z } from 'zod'
 import { type RowKind, scanRows } from '@/lib/tasks/datasets'
 import { drugRows, GenericMapping, genericRows, radRows } from '@/lib/tasks/pxp-datasets'
-import type { DatasetKind, DatasetSource } from '@/lib/server/engine/datasets'
-import { jsonText } from '@/lib/server/input'
+import { jsonText, type DatasetKind, type DatasetSource } from '@/lib/server/sdk'
 
 /** A tabular kind's parser: the data file's records through its row checks (lib/tasks/pxp-datasets.ts). */
 const rows =

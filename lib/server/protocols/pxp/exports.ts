@@ -1,5 +1,5 @@
 import { reportProportions } from '@/lib/metrics/intelligibility'
-import type { ExportTable } from '@/lib/server/engine/plugin'
+import type { ExportTable } from '@/lib/server/sdk'
 import { experimentIntelligibility } from '@/lib/server/protocols/pxp/dashboard'
 
 /**

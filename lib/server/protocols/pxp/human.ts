@@ -6,11 +6,10 @@ import {
   isTagAllowed,
   type PxpMessage,
   type PxpSeat,
+  type pxp,
   pxpTag,
 } from '@/lib/protocols/pxp'
-import { badRequest } from '@/lib/server/errors'
-import type { HumanContext, Produced } from '@/lib/server/engine/plugin'
-import { boolParam } from '@/lib/server/pagination'
+import { badRequest, boolParam, type HumanContext, type Produced } from '@/lib/server/sdk'
 import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
 import { answerRules, checkPrediction, computedMatch } from '@/lib/server/protocols/pxp/answer'
 
@@ -51,10 +50,13 @@ export function derivedHumanTag(input: {
   return deriveTag({ j: input.j, k: input.k, category: cat, changed })
 }
 
-export async function pxpTurnMessage(ctx: HumanContext, input: PxpTurnInput): Promise<Produced> {
-  const j = ctx.ask.j as number
-  const k = (ctx.config as { k: number }).k
-  const template = (ctx.extras as PxpExtras).template
+export async function pxpTurnMessage(
+  ctx: HumanContext<typeof pxp, PxpExtras>,
+  input: PxpTurnInput,
+): Promise<Produced<PxpMessage>> {
+  const j = ctx.ask.j
+  const k = ctx.config.k
+  const template = ctx.extras.template
   // The task's rules for a prediction (a label of its set, SMILES RDKit parses), as the form checks them.
   const checked = await checkPrediction(answerRules(ctx.session.task, template), input.prediction)
   const fieldErrors: Record<string, string[]> = {}

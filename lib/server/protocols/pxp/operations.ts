@@ -1,15 +1,9 @@
 import { z } from 'zod'
 import type { PxpMessage } from '@/lib/protocols/pxp'
 import type { Ask } from '@/lib/protocols/types'
-import { settings } from '@/lib/server/config'
-import { db } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors'
-import { loadSession, prepare } from '@/lib/server/engine/runner'
-import { defineOperation } from '@/lib/server/operation'
+import { db, defineOperation, enforceRate, id, loadSession, notFound, prepare, settings } from '@/lib/server/sdk'
 import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
 import { answerRules, checkPrediction, drawPrediction, hiddenSeats, hintMatch } from '@/lib/server/protocols/pxp/answer'
-import { enforceRate } from '@/lib/server/rate-limit'
-import { id } from '@/lib/server/services/studies'
 
 /**
  * The expert's answer checked while they type, with the rules `sessions.submit` applies: whether the

@@ -1,4 +1,4 @@
-import type { RunSchedule } from '@/lib/server/engine/plugin'
+import type { RunSchedule } from '@/lib/server/sdk'
 
 /** Whether a PXP run (or session) config carries the machine's context over (the paper's setting). */
 export const carriesOver = (config: unknown) => (config as { carryOver?: unknown } | null)?.carryOver === true

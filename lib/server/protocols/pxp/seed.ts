@@ -1,7 +1,6 @@
 import { deflateSync } from 'node:zlib'
 import type { RAD_LABELS } from '@/lib/tasks/pxp-datasets'
-import { db } from '@/lib/server/db'
-import type { DemoSeed } from '@/lib/server/engine/plugin'
+import { db, type DemoSeed } from '@/lib/server/sdk'
 
 /**
  * PXP's demo data, written by us: a few synthetic "X-rays" (drawn shapes, not medical images) with

@@ -1,11 +1,18 @@
 import { z } from 'zod'
 import { pxpConfig } from '@/lib/protocols/pxp'
 import { TaskTemplate } from '@/lib/tasks/generic'
-import type { Actor } from '@/lib/server/actor'
-import { db } from '@/lib/server/db'
-import { badRequest, notFound } from '@/lib/server/errors'
-import type { InstanceRow, RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
-import { boolParam } from '@/lib/server/pagination'
+import {
+  badRequest,
+  boolParam,
+  db,
+  notFound,
+  type Actor,
+  type InstanceRow,
+  type RunPlan,
+  type RunSetup,
+  type RunSetupBody,
+  type SetupTools,
+} from '@/lib/server/sdk'
 
 /**
  * A PXP experiment: R repetitions over a dataset (RAD, DRUG, or generic with a task template), one

@@ -1,4 +1,4 @@
-import type { CliTools, ProtocolCli } from '@/lib/cli/tools'
+import type { CliTools, ProtocolCli } from '@/lib/server/sdk'
 
 /** `parley scorekeeping …`: replays of clembench cases from files (no database). */
 export const cli: ProtocolCli = {

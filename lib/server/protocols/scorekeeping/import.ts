@@ -3,11 +3,20 @@ import { z } from 'zod'
 import type { ScorekeepingInstance } from '@/lib/protocols/scorekeeping'
 import { extractZip, ZipTooLarge, ZipUnreadable } from '@/lib/tasks/zip'
 import { ClembenchError, generateInstances, parseInstancesFile, privateSharedResources } from '@/lib/tasks/clembench'
-import { db } from '@/lib/server/db'
-import type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/engine/datasets'
-import { AppError, badRequest, tooLarge } from '@/lib/server/errors'
-import { defineOperation } from '@/lib/server/operation'
-import { ImportDatasetInput, startDatasetImport } from '@/lib/server/services/datasets'
+import {
+  AppError,
+  ImportDatasetInput,
+  badRequest,
+  db,
+  defineOperation,
+  startDatasetImport,
+  tooLarge,
+  type DatasetItem,
+  type DatasetKind,
+  type DatasetSource,
+  type ImportFile,
+  type PluginEndpoint,
+} from '@/lib/server/sdk'
 
 /**
  * clembench's privateshared instances as a dataset of a study (kind "clembench"): the game's folder
@@ -199,3 +208,31 @@ export async function clembenchExperiments(datasetId: string): Promise<string[]>
     WHERE "datasetId" = ${datasetId} AND meta ? 'experiment' ORDER BY 1`
   return rows.map((r) => r.experiment)
 }
+
+/** Its REST endpoint: the clembench import (the same as POST /datasets with `kind=clembench`). */
+export const scorekeepingRest: PluginEndpoint[] = [
+  {
+    method: 'POST',
+    path: '/scorekeeping/datasets',
+    summary:
+      'Import clembench privateshared instances (multipart/form-data: `studyId`, `name`, `file`: the game folder as a zip or an instances file; `resources`: a zip, with an instances file; or `mode=generate` with `experiment`, `count`, `seed`): the dataset import of kind `clembench` (the same as POST /datasets with `kind=clembench`). Runs as a job: poll /datasets/{datasetId}/import',
+    op: importClembench,
+    source: 'multipart',
+    status: 201,
+    output: z.object({ id: z.string(), name: z.string(), status: z.literal('importing') }),
+    errors: { 404: 'No such study, or not visible to you' },
+    idempotent: true,
+    docBody: () =>
+      z.object({
+        studyId: z.string(),
+        name: z.string(),
+        mode: z.enum(['import', 'generate']).optional(),
+        file: z.string().meta({ format: 'binary', description: 'The game folder as a zip, or an instances file.' }),
+        resources: z.string().meta({ format: 'binary' }).optional(),
+        instancesFile: z.string().optional(),
+        experiment: z.string().optional(),
+        count: z.number().int().optional(),
+        seed: z.number().int().optional(),
+      }),
+  },
+]

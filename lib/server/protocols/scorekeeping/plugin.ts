@@ -4,41 +4,22 @@ import {
   answererPrompt,
   gameMaster,
   humanReply,
-  type ScorekeepingAsk,
   ScorekeepingError,
   type ScorekeepingMessage,
-  type ScorekeepingState,
   scorekeeping,
 } from '@/lib/protocols/scorekeeping'
-import { badRequest } from '@/lib/server/errors'
-import type { ChatMessage } from '@/lib/server/engine/llm'
-import type { AgentContext, HumanContext, ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { badRequest, definePlugin, type AgentContext, type ChatMessage, type HumanContext } from '@/lib/server/sdk'
 import { scorekeepingDemo } from '@/lib/server/protocols/scorekeeping/demo'
-import { importClembench, scorekeepingDatasets } from '@/lib/server/protocols/scorekeeping/import'
-import {
-  scorekeepingDashboard,
-  scorekeepingExports,
-  scorekeepingFiles,
-  scorekeepingRunView,
-  scorekeepingSessionView,
-} from '@/lib/server/protocols/scorekeeping/results'
-import {
-  planScorekeeping,
-  ScorekeepingRunOptions,
-  ScorekeepingSetupInput,
-  scorekeepingLegacyToRun,
-  scorekeepingSetupFromForm,
-} from '@/lib/server/protocols/scorekeeping/setup'
-import { seedScorekeepingDemo } from '@/lib/server/protocols/scorekeeping/seed'
 
 /**
  * The clembench scorekeeping game ("privateshared", seed 004) on the engine: the questioner is the
  * game master program, the answerer an LLM or a person. The answerer's chat is clembench's (the initial
  * prompt and a fake "Ok.", then the real dialogue; a probe is a side question that never enters it).
  * A reply is taken as it is: parsing, retries with the reprompt suffixes and aborts are the game's
- * rules, applied by the protocol when the reply is appended.
+ * rules, applied by the protocol when the reply is appended. This entry holds what a worker needs to
+ * play a game; set-up, results, exports, the demo seed and the import are modules loaded on first use.
  */
-type Ctx = AgentContext<Record<string, never>, unknown, ScorekeepingState, ScorekeepingAsk>
+type Ctx = AgentContext<typeof scorekeeping>
 
 /** A person's turn: a one-line answer to a request, or yes/no to a side question. */
 export const ScorekeepingTurnInput = z.object({
@@ -46,10 +27,7 @@ export const ScorekeepingTurnInput = z.object({
   answer: z.enum(['yes', 'no']).optional(),
 })
 
-function turnMessage(
-  ctx: HumanContext<unknown, unknown, ScorekeepingState, ScorekeepingAsk>,
-  input: z.output<typeof ScorekeepingTurnInput>,
-) {
+function turnMessage(ctx: HumanContext<typeof scorekeeping>, input: z.output<typeof ScorekeepingTurnInput>) {
   const kind = ctx.ask.kind
   if (kind !== 'answer' && kind !== 'probe-answer') throw badRequest('It is not the answerer’s turn.')
   try {
@@ -65,8 +43,7 @@ function turnMessage(
   }
 }
 
-export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
-  protocol: scorekeeping,
+export const scorekeepingPlugin = definePlugin(scorekeeping, {
   sessionConfig: (raw) => ({ config: scorekeeping.config.parse(raw ?? {}), extras: {} }),
   agents: {
     program: {
@@ -94,52 +71,35 @@ export const scorekeepingPlugin: ProtocolPlugin<typeof scorekeeping> = {
     prediction: m.text.slice(0, 500),
   }),
   // A session runs on the game instance itself (the instance's input is clembench's instance object).
-  setup: {
-    options: ScorekeepingRunOptions,
-    plan: planScorekeeping,
-    legacy: { input: ScorekeepingSetupInput, toRun: scorekeepingLegacyToRun },
-    fromForm: scorekeepingSetupFromForm,
-    snapshot: (row) => row.input,
-  },
-  exports: scorekeepingExports,
-  files: scorekeepingFiles,
-  views: {
-    session: scorekeepingSessionView,
-    run: scorekeepingRunView,
-    dashboard: (runId) => scorekeepingDashboard(runId),
-  },
-  seedDemo: seedScorekeepingDemo,
+  setup: () =>
+    import('@/lib/server/protocols/scorekeeping/setup').then((m) => ({
+      options: m.ScorekeepingRunOptions,
+      plan: m.planScorekeeping,
+      legacy: { input: m.ScorekeepingSetupInput, toRun: m.scorekeepingLegacyToRun },
+      fromForm: m.scorekeepingSetupFromForm,
+      snapshot: (row) => row.input,
+    })),
+  views: () =>
+    import('@/lib/server/protocols/scorekeeping/results').then((m) => ({
+      session: m.scorekeepingSessionView,
+      run: m.scorekeepingRunView,
+      dashboard: (runId: string) => m.scorekeepingDashboard(runId),
+    })),
+  exports: () =>
+    import('@/lib/server/protocols/scorekeeping/results').then((m) => ({
+      tables: m.scorekeepingExports,
+      files: m.scorekeepingFiles,
+    })),
+  seed: () => import('@/lib/server/protocols/scorekeeping/seed').then((m) => ({ seedDemo: m.seedScorekeepingDemo })),
   demo: scorekeepingDemo,
-  datasets: scorekeepingDatasets,
-  operations: [importClembench],
-  rest: [
-    {
-      method: 'POST',
-      path: '/scorekeeping/datasets',
-      summary:
-        'Import clembench privateshared instances (multipart/form-data: `studyId`, `name`, `file`: the game folder as a zip or an instances file; `resources`: a zip, with an instances file; or `mode=generate` with `experiment`, `count`, `seed`): the dataset import of kind `clembench` (the same as POST /datasets with `kind=clembench`). Runs as a job: poll /datasets/{datasetId}/import',
-      op: importClembench,
-      source: 'multipart',
-      status: 201,
-      output: z.object({ id: z.string(), name: z.string(), status: z.literal('importing') }),
-      errors: { 404: 'No such study, or not visible to you' },
-      idempotent: true,
-      docBody: () =>
-        z.object({
-          studyId: z.string(),
-          name: z.string(),
-          mode: z.enum(['import', 'generate']).optional(),
-          file: z.string().meta({ format: 'binary', description: 'The game folder as a zip, or an instances file.' }),
-          resources: z.string().meta({ format: 'binary' }).optional(),
-          instancesFile: z.string().optional(),
-          experiment: z.string().optional(),
-          count: z.number().int().optional(),
-          seed: z.number().int().optional(),
-        }),
-    },
-  ],
+  ops: () =>
+    import('@/lib/server/protocols/scorekeeping/import').then((m) => ({
+      datasets: m.scorekeepingDatasets,
+      operations: [m.importClembench],
+      rest: m.scorekeepingRest,
+    })),
   title: (instance) => {
     const i = instance as { experiment?: string; gameId?: number } | null
     return `${i?.experiment ?? 'game'} #${i?.gameId ?? '?'}`
   },
-}
+})

@@ -16,11 +16,17 @@ import {
   clemPersonPlayer,
   clembenchResultsFiles,
 } from '@/lib/tasks/clembench-results'
-import { db } from '@/lib/server/db'
-import { replayCache } from '@/lib/server/engine/run-reader'
-import type { ExportFile, ExportTable, ViewContext } from '@/lib/server/engine/plugin'
-import { type LlmRef, Seats } from '@/lib/server/engine/seats'
-import { pageInput, pageOf } from '@/lib/server/pagination'
+import {
+  Seats,
+  db,
+  pageInput,
+  pageOf,
+  replayCache,
+  type ExportFile,
+  type ExportTable,
+  type LlmRef,
+  type ViewContext,
+} from '@/lib/server/sdk'
 
 /**
  * What the scorekeeping pages and exports derive from the replayed episodes: the transcript of one

@@ -1,6 +1,5 @@
 import { strToU8, zipSync } from 'fflate'
-import { db } from '@/lib/server/db'
-import type { DemoSeed } from '@/lib/server/engine/plugin'
+import { db, type DemoSeed } from '@/lib/server/sdk'
 import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
 
 const NAME = 'Demo game: clinic visit (scorekeeping)'

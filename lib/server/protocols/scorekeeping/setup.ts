@@ -1,10 +1,15 @@
 import { z } from 'zod'
 import { SCOREKEEPING_SEATS } from '@/lib/protocols/scorekeeping'
-import type { Actor } from '@/lib/server/actor'
-import { db } from '@/lib/server/db'
-import { seatsFromForm } from '@/lib/server/seat-form'
-import { badRequest } from '@/lib/server/errors'
-import type { RunPlan, RunSetup, RunSetupBody, SetupTools } from '@/lib/server/engine/plugin'
+import {
+  badRequest,
+  db,
+  seatsFromForm,
+  type Actor,
+  type RunPlan,
+  type RunSetup,
+  type RunSetupBody,
+  type SetupTools,
+} from '@/lib/server/sdk'
 
 /**
  * A scorekeeping run: one episode per game instance of a clembench dataset (optionally only some of

@@ -1,0 +1,39 @@
+/**
+ * The plugin SDK: the one module a protocol's server plugin (lib/server/protocols/<id>/) imports from
+ * the host. Besides it, a plugin imports only its own folder and the pure libraries (lib/protocols,
+ * lib/tasks, lib/metrics, lib/llm …); tests/architecture.test.ts holds it to that. What is here is
+ * what the plugins need and nothing of the host's internals: `definePlugin` and the types of every hook,
+ * the database for a protocol's own results, the run reader with its replay cache, the session loader
+ * (the seated-session lookup of a protocol's own operations), audit, study access, errors, paging.
+ */
+
+// Defining a plugin: the typed capabilities and every context a hook gets.
+export * from '@/lib/server/engine/plugin'
+export type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/engine/datasets'
+export type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
+export { type LlmRef, type SeatFill, Seats } from '@/lib/server/engine/seats'
+export type { Actor } from '@/lib/server/actor'
+export type { CliTools, ProtocolCli } from '@/lib/cli/tools'
+
+// Reading a run's sessions for results and exports (replayed once per version), and loading one
+// session as a step sees it (a protocol's own operation on the session a person sits in).
+export { replayCache, type ReplayCache, type StoredSession } from '@/lib/server/engine/run-reader'
+export { loadSession, prepare } from '@/lib/server/engine/runner'
+
+// The database, for a protocol's own queries (its dashboard, its exports, its seed).
+export { db } from '@/lib/server/db'
+export { Prisma } from '@/lib/generated/prisma/client'
+
+// Operations of its own: validated input, a scope and the study role, audit, rate limits.
+export { defineOperation, type Operation } from '@/lib/server/operation'
+export { id, requireStudyAccess } from '@/lib/server/services/studies'
+export { actorRef, writeAudit } from '@/lib/server/audit'
+export { enforceRate } from '@/lib/server/rate-limit'
+export { settings } from '@/lib/server/config'
+export { ImportDatasetInput, startDatasetImport } from '@/lib/server/services/datasets'
+
+// Errors, paging and form fields.
+export { AppError, badRequest, notFound, tooLarge } from '@/lib/server/errors'
+export { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
+export { seatsFromForm } from '@/lib/server/seat-form'
+export { jsonText } from '@/lib/server/input'

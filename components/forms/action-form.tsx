@@ -322,8 +322,3 @@ export function SubmitButton({
     </button>
   )
 }
-
-/** True while the surrounding ActionForm's submission is in flight. */
-export function useFormPending(): boolean {
-  return useContext(PendingContext)
-}

@@ -305,11 +305,6 @@ export function getConnectionLimiter(id: string, config: LimiterConfig): Connect
   return existing
 }
 
-/** Forget a connection's limiter (e.g. the connection was deleted). Calls in flight are unaffected. */
-export function dropConnectionLimiter(id: string): void {
-  registry.delete(id)
-}
-
 /**
  * Limits that hold across processes (Parley keeps them in PostgreSQL: lib/server/llm/global-limits.ts).
  * The client asks it after the process's own {@link ConnectionLimiter} admitted a call (which keeps

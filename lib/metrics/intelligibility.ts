@@ -28,7 +28,6 @@
 /** The two agents (the machine writes odd messages, the human even ones) and the tags, as PXP names them. */
 export type Agent = 'm' | 'h'
 export type PxpTag = 'INIT' | 'RATIFY' | 'REFUTE' | 'REVISE' | 'REJECT'
-export const AGENTS: readonly Agent[] = ['h', 'm']
 
 export interface TaggedMessage {
   /** Message number, 1-based. */

@@ -14,7 +14,6 @@ crossCopy(AppError, 'AppError')
 
 export const badRequest = (message: string, fieldErrors?: Record<string, string[]>) =>
   new AppError(400, message, fieldErrors)
-export const unauthorized = (message = 'Sign in to continue.') => new AppError(401, message)
 export const forbidden = (message = 'You do not have permission to do that.') => new AppError(403, message)
 export const notFound = (what = 'That item') => new AppError(404, `${what} was not found.`)
 export const conflict = (message: string) => new AppError(409, message)

@@ -57,10 +57,6 @@ export function withRequestId<T>(reqId: string, fn: () => T): T {
   return requestContext.run({ reqId }, fn)
 }
 
-export function currentRequestId(): string | undefined {
-  return requestContext.getStore()?.reqId
-}
-
 const SANE_ID = /^[\w.:-]{1,128}$/
 
 /** The request id for an incoming header value: kept when sane (a proxy's id), else a new one. */

@@ -75,8 +75,6 @@ function state(): State {
  */
 export const afterDrain = (): Promise<void> => state().drainOver
 
-export const processId = () => state().id
-
 /** True once shutdown began: workers finish their step and take nothing new. */
 export const isDraining = () => state().draining
 

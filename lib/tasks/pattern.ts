@@ -98,10 +98,3 @@ export async function firstGroups(pattern: string, flags: string, inputs: string
     )
   return regexSandbox().call<Array<string | null>>('firstGroups', [pattern, flags, inputs])
 }
-
-/** {@link firstGroups} for one pattern as a function of one text. */
-export function firstGroup(pattern: string, flags = ''): (s: string) => Promise<string | null> {
-  const problem = patternProblem(pattern, flags)
-  if (problem) throw new Error(problem)
-  return async (s) => (await firstGroups(pattern, flags, [s]))[0] ?? null
-}

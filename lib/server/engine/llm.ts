@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { type ChatParams, LlmError, type Parsed, parseJsonReply } from '@/lib/llm/client'
 import { db } from '@/lib/server/db'
 import type { LlmRef } from '@/lib/server/engine/seats'
@@ -193,11 +193,3 @@ export function llmTools(o: LlmToolsOptions): LlmTools {
   }
   return tools
 }
-
-/** zod for a chat message list kept in a context snapshot (the inspector renders it). */
-export const ChatMessages = z.array(
-  z.object({
-    role: z.string(),
-    content: z.union([z.string(), z.array(z.record(z.string(), z.unknown()))]),
-  }),
-)

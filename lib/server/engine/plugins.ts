@@ -71,9 +71,6 @@ export async function allPlugins(): Promise<ProtocolPlugin[]> {
   return [...registry().plugins.values()]
 }
 
-/** Load the built-in plugins now (a process that serves the demo model before any step ran). */
-export const loadPlugins = (): Promise<void> => loadBuiltins()
-
 export class UnknownProtocolError extends Error {
   constructor(
     readonly protocol: string,

@@ -106,8 +106,6 @@ export async function stepSession(sessionId: string, opts: StepOptions = {}): Pr
   return r
 }
 
-const OPEN = new Set(['queued', 'awaiting', 'stalled'])
-
 async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptions): Promise<StepResult> {
   const loaded = opts.loaded?.session.id === sessionId ? opts.loaded : await prepare(await loadSession(sessionId))
   const { session, plugin, ctx } = loaded
@@ -485,5 +483,3 @@ export async function runSession(sessionId: string, maxSteps = 1000): Promise<St
   }
   return last
 }
-
-export const isOpenStatus = (status: string) => OPEN.has(status)

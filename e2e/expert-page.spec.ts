@@ -34,7 +34,7 @@ test('the expert page is keyboard-first, keeps drafts, and shows the molecule an
   await page.goto(`/sessions/${sessionId}`)
   const product = page.getByRole('img', { name: 'Product: CCOC(C)=O' })
   await expect(product).toBeVisible()
-  // The drawing is an image from /api/molecules (not inlined): it loaded, under the page's CSP.
+  // The drawing is an image from /api/v1/pxp/molecules (not inlined): it loaded, under the page's CSP.
   await expect
     .poll(() => product.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
     .toBeGreaterThan(0)

@@ -36,4 +36,4 @@ export { ImportDatasetInput, startDatasetImport } from '@/lib/server/services/da
 export { AppError, badRequest, notFound, tooLarge } from '@/lib/server/errors'
 export { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 export { seatsFromForm } from '@/lib/server/seat-form'
-export { jsonText } from '@/lib/server/input'
+export { cleanString, jsonText } from '@/lib/server/input'

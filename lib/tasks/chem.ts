@@ -149,9 +149,9 @@ export const MOLECULE_SIZES = { lg: [340, 240], sm: [220, 150] } as const satisf
   readonly [number, number]
 >
 
-/** Where the browser gets a molecule's drawing (app/api/molecules): an image, kept by the browser. */
+/** Where the browser gets a molecule's drawing (PXP's REST endpoint): an image, kept by the browser. */
 export function moleculeUrl(smiles: string, size: keyof typeof MOLECULE_SIZES): string {
-  return `/api/molecules?${new URLSearchParams({ smiles: smiles.trim(), size })}`
+  return `/api/v1/pxp/molecules?${new URLSearchParams({ smiles: smiles.trim(), size })}`
 }
 
 /**

@@ -361,6 +361,21 @@ const CASES: Case[] = [
       return { path: '/scorekeeping/datasets', method: 'POST', body: form }
     },
   },
+  {
+    op: 'GET /pxp/molecules',
+    name: 'drawing',
+    status: 200,
+    call: () => ({ path: '/pxp/molecules', query: 'smiles=CCO&size=sm' }),
+    check: (_res, body) => {
+      if (!/^<svg[\s\S]*<\/svg>$/.test(String(body))) throw new Error('not an SVG drawing')
+    },
+  },
+  {
+    op: 'GET /pxp/molecules',
+    name: 'undrawable',
+    status: 422,
+    call: () => ({ path: '/pxp/molecules', query: 'smiles=not-a-molecule((&size=sm' }),
+  },
   { op: 'GET /runs', name: 'list', status: 200, call: () => ({ path: '/runs' }) },
   {
     op: 'POST /runs',

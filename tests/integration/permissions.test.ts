@@ -306,6 +306,8 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await humanSession(c)).id, prediction: 'CCO.CC(=O)O' }),
   },
+  // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
+  'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
   'sessions.claim': {
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
@@ -681,6 +683,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'sessions.get': ANY, // their own session
   'sessions.submit': TAKE_PART, // their own session; a viewer member seated in it sends nothing
   'pxp.check-answer': ANY, // their own session
+  'pxp.molecule': ANY, // no study in it: a drawing of what the asker sent
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

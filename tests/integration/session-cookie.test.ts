@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GET as moleculeRoute } from '@/app/api/molecules/route'
+import { GET as restGET } from '@/app/api/v1/[...rest]/route'
 import { sessionActor } from '@/lib/server/api/auth'
 import { getAuth } from '@/lib/server/auth/auth'
 import { readSession, verifiedToken } from '@/lib/server/auth/session-cookie'
@@ -103,14 +103,14 @@ describe('reading the session cookie without better-auth’s endpoint', () => {
   })
 })
 
-describe('/api/molecules', () => {
+describe("PXP's molecule drawings (GET /api/v1/pxp/molecules, the plugin's endpoint)", () => {
   let cookie: string
   beforeAll(async () => {
     const user = await makeUser('annotator', PASSWORD)
     cookie = (await signIn(user.email)).cookie
   })
   const get = (query: string, headers: Record<string, string> = { cookie }) =>
-    moleculeRoute(new Request(`http://127.0.0.1:3000/api/molecules?${query}`, { headers }))
+    restGET(new Request(`http://127.0.0.1:3000/api/v1/pxp/molecules?${query}`, { headers }))
 
   it('draws a SMILES for a signed-in person, as an inert SVG the browser keeps', async () => {
     const res = await get('smiles=CCOC(C)%3DO&size=lg')

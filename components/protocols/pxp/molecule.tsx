@@ -3,7 +3,7 @@ import { isSandboxUnavailable } from '@/lib/tasks/sandbox'
 
 /**
  * A molecule drawn by RDKit (server side) next to its SMILES. The drawing is an image from
- * /api/molecules (RDKit's SVG through sanitizeSvg, kept in moleculeSvgCache on the server and by the
+ * PXP's /api/v1/pxp/molecules (RDKit's SVG through sanitizeSvg, kept in moleculeSvgCache on the server and by the
  * browser), not inlined in the page; whether RDKit can draw the SMILES is decided here, from the
  * same cache, so an unparsable SMILES shows as text with a note (so does every SMILES while RDKit is
  * unavailable: the page still renders).

@@ -69,9 +69,14 @@ export interface Endpoint {
    * The statuses it answers besides those every endpoint can (400, 401, 403, 413, 415, 500, 503:
    * see openapi.ts), each with when. The contract test holds the document to what is sent.
    */
-  errors?: { 404?: string; 409?: string }
+  errors?: { 404?: string; 409?: string; 422?: string }
   /** A create: accepts an Idempotency-Key (lib/server/api/idempotency.ts). */
   idempotent?: boolean
+  /**
+   * An answer that is not JSON (an image …): the operation's result, checked by `output`, becomes the
+   * response (its body, content type and caching). The document lists `contentType` as the answer.
+   */
+  answer?: { contentType: string; respond(data: any): Response }
 }
 
 const me = defineOperation({

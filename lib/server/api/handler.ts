@@ -100,6 +100,7 @@ async function run(endpoint: Endpoint, actor: NonNullable<Awaited<ReturnType<typ
     log().error({ op: endpoint.op.name, issues: parsed.error.issues }, 'answer does not fit its output schema')
     return error(500, 'Something went wrong on our side; please try again.')
   }
+  if (endpoint.answer) return endpoint.answer.respond(parsed.data)
   return json(parsed.data, endpoint.status ?? 200)
 }
 

@@ -132,7 +132,7 @@ function errorResponses(ep: Endpoint): Record<string, unknown> {
       : {}),
     ...(hasBody ? { '413': ref('PayloadTooLarge') } : {}),
     ...(ep.method === 'POST' ? { '415': ref('UnsupportedMediaType') } : {}),
-    ...(ep.idempotent ? { '422': ref('IdempotencyMismatch') } : {}),
+    ...(ep.errors?.[422] ? { '422': err(ep.errors[422]) } : ep.idempotent ? { '422': ref('IdempotencyMismatch') } : {}),
     '500': ref('ServerError'),
     '503': ref('Busy'),
   }
@@ -193,7 +193,9 @@ function operationFor(ep: Endpoint, plugins: DocPlugins) {
       [String(ep.status ?? 200)]: {
         description: 'Success',
         ...replayed,
-        content: { 'application/json': { schema: responseSchema(ep.output) } },
+        content: ep.answer
+          ? { [ep.answer.contentType]: { schema: { type: 'string', contentMediaType: ep.answer.contentType } } }
+          : { 'application/json': { schema: responseSchema(ep.output) } },
       },
       ...errorResponses(ep),
     },

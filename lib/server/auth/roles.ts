@@ -38,6 +38,7 @@ export const SCOPES = [
   'audit:read',
   'apikeys:own', // create and revoke your own API keys
   'profile:update', // change your own name and password
+  'media:read', // drawings a page shows (a molecule from its SMILES): a pure function of the request
   'connections:manage', // add and edit LLM connections and presets of studies you belong to; use global ones
   'connections:manage-global', // add and edit global LLM connections and presets
   'connections:internal-hosts', // point connections at internal addresses (loopback, private, link-local …)
@@ -64,12 +65,13 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
     'users:read',
     'apikeys:own',
     'profile:update',
+    'media:read',
     'connections:manage',
     'calls:read',
   ],
-  expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update'],
-  annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update'],
-  viewer: ['studies:read', 'dashboards:read', 'apikeys:own', 'profile:update'],
+  expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read'],
+  annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read'],
+  viewer: ['studies:read', 'dashboards:read', 'apikeys:own', 'profile:update', 'media:read'],
 }
 
 export function isRole(value: unknown): value is Role {

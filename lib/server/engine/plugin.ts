@@ -590,7 +590,9 @@ export interface PluginEndpoint {
   /** The request body as the OpenAPI document shows it (uploads: files as binary strings). */
   docBody?: () => z.ZodType
   /** Statuses besides those every endpoint answers, each with when (as in endpoints.ts). */
-  errors?: { 404?: string; 409?: string }
+  errors?: { 404?: string; 409?: string; 422?: string }
   /** A create: accepts an Idempotency-Key. */
   idempotent?: boolean
+  /** An answer that is not JSON (a drawing …): the checked result becomes the response (as in endpoints.ts). */
+  answer?: { contentType: string; respond(data: any): Response }
 }

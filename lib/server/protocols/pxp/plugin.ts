@@ -44,11 +44,12 @@ export const pxpPlugin = definePlugin<typeof pxp, PxpExtras>(pxp, {
   exports: () => import('@/lib/server/protocols/pxp/exports').then((m) => ({ tables: m.pxpExports })),
   seed: () => import('@/lib/server/protocols/pxp/seed').then((m) => ({ seedDemo: m.seedPxpDemo })),
   ops: async () => {
-    const [{ checkPxpAnswer }, { pxpDatasets }] = await Promise.all([
+    const [{ checkPxpAnswer }, { pxpDatasets }, { drawMolecule, moleculeEndpoint }] = await Promise.all([
       import('@/lib/server/protocols/pxp/operations'),
       import('@/lib/server/protocols/pxp/datasets'),
+      import('@/lib/server/protocols/pxp/molecules'),
     ])
-    return { operations: [checkPxpAnswer], datasets: pxpDatasets }
+    return { operations: [checkPxpAnswer, drawMolecule], rest: [moleculeEndpoint], datasets: pxpDatasets }
   },
   demo: pxpDemo,
   title,

@@ -28,7 +28,7 @@ const badText = fc
 const FIELDS = [
   'id',
   'studyId',
-  'workId',
+  'runId',
   'userId',
   'experimentId',
   'sessionId',
@@ -65,7 +65,8 @@ const nasty = fc.oneof(
       'name',
       'email',
       'studyId',
-      'workId',
+      'runId',
+      'seat',
       'userId',
       'role',
       'page',

@@ -29,7 +29,7 @@ test('an admin creates a user who then signs in; the audit log records it', asyn
   await signIn(page, email, 'a fine password')
   await expect(mainNav(page)).toHaveText(NAV['annotator@parley.local'] as string[])
   await expect(page.getByRole('heading', { name: 'My work' })).toBeVisible()
-  await expect(page.getByText('Nothing assigned to you right now.')).toBeVisible()
+  await expect(page.getByText('No sessions for you right now.')).toBeVisible()
 })
 
 test('a disabled user cannot sign in, and the answer does not reveal that the password was right', async ({ page }) => {

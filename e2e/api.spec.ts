@@ -38,9 +38,8 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/sessions/{sessionId}/turns',
       '/studies',
       '/studies/{studyId}',
+      '/studies/{studyId}/seats',
       '/work',
-      '/work/{workId}',
-      '/work/{workId}/complete',
     ].sort(),
   )
   // Every $ref points at a schema that exists.
@@ -62,10 +61,10 @@ test('fuzzed requests over HTTP never get a 500', async ({ request }) => {
     '/api/v1/audit',
     '/api/v1/me',
     '/api/v1/studies/x',
-    '/api/v1/work/x/complete',
+    '/api/v1/studies/x/seats',
     '/api/v1/studies/%00',
     '/api/v1/studies/%ED%A0%80',
-    '/api/v1/work/%E0%A4%A/complete',
+    '/api/v1/studies/%E0%A4%A/seats',
     '/api/v1/studies?q=%00',
     '/api/assets/%00/x',
     '/api/experiments/%FF/export',
@@ -106,7 +105,7 @@ test('U+0000, encoded surrogates and bad percent-encoding in any path or query a
   await signIn(page, 'admin@parley.local')
   const paths = [
     '/api/v1/studies/{x}',
-    '/api/v1/work/{x}',
+    '/api/v1/studies/{x}/seats',
     '/api/v1/studies?q={x}',
     '/api/v1/audit?q={x}',
     '/api/assets/{x}/x.png',

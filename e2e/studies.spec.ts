@@ -1,7 +1,56 @@
+import { randomUUID } from 'node:crypto'
 import { expect, test } from './fixtures'
-import { signIn, signOut } from './helpers'
+import { signIn, signOut, sql } from './helpers'
 
-test('a researcher creates a study, adds an expert, assigns work; the expert completes it', async ({ page }) => {
+/**
+ * A run of the study with one open PXP session whose person's seat h is claimable and free (what a
+ * run with a claimable seat makes), its machine's opening message written: the session awaits h.
+ */
+async function runWithFreeSeat(studyName: string) {
+  const [study] = await sql<{ id: string }>(`SELECT id FROM "Study" WHERE name = $1`, [studyName])
+  const studyId = study?.id
+  const datasetId = `e2e-seat-ds-${randomUUID()}`
+  const runId = `e2e-seat-run-${randomUUID()}`
+  const sessionId = `e2e-seat-s-${randomUUID()}`
+  const seats = JSON.stringify({
+    m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+    h: { kind: 'human', claimable: true },
+  })
+  await sql(
+    `INSERT INTO "Dataset" (id, "studyId", name, kind, source) VALUES ($1, $2, 'seat data', 'drug', 'inline')`,
+    [datasetId, studyId],
+  )
+  await sql(
+    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+     VALUES ($1, $2, 'Chest X-ray reads', 'pxp', 'drug', $3, '{"n":10,"k":3}', $4, 1, 'running', now())`,
+    [runId, studyId, datasetId, seats],
+  )
+  await sql(
+    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+     VALUES ($1, $2, $3, 'pxp', '1', '{"n":10,"k":3}', 'drug', $4, $5, 'awaiting', 'h', now())`,
+    [
+      sessionId,
+      studyId,
+      runId,
+      JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'ester' }),
+      seats,
+    ],
+  )
+  await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId", claimable) VALUES ($1, 'h', NULL, true)`, [
+    sessionId,
+  ])
+  const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction.' }
+  await sql(
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+     VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction.', $3)`,
+    [randomUUID(), sessionId, JSON.stringify(first)],
+  )
+  return { runId, sessionId }
+}
+
+test('a researcher creates a study, adds an expert, names them on a free seat; it is in their queue', async ({
+  page,
+}) => {
   const name = `Radiology pilot ${Date.now()}`
   // An expert account of its own, so other specs' expectations about the demo expert's queue hold.
   const expertEmail = `pilot-expert-${Date.now()}@parley.local`
@@ -33,22 +82,31 @@ test('a researcher creates a study, adds an expert, assigns work; the expert com
   await memberForm.getByLabel("Member's email").fill(expertEmail)
   await memberForm.getByRole('button', { name: 'Add member' }).click()
   await expect(memberForm.getByRole('status')).toContainText('Member added.')
+  // No run yet: nothing to give.
+  await expect(page.getByText('No free seats.')).toBeVisible()
 
+  const { runId, sessionId } = await runWithFreeSeat(name)
+  await page.reload()
   const assignForm = page.locator('form', { has: page.getByRole('button', { name: 'Assign' }) })
+  await assignForm.getByLabel('Run and seat').selectOption(`${runId}/h`)
   await assignForm.getByLabel('Assign to').selectOption({ label: `Pia Pilot (${expertEmail})` })
-  await assignForm.getByLabel('Title').fill('Read 10 chest X-rays')
+  await assignForm.getByLabel('Sessions').fill('1')
   await assignForm.getByRole('button', { name: 'Assign' }).click()
-  await expect(assignForm.getByRole('status')).toContainText('Assigned')
+  await expect(assignForm.getByRole('status')).toContainText(`Assigned ${expertEmail} to 1 session.`)
+  const [seat] = await sql<{ email: string }>(
+    `SELECT u.email FROM "SessionSeat" p JOIN "user" u ON u.id = p."userId" WHERE p."sessionId" = $1`,
+    [sessionId],
+  )
+  expect(seat?.email).toBe(expertEmail)
   await signOut(page)
 
   await signIn(page, expertEmail, 'pilot password')
   await page.goto('/work')
-  await page.getByRole('link', { name: 'Read 10 chest X-rays' }).click()
-  await expect(page.getByRole('heading', { name: 'Read 10 chest X-rays' })).toBeVisible()
-  await page.getByRole('button', { name: 'Mark done' }).click()
-  await expect(page.getByRole('status')).toContainText('You marked this done.')
-  await page.goto('/work?status=done')
-  await expect(page.getByRole('link', { name: 'Read 10 chest X-rays' })).toBeVisible()
+  const row = page.locator(`tr[data-session-id="${sessionId}"]`)
+  await expect(row).toContainText('awaiting you')
+  await row.getByRole('link').first().click()
+  await expect(page).toHaveURL(new RegExp(`/sessions/${sessionId}$`))
+  await expect(page.getByTestId('seat-h')).toContainText('you')
 })
 
 test('settings: a user creates an API key and calls the REST API with it', async ({ page, request }) => {

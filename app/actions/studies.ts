@@ -12,7 +12,8 @@ import {
   setMemberRole,
   updateStudy,
 } from '@/lib/server/services/studies'
-import { assignWork } from '@/lib/server/services/work'
+import { assignSeats } from '@/lib/server/services/sessions'
+import { formDataToObject } from '@/lib/server/form-data'
 
 export async function createStudyAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
   const { state, data } = await runFormAction(createStudy, fd, 'Study created.')
@@ -53,8 +54,15 @@ export async function setMemberRoleAction(_prev: ActionState, fd: FormData): Pro
   return state
 }
 
-export async function assignWorkAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
-  const { state } = await runFormAction(assignWork, fd, (w) => `Assigned “${w.title}” to ${w.user.email}.`)
+/** The form names run and seat in one choice (`runId/seat`); the operation takes them apart. */
+export async function assignSeatsAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { slot, ...rest } = formDataToObject(fd)
+  const [runId, ...seat] = typeof slot === 'string' && slot ? slot.split('/') : []
+  const { state } = await runFormAction(assignSeats, { ...rest, runId, seat: seat.join('/') || undefined }, (r) =>
+    r.sessionIds.length === r.requested
+      ? `Assigned ${r.email} to ${r.sessionIds.length} session${r.sessionIds.length === 1 ? '' : 's'}.`
+      : `Assigned ${r.email} to ${r.sessionIds.length} of the ${r.requested} sessions asked: no more had the seat free for them.`,
+  )
   if (state?.ok) revalidatePath(`/studies/${fd.get('studyId')}`)
   return state
 }

@@ -3,7 +3,7 @@
 import {
   addMemberAction,
   archiveStudyAction,
-  assignWorkAction,
+  assignSeatsAction,
   createStudyAction,
   removeMemberAction,
   setMemberRoleAction,
@@ -141,21 +141,28 @@ export function MemberRoleForm({
   )
 }
 
-export function AssignWorkForm({
+/**
+ * Name a member on free claimable seats of a run (`sessions.assign`): which run and seat, who, and on
+ * how many of its open sessions; they then appear in that person's work queue.
+ */
+export function AssignSeatsForm({
   studyId,
+  slots,
   members,
 }: {
   studyId: string
+  /** `runId/seat`, and a label naming the run, the seat and how many are free. */
+  slots: Array<{ value: string; label: string }>
   members: Array<{ value: string; label: string }>
 }) {
   return (
-    <ActionForm action={assignWorkAction} resetOnSuccess>
+    <ActionForm action={assignSeatsAction} resetOnSuccess>
       <input type="hidden" name="studyId" value={studyId} />
-      <div className="grid gap-3 sm:grid-cols-2">
+      <div className="grid gap-3 sm:grid-cols-3">
+        <SelectField name="slot" label="Run and seat" options={slots} />
         <SelectField name="userId" label="Assign to" options={members} />
-        <Field name="title" label="Title" required />
+        <Field name="count" label="Sessions" type="number" defaultValue="1" required />
       </div>
-      <Field name="instructions" label="Instructions" multiline />
       <SubmitButton>Assign</SubmitButton>
     </ActionForm>
   )

@@ -28,8 +28,10 @@ import {
 } from '@/lib/server/services/runs'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
 import {
+  assignSeats,
   claimSeat,
   getSession,
+  listOpenSeats,
   inspectSession,
   myQueue,
   releaseSeat,
@@ -76,7 +78,6 @@ import {
   updateProfile,
   updateUserRole,
 } from '@/lib/server/services/users'
-import { assignWork, completeWork, getWork, listMyWork, listStudyWork } from '@/lib/server/services/work'
 
 /** Every generic operation behind a server action or REST route. */
 export const OPERATIONS: Operation<any, any>[] = [
@@ -88,11 +89,6 @@ export const OPERATIONS: Operation<any, any>[] = [
   addMember,
   removeMember,
   setMemberRole,
-  listMyWork,
-  listStudyWork,
-  getWork,
-  completeWork,
-  assignWork,
   listUsers,
   createUser,
   updateUserRole,
@@ -153,6 +149,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   submitTurn,
   saveDraft,
   claimSeat,
+  listOpenSeats,
+  assignSeats,
   renewLease,
   releaseSeat,
   inspectSession,

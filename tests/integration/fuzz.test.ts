@@ -31,7 +31,7 @@ const badText = fc
 const FIELDS = [
   'id',
   'studyId',
-  'workId',
+  'runId',
   'userId',
   'experimentId',
   'sessionId',
@@ -68,7 +68,8 @@ const nasty = fc.oneof(
       'name',
       'email',
       'studyId',
-      'workId',
+      'runId',
+      'seat',
       'userId',
       'role',
       'page',

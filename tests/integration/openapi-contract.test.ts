@@ -16,7 +16,7 @@ import { startDatasetImport } from '@/lib/server/services/datasets'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { createRun } from '@/lib/server/services/runs'
 import { apiRouter } from '../support/api-router'
-import { makeAwaitingPxpSession, makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 import { serveRoute } from '../support/http-route'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { hasBuild, type Proc, startWeb } from '../support/processes'
@@ -213,7 +213,6 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
   const other = await makeAwaitingPxpSession(study.id, expert.userId)
   // A log written before today's rules: PXP refuses a prediction that shows nothing.
   const broken = await makeAwaitingPxpSession(study.id, expert.userId, { prediction: ' ', explanation: 'Blank.' })
-  const work = await makeWork(study.id, expert)
   return {
     keys,
     researcherCookie: await signIn(researcher.email),
@@ -224,7 +223,8 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
     runs: { draft, toCancel, running, paused, stalled, game },
     claim: { sessionId: claimable.sessionId, seat: claimable.seat },
     sessions: { toAnswer: toAnswer.id, other: other.id, broken: broken.id },
-    workId: work.id,
+    annotatorId: annotator.userId,
+    viewerId: viewer.userId,
     metricsToken: METRICS_TOKEN,
   }
 }
@@ -295,24 +295,13 @@ const CASES: Case[] = [
     call: () => ({ path: '/studies', method: 'POST', headers: { 'idempotency-key': KEY }, json: { name: 'twice' } }),
   },
   { op: 'GET /studies/{studyId}', name: 'one', status: 200, call: (fx) => ({ path: `/studies/${fx.studyId}` }) },
-  { op: 'GET /work', name: 'mine', status: 200, call: (fx) => ({ path: '/work', key: fx.keys.expert }) },
   {
-    op: 'GET /work/{workId}',
-    name: 'one',
+    op: 'GET /work',
+    name: 'mine: the queue of seated sessions',
     status: 200,
-    call: (fx) => ({ path: `/work/${fx.workId}`, key: fx.keys.expert }),
-  },
-  {
-    op: 'POST /work/{workId}/complete',
-    name: 'done',
-    status: 200,
-    call: (fx) => ({ path: `/work/${fx.workId}/complete`, method: 'POST', key: fx.keys.expert }),
-  },
-  {
-    op: 'POST /work/{workId}/complete',
-    name: 'done twice',
-    status: 409,
-    call: (fx) => ({ path: `/work/${fx.workId}/complete`, method: 'POST', key: fx.keys.expert }),
+    call: (fx) => ({ path: '/work', key: fx.keys.expert }),
+    check: (_res, body, fx) =>
+      expect((body as { items: Array<{ id: string }> }).items.map((i) => i.id)).toContain(fx.sessions.toAnswer),
   },
   { op: 'GET /audit', name: 'admin reads', status: 200, call: (fx) => ({ path: '/audit', key: fx.keys.admin }) },
   {
@@ -583,6 +572,47 @@ const CASES: Case[] = [
     name: 'renew a claim given back',
     status: 409,
     call: (fx) => ({ path: `/sessions/${fx.claim.sessionId}/lease`, method: 'POST', key: fx.keys.expert }),
+  },
+  {
+    op: 'POST /studies/{studyId}/seats',
+    name: 'name a member on a free seat',
+    status: 200,
+    call: (fx) => ({
+      path: `/studies/${fx.studyId}/seats`,
+      method: 'POST',
+      json: { runId: fx.runs.game, seat: fx.claim.seat, userId: fx.annotatorId, count: 1 },
+    }),
+    check: (_res, body) => expect((body as { sessionIds: string[] }).sessionIds).toHaveLength(1),
+  },
+  {
+    op: 'POST /studies/{studyId}/seats',
+    name: 'a member who only reads',
+    status: 400,
+    call: (fx) => ({
+      path: `/studies/${fx.studyId}/seats`,
+      method: 'POST',
+      json: { runId: fx.runs.game, seat: fx.claim.seat, userId: fx.viewerId, count: 1 },
+    }),
+  },
+  {
+    op: 'POST /studies/{studyId}/seats',
+    name: 'no such run in the study',
+    status: 404,
+    call: (fx) => ({
+      path: `/studies/${fx.studyId}/seats`,
+      method: 'POST',
+      json: { runId: 'no-such-run', seat: fx.claim.seat, userId: fx.annotatorId, count: 1 },
+    }),
+  },
+  {
+    op: 'POST /studies/{studyId}/seats',
+    name: 'a run that is over (cancelled above)',
+    status: 409,
+    call: (fx) => ({
+      path: `/studies/${fx.studyId}/seats`,
+      method: 'POST',
+      json: { runId: fx.runs.toCancel, seat: fx.claim.seat, userId: fx.annotatorId, count: 1 },
+    }),
   },
   { op: 'GET /connections', name: 'list', status: 200, call: () => ({ path: '/connections' }) },
   {

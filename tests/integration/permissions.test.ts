@@ -7,7 +7,7 @@ import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
 import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
-import { machineOpens, makeSession, makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { machineOpens, makeSession, makeStudy, makeUser } from '../support/fixtures'
 
 /** The generic operations and every protocol's own (loaded from its `ops` capability). */
 const OPERATIONS = await allOperations()
@@ -20,7 +20,6 @@ afterAll(async () => {
 interface Ctx {
   actor: Actor
   studyId: string
-  workId: string
   other: Actor
   connectionId: string
   presetId: string
@@ -34,7 +33,7 @@ const WORKERS: Role[] = ['admin', 'researcher', 'expert', 'annotator']
 
 /**
  * Each operation, the roles that may run it (written out by hand), and a valid input in a world where
- * the actor belongs to a study, has one work item in it, and another member exists.
+ * the actor belongs to a study and another member exists.
  */
 const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknown> | unknown }> = {
   'studies.list': { allowed: ['admin', 'researcher', 'viewer'], input: () => ({}) },
@@ -50,14 +49,6 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'studies.set-member-role': {
     allowed: STAFF,
     input: (c) => ({ studyId: c.studyId, userId: c.other.userId, role: 'annotator' }),
-  },
-  'work.list-mine': { allowed: WORKERS, input: () => ({}) },
-  'work.list-study': { allowed: STAFF, input: (c) => ({ studyId: c.studyId }) },
-  'work.get': { allowed: WORKERS, input: (c) => ({ workId: c.workId }) },
-  'work.complete': { allowed: WORKERS, input: (c) => ({ workId: c.workId }) },
-  'work.assign': {
-    allowed: STAFF,
-    input: (c) => ({ studyId: c.studyId, userId: c.other.userId, title: 'Label 20 items' }),
   },
   'users.list': { allowed: STAFF, input: () => ({}) },
   'users.create': {
@@ -312,6 +303,17 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
   },
+  'sessions.open-seats': { allowed: STAFF, input: (c) => ({ studyId: c.studyId }) },
+  'sessions.assign': {
+    allowed: STAFF,
+    input: async (c) => ({
+      studyId: c.studyId,
+      runId: (await claimableRunSession(c)).experimentId,
+      seat: 'h',
+      userId: c.other.userId,
+      count: 1,
+    }),
+  },
   'sessions.heartbeat': {
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimedSession(c)).id }),
@@ -409,6 +411,36 @@ async function claimableSession(c: Ctx) {
     task: 'drug',
     instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
     seats: { m: llmSeat(c), h: { kind: 'human', claimable: true } },
+  })
+}
+
+/** A draft PXP run of the world's study with one session whose claimable seat h is free. */
+async function claimableRunSession(c: Ctx) {
+  const seats = { m: llmSeat(c), h: { kind: 'human', claimable: true } }
+  const experiment = await db.experiment.create({
+    data: {
+      studyId: c.studyId,
+      name: 'open seats',
+      protocol: 'pxp',
+      task: 'drug',
+      datasetId: c.datasetId,
+      config: { n: 10, k: 3 },
+      seats,
+      repetitions: 1,
+    },
+  })
+  return db.protocolSession.create({
+    data: {
+      studyId: c.studyId,
+      experimentId: experiment.id,
+      protocol: 'pxp',
+      protocolVersion: '1',
+      config: { n: 10, k: 3 },
+      task: 'drug',
+      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+      seats,
+      people: { create: { seat: 'h', claimable: true } },
+    },
   })
 }
 
@@ -529,7 +561,6 @@ async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> 
   const study = opts.studyRole
     ? await makeStudy(owner, [{ ...actor, role: opts.studyRole }, other])
     : await makeStudy(actor, [owner, other])
-  const work = await makeWork(study.id, actor)
   const connection = await makeConnection(study.id)
   const preset = await db.modelPreset.create({
     data: {
@@ -556,7 +587,6 @@ async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> 
     actor,
     other,
     studyId: study.id,
-    workId: work.id,
     connectionId: connection.id,
     presetId: preset.id,
     callId: call.id,
@@ -594,7 +624,7 @@ describe('every role × every operation, enforced on the server', () => {
  * manage) that is a member of someone else's study with the study role of the column, and by an
  * *admin account* that is only a viewer member (studies:read-all keeps full access). Written out by
  * hand, operation by operation: 'ok' succeeds, 'listed'/'unlisted' succeed and do/do not mention the
- * study anywhere in the answer, 403/404 are refused. Work, sessions and debates in the inputs are the
+ * study anywhere in the answer, 403/404 are refused. Sessions and debates in the inputs are the
  * actor's own (members do their own work whatever their study role).
  */
 type Outcome = 'ok' | 'listed' | 'unlisted' | 403 | 404
@@ -619,11 +649,6 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'studies.add-member': MANAGE,
   'studies.remove-member': MANAGE,
   'studies.set-member-role': MANAGE,
-  'work.list-mine': ANY,
-  'work.list-study': READ,
-  'work.get': ANY, // their own work item
-  'work.complete': ANY, // their own work item
-  'work.assign': WRITE,
   'users.list': ANY,
   'users.create': ADMIN_ONLY,
   'users.update-role': ADMIN_ONLY,
@@ -687,6 +712,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part
+  'sessions.open-seats': WRITE,
+  'sessions.assign': WRITE, // naming a member on a run's free seats is changing the run
   'sessions.release': ANY, // giving their own claimed seat back (a member made a viewer may too)
   'sessions.inspect': READ,
   'scorekeeping.import': WRITE,

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { POST as llmStream } from '@/app/api/llm/stream/route'
-import { POST as completeWorkRoute } from '@/app/api/v1/work/[workId]/complete/route'
+import { POST as claimRoute } from '@/app/api/v1/sessions/[sessionId]/claim/route'
 import { POST as createStudyRoute } from '@/app/api/v1/studies/route'
 import { getAuth } from '@/lib/server/auth/auth'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { createApiKey } from '@/lib/server/services/api-keys'
-import { makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 
 /** The app's own origin in tests (no BETTER_AUTH_URL or PORT set: http://127.0.0.1:3000 is trusted). */
 const APP = 'http://127.0.0.1:3000'
@@ -118,33 +118,44 @@ describe('cookie-authenticated REST mutations', () => {
     expect(await studiesNamed(name)).toBe(1)
   })
 
-  it("does not let another port close an expert's work item", async () => {
+  it("does not let another port take a seat in an expert's name", async () => {
     const expert = await makeUser('expert', PASSWORD)
     expertCookie = await sessionCookie(expert.email)
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher, [expert])
-    const work = await makeWork(study.id, expert)
-    const ctx = { params: Promise.resolve({ workId: work.id }) }
-    const res = await completeWorkRoute(
-      post(`/api/v1/work/${work.id}/complete`, {
-        cookie: expertCookie,
-        origin: OTHER_PORT,
-        'content-type': 'text/plain',
-      }),
+    const session = await makeSession(study.id, {
+      protocol: 'pxp',
+      config: { n: 10, k: 3 },
+      task: 'drug',
+      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
+      seats: {
+        m: { kind: 'llm', model: { connectionId: 'none' }, helpers: { checker: { connectionId: 'none' } } },
+        h: { kind: 'human', claimable: true },
+      },
+    })
+    const ctx = { params: Promise.resolve({ sessionId: session.id }) }
+    const seat = () =>
+      db.sessionSeat.findUniqueOrThrow({ where: { sessionId_seat: { sessionId: session.id, seat: 'h' } } })
+    const res = await claimRoute(
+      post(
+        `/api/v1/sessions/${session.id}/claim`,
+        { cookie: expertCookie, origin: OTHER_PORT, 'content-type': 'text/plain' },
+        JSON.stringify({ seat: 'h' }),
+      ),
       ctx,
     )
     expect(res.status).toBe(403)
-    expect((await db.assignment.findUniqueOrThrow({ where: { id: work.id } })).status).not.toBe('done')
-    const own = await completeWorkRoute(
-      post(`/api/v1/work/${work.id}/complete`, {
-        cookie: expertCookie,
-        origin: APP,
-        'content-type': 'application/json',
-      }),
+    expect((await seat()).userId).toBeNull()
+    const own = await claimRoute(
+      post(
+        `/api/v1/sessions/${session.id}/claim`,
+        { cookie: expertCookie, origin: APP, 'content-type': 'application/json' },
+        JSON.stringify({ seat: 'h' }),
+      ),
       ctx,
     )
     expect(own.status).toBe(200)
-    expect((await db.assignment.findUniqueOrThrow({ where: { id: work.id } })).status).toBe('done')
+    expect((await seat()).userId).toBe(expert.userId)
   })
 
   it('leaves API-key callers as they were: no Origin, any content type', async () => {

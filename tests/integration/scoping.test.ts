@@ -3,23 +3,34 @@ import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { addMember, createStudy, getStudy, listStudies, updateStudy } from '@/lib/server/services/studies'
 import { setUserDisabled, updateUserRole } from '@/lib/server/services/users'
-import { completeWork, getWork, listMyWork } from '@/lib/server/services/work'
-import { makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 
 afterAll(() => db.$disconnect())
 
 describe('data scoping: people see only what is theirs', () => {
-  it("an expert cannot open or complete another expert's work (404, not data)", async () => {
+  it("an expert cannot open, answer or find another expert's session (404, not data)", async () => {
     const owner = await makeUser('researcher')
     const a = await makeUser('expert')
     const b = await makeUser('expert')
     const study = await makeStudy(owner, [a, b])
-    const workB = await makeWork(study.id, b, "B's session")
-    expect(await execute(getWork, a, { workId: workB.id })).toMatchObject({ ok: false, status: 404 })
-    expect(await execute(completeWork, a, { workId: workB.id })).toMatchObject({ ok: false, status: 404 })
-    const mine = await execute(listMyWork, a, {})
-    expect(mine.ok && mine.data.items.map((w) => w.id)).not.toContain(workB.id)
-    expect(await execute(getWork, b, { workId: workB.id })).toMatchObject({ ok: true })
+    const sessionB = await makeAwaitingPxpSession(study.id, b.userId)
+    const turn = {
+      sessionId: sessionB.id,
+      seq: 2,
+      matchPrev: 'false',
+      agreePrev: 'false',
+      prediction: 'CCO',
+      explanation: 'x',
+    }
+    expect(await execute(getSession, a, { sessionId: sessionB.id })).toMatchObject({ ok: false, status: 404 })
+    expect(await execute(submitTurn, a, turn)).toMatchObject({ ok: false, status: 404 })
+    expect(await db.protocolMessage.count({ where: { sessionId: sessionB.id } })).toBe(1)
+    const mine = await execute(myQueue, a, {})
+    expect(mine.ok && mine.data.items.map((w) => w.id)).not.toContain(sessionB.id)
+    expect(await execute(getSession, b, { sessionId: sessionB.id })).toMatchObject({ ok: true })
+    const theirs = await execute(myQueue, b, {})
+    expect(theirs.ok && theirs.data.items.map((w) => w.id)).toContain(sessionB.id)
   })
 
   it('a researcher sees only studies they belong to; an admin sees all', async () => {

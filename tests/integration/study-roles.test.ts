@@ -19,8 +19,7 @@ import {
   studiesWhere,
   updateStudy,
 } from '@/lib/server/services/studies'
-import { getWork } from '@/lib/server/services/work'
-import { makeStudy, makeUser, makeWork } from '../support/fixtures'
+import { makeStudy, makeUser } from '../support/fixtures'
 
 afterAll(() => db.$disconnect())
 
@@ -213,24 +212,21 @@ describe('a member in an expert or annotator study role sees only their own work
       })
     return {
       me,
-      mine: { pxp: await session(me, 'pxp'), debate: await session(me, 'evince'), work: await makeWork(studyId, me) },
+      mine: { pxp: await session(me, 'pxp'), debate: await session(me, 'evince') },
       theirs: {
         pxp: await session(other, 'pxp'),
         debate: await session(other, 'evince'),
-        work: await makeWork(studyId, other),
       },
     }
   }
 
   for (const role of ['expert', 'annotator'] as const) {
-    it(`${role}: their own session, debate and work open; another member's answer 404`, async () => {
+    it(`${role}: their own session and debate open; another member's answer 404`, async () => {
       const { me, mine, theirs } = await setup(role)
       expect(await execute(getSession, me, { sessionId: mine.pxp.id })).toMatchObject({ ok: true })
       expect(await execute(getSession, me, { sessionId: mine.debate.id })).toMatchObject({ ok: true })
-      expect(await execute(getWork, me, { workId: mine.work.id })).toMatchObject({ ok: true })
       expect(await execute(getSession, me, { sessionId: theirs.pxp.id })).toMatchObject({ status: 404 })
       expect(await execute(getSession, me, { sessionId: theirs.debate.id })).toMatchObject({ status: 404 })
-      expect(await execute(getWork, me, { workId: theirs.work.id })).toMatchObject({ status: 404 })
       expect(await execute(inspectSession, me, { sessionId: theirs.pxp.id })).toMatchObject({ status: 404 })
       expect(await execute(inspectSession, me, { sessionId: mine.pxp.id })).toMatchObject({ status: 404 })
       // The debate's ground truth is for people who read the study, not for a debater.

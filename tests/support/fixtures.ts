@@ -32,10 +32,6 @@ export async function makeStudy(owner: Actor, members: Actor[] = []) {
   })
 }
 
-export async function makeWork(studyId: string, assignee: Actor, title = 'work item') {
-  return db.assignment.create({ data: { studyId, userId: assignee.userId, kind: 'review', title } })
-}
-
 /**
  * A session without a run (the runner's tests): the row, and the people of its human seats. Seats are
  * the engine's SeatFill shape (lib/server/engine/seats.ts).

@@ -56,7 +56,7 @@ export default async function StudiesPage({
         </EmptyState>
       ) : (
         <>
-          <Table caption="Studies" head={['Name', 'Protocol', 'Members', 'Work items', 'Created']}>
+          <Table caption="Studies" head={['Name', 'Protocol', 'Members', 'Runs', 'Created']}>
             {data.items.map((s) => (
               <tr key={s.id} className="hover:bg-stone-50">
                 <Td>
@@ -74,7 +74,7 @@ export default async function StudiesPage({
                   )}
                 </Td>
                 <Td>{s._count.members}</Td>
-                <Td>{s._count.assignments}</Td>
+                <Td>{s._count.experiments}</Td>
                 <Td className="whitespace-nowrap text-stone-500">{formatDate(s.createdAt)}</Td>
               </tr>
             ))}

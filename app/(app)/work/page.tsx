@@ -5,11 +5,8 @@ import { Badge, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Pagination, Table, Td } from '@/components/ui/table'
 import { flatParams, loadForPage } from '@/lib/server/page-data'
 import { myQueue, QUEUE_FILTERS } from '@/lib/server/services/sessions'
-import { listMyWork } from '@/lib/server/services/work'
 
 export const metadata: Metadata = { title: 'My work' }
-
-const STATUS_TONE = { open: 'amber', in_progress: 'brand', done: 'green' } as const
 
 /** Columns a phone leaves out (the session's cell names its protocol, seat and study there instead). */
 const WIDE = 'hidden md:table-cell'
@@ -25,7 +22,8 @@ const GROUPS: Record<(typeof QUEUE_FILTERS)[number], [string, 'amber' | 'brand' 
 
 /**
  * One queue for a person across protocols: every session whose turn is theirs (oldest first), seats
- * they may claim, their other sessions; then the work items assigned to them.
+ * they may claim, their other sessions. A researcher gives someone work by naming them on a run's
+ * seats (at the run's creation, or later from the study page); it shows here like any other seat.
  */
 export default async function WorkPage({
   searchParams,
@@ -34,22 +32,18 @@ export default async function WorkPage({
 }) {
   const params = await flatParams(searchParams)
   const filter = QUEUE_FILTERS.find((f) => f === params.queue)
-  const [queue, work] = await Promise.all([
-    loadForPage(myQueue, { page: params.page, filter }),
-    loadForPage(listMyWork, { page: params.apage, status: params.status }),
-  ])
+  const queue = await loadForPage(myQueue, { page: params.page, filter })
   const allCount = Object.values(queue.counts).reduce((a, b) => a + b, 0)
   const tab = (value: string | undefined) => {
     const q = new URLSearchParams()
     if (value) q.set('queue', value)
-    if (params.status) q.set('status', params.status)
     return `/work${q.size ? `?${q}` : ''}`
   }
   return (
     <>
       <PageHeader
         title="My work"
-        description="Sessions waiting for you in every study and protocol, oldest first, then the items assigned to you. Only you see your queue."
+        description="Sessions waiting for you in every study and protocol, oldest first, and seats you may claim. Only you see your queue."
         actions={
           queue.next ? (
             <Link
@@ -87,7 +81,8 @@ export default async function WorkPage({
         </nav>
         {queue.total === 0 ? (
           <EmptyState title={filter ? 'No sessions here.' : 'No sessions for you right now.'}>
-            When a researcher starts a run with you in a seat, your sessions appear here.
+            When a researcher starts a run with you in a seat, or names you on seats of a run, your sessions appear
+            here.
           </EmptyState>
         ) : (
           <>
@@ -161,60 +156,6 @@ export default async function WorkPage({
               })}
             </Table>
             <Pagination {...queue} params={params} basePath="/work" />
-          </>
-        )}
-      </section>
-
-      <section aria-labelledby="items-heading">
-        <h2 id="items-heading" className="mb-2 text-lg font-semibold">
-          Assigned items
-        </h2>
-        <nav aria-label="Filter by status" className="mb-4 flex gap-2 text-sm">
-          {[
-            ['', 'All'],
-            ['open', 'Open'],
-            ['done', 'Done'],
-          ].map(([value, label]) => {
-            const q = new URLSearchParams()
-            if (value) q.set('status', value)
-            if (filter) q.set('queue', filter)
-            return (
-              <Link
-                key={value}
-                href={`/work${q.size ? `?${q}` : ''}`}
-                aria-current={(params.status ?? '') === value ? 'page' : undefined}
-                className="rounded-full border border-stone-300 bg-white px-3 py-1 aria-[current=page]:border-brand-600 aria-[current=page]:text-brand-700"
-              >
-                {label}
-              </Link>
-            )
-          })}
-        </nav>
-        {work.total === 0 ? (
-          <EmptyState title="Nothing assigned to you right now.">
-            When a researcher assigns you items to review or label, they appear here.
-          </EmptyState>
-        ) : (
-          <>
-            <Table caption="Your work" head={['Title', 'Study', 'Status', 'Assigned']}>
-              {work.items.map((w) => (
-                <tr key={w.id} className="hover:bg-stone-50">
-                  <Td>
-                    <Link href={`/work/${w.id}`} className="font-medium text-brand-700 underline">
-                      {w.title}
-                    </Link>
-                  </Td>
-                  <Td>{w.study.name}</Td>
-                  <Td>
-                    <Badge tone={STATUS_TONE[w.status as keyof typeof STATUS_TONE] ?? 'stone'}>
-                      {w.status.replace('_', ' ')}
-                    </Badge>
-                  </Td>
-                  <Td className="whitespace-nowrap text-stone-500">{formatDate(w.createdAt)}</Td>
-                </tr>
-              ))}
-            </Table>
-            <Pagination {...work} params={params} basePath="/work" pageParam="apage" />
           </>
         )}
       </section>

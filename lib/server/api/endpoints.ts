@@ -23,13 +23,13 @@ import {
   RunSummary,
   LeaseRenewed,
   SeatClaimed,
+  SeatsAssigned,
   SeatReleased,
   SessionDetail,
   StalledRetried,
   StudyDetail,
   StudySummary,
   TurnResult,
-  Work,
 } from '@/lib/server/api/schemas'
 import {
   cancelRun,
@@ -45,10 +45,17 @@ import {
 } from '@/lib/server/services/runs'
 import { createConnection, getConnection, listConnections, updateConnection } from '@/lib/server/services/connections'
 import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
-import { claimSeat, getSession, myQueue, releaseSeat, renewLease, submitTurn } from '@/lib/server/services/sessions'
+import {
+  assignSeats,
+  claimSeat,
+  getSession,
+  myQueue,
+  releaseSeat,
+  renewLease,
+  submitTurn,
+} from '@/lib/server/services/sessions'
 import { listAudit } from '@/lib/server/services/audit-log'
 import { createStudy, getStudy, listStudies } from '@/lib/server/services/studies'
-import { completeWork, getWork, listMyWork } from '@/lib/server/services/work'
 
 /** Where an operation's input comes from in an HTTP request. Path parameters are always merged in. */
 export type InputSource = 'query' | 'body' | 'multipart' | 'none'
@@ -77,6 +84,8 @@ export interface Endpoint {
    * response (its body, content type and caching). The document lists `contentType` as the answer.
    */
   answer?: { contentType: string; respond(data: any): Response }
+  /** The document's operationId when another endpoint serves the same operation (default: its name). */
+  operationId?: string
 }
 
 const me = defineOperation({
@@ -136,34 +145,30 @@ export const endpoints = {
     output: StudyDetail,
     errors: { 404: 'No such study, or not visible to you' },
   },
-  listMyWork: {
+  workQueue: {
     method: 'GET',
     path: '/work',
-    summary: 'Work assigned to you (paginated)',
+    summary:
+      'Your work queue (the same as GET /sessions): the sessions whose seats you fill, waiting for you first, then seats you may claim',
     tag: 'Work',
-    op: listMyWork,
+    op: myQueue,
+    operationId: 'work.queue',
     source: 'query',
-    output: pageOfSchema(Work, 'WorkPage'),
+    output: Queue,
   },
-  getWork: {
-    method: 'GET',
-    path: '/work/{workId}',
-    summary: 'One work item you may open',
-    tag: 'Work',
-    op: getWork,
-    source: 'none',
-    output: Work,
-    errors: { 404: 'No such work item, or not visible to you' },
-  },
-  completeWork: {
+  assignSeats: {
     method: 'POST',
-    path: '/work/{workId}/complete',
-    summary: 'Mark your work item done',
+    path: '/studies/{studyId}/seats',
+    summary:
+      "Name a member of the study on up to `count` open sessions of a run (`runId`) in a claimable person's `seat` no one holds; they appear in that person's work queue. 400: not a member who takes part, or not a claimable seat people fill",
     tag: 'Work',
-    op: completeWork,
-    source: 'none',
-    output: Work,
-    errors: { 404: 'No such work item of yours', 409: 'It is done already' },
+    op: assignSeats,
+    source: 'body',
+    output: SeatsAssigned,
+    errors: {
+      404: 'No such study or run in it, or not one you may change',
+      409: 'The run is over, or no open session has the seat free for that person',
+    },
   },
   listAudit: {
     method: 'GET',

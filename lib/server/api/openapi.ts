@@ -179,7 +179,7 @@ function operationFor(ep: Endpoint, plugins: DocPlugins) {
       }
     : {}
   return {
-    operationId: ep.op.name,
+    operationId: ep.operationId ?? ep.op.name,
     summary: ep.summary,
     tags: [ep.tag],
     description: `Requires the scope \`${ep.op.scope}\`.${

@@ -6,7 +6,6 @@ import { Seats } from '@/lib/server/engine/seats'
 import { RUN_STATUSES, SESSION_STATUSES } from '@/lib/server/services/runs'
 import { QUEUE_FILTERS } from '@/lib/server/services/sessions'
 import { PROTOCOLS } from '@/lib/server/services/studies'
-import { WORK_STATUSES } from '@/lib/server/services/work'
 
 /**
  * Response shapes of the REST API. Dates travel as ISO strings. Every object is closed: `handle()`
@@ -40,7 +39,7 @@ export const StudySummary = z
     createdAt: isoDate,
     updatedAt: isoDate,
     archivedAt: isoDate.nullable(),
-    _count: z.object({ members: int(), assignments: int() }),
+    _count: z.object({ members: int(), experiments: int().meta({ description: 'Its runs' }) }),
   })
   .meta({ id: 'StudySummary' })
 
@@ -63,21 +62,6 @@ const page = { page: int(), pageSize: int(), total: int(), pageCount: int() }
 
 export const pageOfSchema = <T extends z.ZodType>(item: T, id: string) =>
   z.object({ items: z.array(item), ...page }).meta({ id })
-
-export const Work = z
-  .object({
-    id: z.string(),
-    kind: z.string(),
-    title: z.string(),
-    instructions: z.string(),
-    status: z.enum(WORK_STATUSES),
-    createdAt: isoDate,
-    updatedAt: isoDate,
-    userId: z.string(),
-    study: z.object({ id: z.string(), name: z.string(), guidelines: z.string() }),
-    user: userRef,
-  })
-  .meta({ id: 'Work' })
 
 export const Me = z
   .object({
@@ -359,6 +343,17 @@ export const LeaseRenewed = z
     seconds: int().meta({ description: 'How long each renewal lasts (PARLEY_SEAT_LEASE_SECONDS)' }),
   })
   .meta({ id: 'LeaseRenewed' })
+
+export const SeatsAssigned = z
+  .object({
+    runId: z.string(),
+    seat: z.string(),
+    userId: z.string(),
+    email: z.string(),
+    requested: int(),
+    sessionIds: z.array(z.string()).meta({ description: 'The sessions the person was named on (at most `requested`)' }),
+  })
+  .meta({ id: 'SeatsAssigned' })
 
 export const SeatReleased = z.object({ sessionId: z.string(), seat: z.string() }).meta({ id: 'SeatReleased' })
 

@@ -27,10 +27,10 @@ export const SCOPES = [
   'studies:read-all', // see every study
   'studies:create',
   'studies:update', // edit, archive, manage members of studies they belong to
-  'work:read-own', // see work assigned to you
-  'work:submit', // complete work assigned to you
-  'work:read-study', // see all work in studies you belong to
-  'work:assign', // assign work in studies you belong to
+  'work:read-own', // your work queue: the sessions whose seats you fill, seats you may claim
+  'work:submit', // take part: claim seats, send your turns
+  'work:read-study', // see every session of the studies you belong to
+  'work:assign', // name members on runs' free seats in studies you belong to
   'dashboards:read',
   'exports:read',
   'users:read', // list accounts (to add study members)

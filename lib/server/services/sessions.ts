@@ -1,8 +1,9 @@
+import type pg from 'pg'
 import { z } from 'zod'
 import type { Prisma } from '@/lib/generated/prisma/client'
 import { type Ask, type BaseMessage, ProtocolError } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
-import { hasScope } from '@/lib/server/auth/roles'
+import { hasScope, type Role } from '@/lib/server/auth/roles'
 import { mayTakePart, studyPermissions, takePartStudyRoles } from '@/lib/server/auth/study-roles'
 import { settings } from '@/lib/server/config'
 import { db, pgTransaction, sql } from '@/lib/server/db'
@@ -623,6 +624,56 @@ async function notSeated(actor: Actor, sessionId: string): Promise<never> {
 }
 
 /**
+ * Put a person in a free claimable seat of an open session: the one way a seat is taken after the
+ * session was made (a claim, `sessions.claim`, and a researcher naming a person, `sessions.assign`).
+ * With `leaseSeconds` the seat is held as a lease (a claim); without, it is held for good (named).
+ * Decided under a per-person lock (per run with distinct claimants, else per session), so two takings
+ * for one person never both pass a check, and the seat's row lock gives one winner between people.
+ * Refuses (writing nothing) when the person already holds a seat of the session, holds or worked on
+ * another session of the same instance of a distinct-claimants run (`runId`), or the seat is not free.
+ */
+async function seatPerson(
+  client: pg.ClientBase,
+  p: { sessionId: string; seat: string; userId: string; runId: string | null; leaseSeconds: number | null },
+): Promise<
+  { refused: null; leaseUntil: Date | null } | { refused: 'holds'; seat: string } | { refused: 'distinct' | 'taken' }
+> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `seat-claim:${p.runId ?? p.sessionId}:${p.userId}`,
+  ])
+  const again = await client.query<{ seat: string }>(
+    `SELECT p.seat FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+     WHERE p."sessionId" = $1 AND ${holdsSql('$2')} LIMIT 1`,
+    [p.sessionId, p.userId],
+  )
+  if (again.rows[0]) return { refused: 'holds', seat: again.rows[0].seat }
+  if (p.runId) {
+    // Another session of the same instance of this run that the person holds or has worked on.
+    const other = await client.query(
+      `SELECT 1 FROM "ProtocolSession" me
+       JOIN "ProtocolSession" o ON o."experimentId" = me."experimentId" AND o."instanceId" = me."instanceId" AND o.id <> me.id
+       WHERE me.id = $1
+         AND (EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = o.id AND ${holdsSql('$2', 'p', 'o')})
+              OR EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = o.id AND m."authorUserId" = $2))
+       LIMIT 1`,
+      [p.sessionId, p.userId],
+    )
+    if (other.rowCount) return { refused: 'distinct' }
+  }
+  const r = await client.query<{ leaseUntil: Date | null }>(
+    `UPDATE "SessionSeat" p SET "userId" = $3, "claimedAt" = now(),
+       "leaseUntil" = CASE WHEN $4::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $4::float8) END
+     FROM "ProtocolSession" s
+     WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND p.seat = $2 AND p.claimable AND ${freeSql()}
+       AND s.status NOT IN ('done', 'cancelled')
+     RETURNING p."leaseUntil"`,
+    [p.sessionId, p.seat, p.userId, p.leaseSeconds],
+  )
+  if (!r.rowCount) return { refused: 'taken' }
+  return { refused: null, leaseUntil: r.rows[0]?.leaseUntil ?? null }
+}
+
+/**
  * Take a claimable seat (first come): a lease of PARLEY_SEAT_LEASE_SECONDS, renewed while the person
  * works (`sessions.heartbeat`, each turn), free again once it lapses or is given back
  * (`sessions.release`). Claiming needs the account's `work:submit` and a membership whose study role
@@ -669,57 +720,166 @@ export const claimSeat = defineOperation({
       throw forbidden(s.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
     if (!open) throw conflict('This session is over; its seats can no longer be claimed.')
     const ttl = leaseSeconds()
-    const distinct = s.distinct && !!s.experimentId
     const claimed = await pgTransaction(async (client) => {
-      // One claim of this person at a time in the run (distinct claimants) or the session.
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-        `seat-claim:${distinct ? s.experimentId : sessionId}:${actor.userId}`,
-      ])
-      const again = await client.query(
-        `SELECT p.seat FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
-         WHERE p."sessionId" = $1 AND ${holdsSql('$2')} LIMIT 1`,
-        [sessionId, actor.userId],
-      )
-      if (again.rowCount) throw conflict(`You already fill the ${again.rows[0].seat} seat of this session.`)
-      if (distinct) {
-        // Another session of the same instance of this run that the person holds or has worked on.
-        const other = await client.query(
-          `SELECT 1 FROM "ProtocolSession" me
-           JOIN "ProtocolSession" o ON o."experimentId" = me."experimentId" AND o."instanceId" = me."instanceId" AND o.id <> me.id
-           WHERE me.id = $1
-             AND (EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = o.id AND ${holdsSql('$2', 'p', 'o')})
-                  OR EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = o.id AND m."authorUserId" = $2))
-           LIMIT 1`,
-          [sessionId, actor.userId],
+      const taken = await seatPerson(client, {
+        sessionId,
+        seat,
+        userId: actor.userId,
+        runId: s.distinct ? s.experimentId : null,
+        leaseSeconds: ttl,
+      })
+      if (taken.refused === 'holds') throw conflict(`You already fill the ${taken.seat} seat of this session.`)
+      if (taken.refused === 'distinct')
+        throw conflict(
+          'You already have a session of this item in this run; each of its sessions goes to a different person.',
         )
-        if (other.rowCount)
-          throw conflict(
-            'You already have a session of this item in this run; each of its sessions goes to a different person.',
-          )
-      }
-      const r = await client.query<{ leaseUntil: Date }>(
-        `UPDATE "SessionSeat" p SET "userId" = $3, "claimedAt" = now(), "leaseUntil" = now() + make_interval(secs => $4)
-         FROM "ProtocolSession" s
-         WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND p.seat = $2 AND p.claimable AND ${freeSql()}
-           AND s.status NOT IN ('done', 'cancelled')
-         RETURNING p."leaseUntil"`,
-        [sessionId, seat, actor.userId, ttl],
-      )
-      const leaseUntil = r.rows[0]?.leaseUntil
-      if (!leaseUntil) return null
+      if (taken.refused) return null
       await writeAuditSql(client, {
         actor: actorRef(actor),
         action: 'session.claim',
         resourceType: 'session',
         resourceId: sessionId,
         studyId: s.studyId,
-        after: { seat, leaseUntil },
+        after: { seat, leaseUntil: taken.leaseUntil },
       })
-      return leaseUntil
+      return taken.leaseUntil
     })
     if (!claimed) throw conflict('Someone else took this seat, or it cannot be claimed.')
     await publishSession(sessionId, s.experimentId, { type: 'status', status: s.status })
     return { sessionId, seat, leaseUntil: claimed }
+  },
+})
+
+/**
+ * The seats a researcher can give in a study (`sessions.assign`): per run still going and claimable
+ * person's seat, how many of its open sessions have that seat free (never claimed, given back, or
+ * lapsed). Seats all taken are left out.
+ */
+export const listOpenSeats = defineOperation({
+  name: 'sessions.open-seats',
+  scope: 'work:assign',
+  input: z.object({ studyId: id }),
+  async run(actor, { studyId }) {
+    await requireStudyAccess(db, actor, studyId, 'write')
+    const { rows } = await sql().query<{
+      runId: string
+      runName: string
+      protocol: string
+      seat: string
+      free: number
+    }>(
+      `SELECT e.id AS "runId", e.name AS "runName", e.protocol, p.seat, count(*)::int AS free
+       FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId" JOIN "Experiment" e ON e.id = s."experimentId"
+       WHERE e."studyId" = $1 AND e.status NOT IN ('done', 'cancelled') AND p.claimable AND ${freeSql()}
+         AND s.status NOT IN ('done', 'cancelled')
+       GROUP BY e.id, e.name, e.protocol, e."createdAt", p.seat
+       ORDER BY e."createdAt" DESC, p.seat`,
+      [studyId],
+    )
+    const plugins = new Map((await allPlugins()).map((p) => [p.protocol.id, p]))
+    return rows.map((r) => ({
+      ...r,
+      seatLabel: plugins.get(r.protocol)?.protocol.seats.find((d) => d.name === r.seat)?.label ?? r.seat,
+    }))
+  },
+})
+
+/**
+ * A researcher names a member of the study on up to `count` open sessions of a run, in a claimable
+ * seat no one holds (oldest first: by repetition, then position). The seat is theirs for good, as a
+ * seat named at the run's creation (no lease; they may give it back, as a claim), and the sessions
+ * appear in their work queue. Each seat is taken as a claim takes it (`seatPerson`: one session per
+ * item in a distinct-claimants run, never a second seat of a session). Refused, writing nothing: a
+ * person who is not a member or whose study role does not take part (400), a seat that is not a
+ * claimable person's seat (400), a run of another study (404), a finished run or no free seat (409).
+ * One audit row per session named.
+ */
+export const assignSeats = defineOperation({
+  name: 'sessions.assign',
+  scope: 'work:assign',
+  input: z.object({
+    studyId: id,
+    runId: z.string({ error: 'Choose a run.' }).trim().min(1, 'Choose a run.').max(100),
+    seat: z.string({ error: 'Choose a seat.' }).trim().min(1, 'Choose a seat.').max(60),
+    userId: z.string({ error: 'Choose a person.' }).trim().min(1, 'Choose a person.').max(100),
+    count: z.coerce
+      .number({ error: 'Enter how many sessions.' })
+      .int('Enter a whole number of sessions.')
+      .min(1, 'Give at least one session.')
+      .max(1000, 'Give at most 1,000 sessions at once.')
+      .default(1),
+  }),
+  async run(actor, { studyId, runId, seat, userId, count }) {
+    await requireStudyAccess(db, actor, studyId, 'write')
+    const run = await db.experiment.findFirst({
+      where: { id: runId, studyId },
+      select: { id: true, name: true, status: true, seats: true, distinctClaimants: true },
+    })
+    if (!run) throw notFound('Run')
+    if (run.status === 'done' || run.status === 'cancelled')
+      throw conflict(`The run is ${run.status}; its seats can no longer be given.`)
+    const fill = Seats.safeParse(run.seats).data?.[seat]
+    if (!fill) throw badRequest(`This run has no seat "${seat}".`, { seat: ['Choose a seat of the run.'] })
+    if (fill.kind !== 'human')
+      throw badRequest(`The ${seat} seat is filled by ${kindLabel(fill.kind)}, not a person.`, {
+        seat: ['Choose a seat people fill.'],
+      })
+    if (!fill.claimable)
+      throw badRequest(`The ${seat} seat is named for one person in this run; only claimable seats can be given.`, {
+        seat: ['Choose a claimable seat.'],
+      })
+    const person = await db.user.findUnique({
+      where: { id: userId },
+      select: {
+        email: true,
+        role: true,
+        disabled: true,
+        memberships: { where: { studyId }, select: { role: true } },
+      },
+    })
+    const memberRole = person?.memberships[0]?.role
+    if (!person || !memberRole)
+      throw badRequest('Seats can only be given to members of the study.', { userId: ['Choose a member.'] })
+    if (person.disabled)
+      throw badRequest(`${person.email} is disabled and cannot take part.`, { userId: ['Choose an active member.'] })
+    if (!mayTakePart(person.role as Role, memberRole))
+      throw badRequest(`${person.email} does not take part in this study's sessions (their role only reads them).`, {
+        userId: ['Choose a member who takes part.'],
+      })
+    const named = await pgTransaction(async (client) => {
+      const { rows: open } = await client.query<{ sessionId: string; status: string }>(
+        `SELECT p."sessionId", s.status FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+         WHERE s."experimentId" = $1 AND p.seat = $2 AND p.claimable AND ${freeSql()}
+           AND s.status NOT IN ('done', 'cancelled')
+         ORDER BY s.repetition, s.position, s.id`,
+        [runId, seat],
+      )
+      const done: Array<{ sessionId: string; status: string }> = []
+      for (const o of open) {
+        if (done.length >= count) break
+        const taken = await seatPerson(client, {
+          sessionId: o.sessionId,
+          seat,
+          userId,
+          runId: run.distinctClaimants ? runId : null,
+          leaseSeconds: null,
+        })
+        if (taken.refused) continue
+        await writeAuditSql(client, {
+          actor: actorRef(actor),
+          action: 'session.assign',
+          resourceType: 'session',
+          resourceId: o.sessionId,
+          studyId,
+          after: { seat, userId, email: person.email },
+        })
+        done.push(o)
+      }
+      if (!done.length) throw conflict(`No open session of ${run.name} has the ${seat} seat free for ${person.email}.`)
+      return done
+    })
+    for (const o of named) await publishSession(o.sessionId, runId, { type: 'status', status: o.status })
+    return { runId, seat, userId, email: person.email, requested: count, sessionIds: named.map((o) => o.sessionId) }
   },
 })
 

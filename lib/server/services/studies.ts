@@ -86,7 +86,7 @@ const studySummary = {
   createdAt: true,
   updatedAt: true,
   archivedAt: true,
-  _count: { select: { members: true, assignments: true } },
+  _count: { select: { members: true, experiments: true } },
 } as const
 
 export const listStudies = defineOperation({

@@ -4,7 +4,7 @@ import { Markdown } from '@/components/ui/markdown'
 import {
   AddMemberForm,
   ArchiveStudyForm,
-  AssignWorkForm,
+  AssignSeatsForm,
   EditStudyForm,
   MemberRoleForm,
   RemoveMemberForm,
@@ -13,7 +13,12 @@ import { Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
 import { hasScope, isRole, ROLES } from '@/lib/server/auth/roles'
-import { mayHoldStudyRole, STUDY_ROLE_DESCRIPTIONS, STUDY_ROLE_LABELS } from '@/lib/server/auth/study-roles'
+import {
+  mayHoldStudyRole,
+  mayTakePart,
+  STUDY_ROLE_DESCRIPTIONS,
+  STUDY_ROLE_LABELS,
+} from '@/lib/server/auth/study-roles'
 import { loadForPage } from '@/lib/server/page-data'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { uploadFormKinds } from '@/lib/server/services/dataset-kinds'
@@ -22,7 +27,7 @@ import { DismissDatasetForm, ImportDatasetForm } from '@/components/datasets/imp
 import { ImportProgress } from '@/components/datasets/import-progress'
 import { runnableProtocols } from '@/components/protocols/registry'
 import { maxUploadMb } from '@/lib/limits.mjs'
-import { listStudyWork } from '@/lib/server/services/work'
+import { listOpenSeats } from '@/lib/server/services/sessions'
 import { listTaskTemplates } from '@/lib/server/services/task-templates'
 
 export const metadata: Metadata = { title: 'Study' }
@@ -35,13 +40,13 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   // both again on every action; this only hides what would be refused).
   const canManage = hasScope(actor.role, 'studies:update') && study.access.includes('manage')
   const canWrite = hasScope(actor.role, 'studies:update') && study.access.includes('write')
-  const canSeeWork = hasScope(actor.role, 'work:read-study')
+  const canAssign = hasScope(actor.role, 'work:assign') && canWrite
   const rolesFor = (accountRole: string) =>
     ROLES.filter((r) => isRole(accountRole) && mayHoldStudyRole(accountRole, r)).map((r) => ({
       value: r,
       label: STUDY_ROLE_LABELS[r],
     }))
-  const work = canSeeWork ? await loadForPage(listStudyWork, { studyId, pageSize: 100 }) : null
+  const openSeats = canAssign ? await loadForPage(listOpenSeats, { studyId }) : null
   const datasets = await loadForPage(listDatasets, { studyId })
   const templates = await loadForPage(listTaskTemplates, { studyId })
   // The protocols the study's runs use (a study may run several), and the one the study names, if any.
@@ -164,34 +169,43 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           )}
         </Card>
 
-        {work && (
-          <Card title="Work" description="Assigned to members; each person sees only their own.">
-            {work.total === 0 ? (
-              <EmptyState title="No work assigned yet." />
+        {openSeats && (
+          <Card
+            title="Seats to fill"
+            description="Claimable seats of this study's runs that no one holds. Name a member on some of them: the sessions appear in their work queue."
+          >
+            {openSeats.length === 0 ? (
+              <EmptyState title="No free seats.">
+                A run with a claimable seat offers it here while its sessions are open and no one holds it.
+              </EmptyState>
             ) : (
-              <Table caption="Work in this study" head={['Title', 'Assignee', 'Status']}>
-                {work.items.map((w) => (
-                  <tr key={w.id}>
-                    <Td>
-                      <Link href={`/work/${w.id}`} className="text-brand-700 underline">
-                        {w.title}
-                      </Link>
-                    </Td>
-                    <Td>{w.user.email}</Td>
-                    <Td>
-                      <Badge tone={w.status === 'done' ? 'green' : 'amber'}>{w.status.replace('_', ' ')}</Badge>
-                    </Td>
-                  </tr>
-                ))}
-              </Table>
-            )}
-            {hasScope(actor.role, 'work:assign') && canWrite && (
-              <div className="mt-4 border-t border-stone-100 pt-4">
-                <AssignWorkForm
-                  studyId={study.id}
-                  members={study.members.map((m) => ({ value: m.user.id, label: `${m.user.name} (${m.user.email})` }))}
-                />
-              </div>
+              <>
+                <Table caption="Free seats" head={['Run', 'Seat', 'Free']}>
+                  {openSeats.map((o) => (
+                    <tr key={`${o.runId}/${o.seat}`}>
+                      <Td>
+                        <Link href={`/runs/${o.runId}`} className="text-brand-700 underline">
+                          {o.runName}
+                        </Link>
+                      </Td>
+                      <Td>{o.seatLabel}</Td>
+                      <Td>{o.free}</Td>
+                    </tr>
+                  ))}
+                </Table>
+                <div className="mt-4 border-t border-stone-100 pt-4">
+                  <AssignSeatsForm
+                    studyId={study.id}
+                    slots={openSeats.map((o) => ({
+                      value: `${o.runId}/${o.seat}`,
+                      label: `${o.runName} · ${o.seatLabel} (${o.free} free)`,
+                    }))}
+                    members={study.members
+                      .filter((m) => isRole(m.user.role) && mayTakePart(m.user.role, m.role))
+                      .map((m) => ({ value: m.user.id, label: `${m.user.name} (${m.user.email})` }))}
+                  />
+                </div>
+              </>
             )}
           </Card>
         )}

@@ -2,4 +2,4 @@ import { endpoints } from '@/lib/server/api/endpoints'
 import { handle, methods } from '@/lib/server/api/handler'
 
 export const dynamic = 'force-dynamic'
-export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({ GET: handle(endpoints.getWork) })
+export const { GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS } = methods({ POST: handle(endpoints.assignSeats) })

@@ -18,6 +18,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/health',
       '/me',
       '/metrics',
+      '/pxp/molecules',
       '/ready',
       '/runs',
       '/runs/{runId}',

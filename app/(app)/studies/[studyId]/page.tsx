@@ -57,6 +57,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           { protocol: study.protocol, label: PROTOCOL_LABELS[study.protocol] ?? study.protocol, runs: 0 },
         ]
       : study.runProtocols
+  const hasRuns = study.runProtocols.some((p) => p.runs > 0)
   return (
     <>
       <PageHeader
@@ -179,33 +180,35 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                 A run with a claimable seat offers it here while its sessions are open and no one holds it.
               </EmptyState>
             ) : (
-              <>
-                <Table caption="Free seats" head={['Run', 'Seat', 'Free']}>
-                  {openSeats.map((o) => (
-                    <tr key={`${o.runId}/${o.seat}`}>
-                      <Td>
-                        <Link href={`/runs/${o.runId}`} className="text-brand-700 underline">
-                          {o.runName}
-                        </Link>
-                      </Td>
-                      <Td>{o.seatLabel}</Td>
-                      <Td>{o.free}</Td>
-                    </tr>
-                  ))}
-                </Table>
-                <div className="mt-4 border-t border-stone-100 pt-4">
-                  <AssignSeatsForm
-                    studyId={study.id}
-                    slots={openSeats.map((o) => ({
-                      value: `${o.runId}/${o.seat}`,
-                      label: `${o.runName} · ${o.seatLabel} (${o.free} free)`,
-                    }))}
-                    members={study.members
-                      .filter((m) => isRole(m.user.role) && mayTakePart(m.user.role, m.role))
-                      .map((m) => ({ value: m.user.id, label: `${m.user.name} (${m.user.email})` }))}
-                  />
-                </div>
-              </>
+              <Table caption="Free seats" head={['Run', 'Seat', 'Free']}>
+                {openSeats.map((o) => (
+                  <tr key={`${o.runId}/${o.seat}`}>
+                    <Td>
+                      <Link href={`/runs/${o.runId}`} className="text-brand-700 underline">
+                        {o.runName}
+                      </Link>
+                    </Td>
+                    <Td>{o.seatLabel}</Td>
+                    <Td>{o.free}</Td>
+                  </tr>
+                ))}
+              </Table>
+            )}
+            {/* Always mounted once the study has had a free seat to offer, so the confirmation of the
+                assignment that took the last one stays on the page after it re-renders empty. */}
+            {(openSeats.length > 0 || hasRuns) && (
+              <div className="mt-4 border-t border-stone-100 pt-4">
+                <AssignSeatsForm
+                  studyId={study.id}
+                  slots={openSeats.map((o) => ({
+                    value: `${o.runId}/${o.seat}`,
+                    label: `${o.runName} · ${o.seatLabel} (${o.free} free)`,
+                  }))}
+                  members={study.members
+                    .filter((m) => isRole(m.user.role) && mayTakePart(m.user.role, m.role))
+                    .map((m) => ({ value: m.user.id, label: `${m.user.name} (${m.user.email})` }))}
+                />
+              </div>
             )}
           </Card>
         )}

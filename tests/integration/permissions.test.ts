@@ -1,3 +1,4 @@
+import type { Prisma } from '@/lib/generated/prisma/client'
 import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
@@ -416,32 +417,9 @@ async function claimableSession(c: Ctx) {
 
 /** A draft PXP run of the world's study with one session whose claimable seat h is free. */
 async function claimableRunSession(c: Ctx) {
-  const seats = { m: llmSeat(c), h: { kind: 'human', claimable: true } }
-  const experiment = await db.experiment.create({
-    data: {
-      studyId: c.studyId,
-      name: 'open seats',
-      protocol: 'pxp',
-      task: 'drug',
-      datasetId: c.datasetId,
-      config: { n: 10, k: 3 },
-      seats,
-      repetitions: 1,
-    },
-  })
-  return db.protocolSession.create({
-    data: {
-      studyId: c.studyId,
-      experimentId: experiment.id,
-      protocol: 'pxp',
-      protocolVersion: '1',
-      config: { n: 10, k: 3 },
-      task: 'drug',
-      instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
-      seats,
-      people: { create: { seat: 'h', claimable: true } },
-    },
-  })
+  const s = await experimentWithSession(c, 'draft', { m: llmSeat(c), h: { kind: 'human', claimable: true } })
+  await db.sessionSeat.create({ data: { sessionId: s.id, seat: 'h', claimable: true } })
+  return s
 }
 
 /** A session whose claimable seat h the actor has claimed (a lease of 15 minutes). */
@@ -504,12 +482,15 @@ async function debateSession(c: Ctx) {
   return db.protocolSession.update({ where: { id: s.id }, data: { experimentId: experiment.id } })
 }
 
-/** An experiment of the actor's study with one proxy session. */
-async function experimentWithSession(c: Ctx, status = 'draft') {
-  const seats = {
+/** An experiment of the actor's study with one session (its human seat a proxy unless `seats` says otherwise). */
+async function experimentWithSession(
+  c: Ctx,
+  status = 'draft',
+  seats: Prisma.InputJsonObject = {
     m: llmSeat(c),
     h: { kind: 'proxy', helpers: { checker: { connectionId: c.connectionId } } },
-  }
+  },
+) {
   const experiment = await db.experiment.create({
     data: {
       studyId: c.studyId,

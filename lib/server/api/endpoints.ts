@@ -538,9 +538,10 @@ export async function docPlugins(): Promise<DocPlugins> {
 
 /** The endpoints protocol plugins add for their own operations (served by the catch-all route). */
 export async function pluginEndpoints(): Promise<Endpoint[]> {
-  return (await docPlugins()).flatMap((p) =>
-    (p.opsOf?.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint),
-  )
+  // Only the ops capability: serving a protocol's endpoint loads neither its set-up nor its pages.
+  const all = await allPlugins()
+  const ops = await Promise.all(all.map((p) => p.ops?.()))
+  return all.flatMap((p, i) => (ops[i]?.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint))
 }
 
 /** Path parameters of a plugin endpoint's path template for a request path, or null when it does not match. */

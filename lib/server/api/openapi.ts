@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type DocPlugins, docPlugins, type Endpoint, endpoints } from '@/lib/server/api/endpoints'
+import { type DocPlugins, docPlugins, type Endpoint, endpoints, pluginEndpoints } from '@/lib/server/api/endpoints'
 import { IDEMPOTENCY_HOURS } from '@/lib/server/api/idempotency'
 import { ErrorBody, Health, Readiness } from '@/lib/server/api/schemas'
 import { MAX_INPUT_BYTES } from '@/lib/server/operation'
@@ -322,10 +322,7 @@ export async function openApiDocument() {
     { 'application/zip': { schema: { type: 'string', contentMediaType: 'application/zip' } } },
     'The run has no such file',
   )
-  const fromPlugins = plugins.flatMap((p) =>
-    (p.opsOf?.rest ?? []).map((e) => ({ ...e, tag: p.protocol.label }) satisfies Endpoint),
-  )
-  for (const ep of [...(Object.values(endpoints) as Endpoint[]), ...fromPlugins]) {
+  for (const ep of [...(Object.values(endpoints) as Endpoint[]), ...(await pluginEndpoints())]) {
     paths[ep.path] ??= {}
     ;(paths[ep.path] as Record<string, unknown>)[ep.method.toLowerCase()] = operationFor(ep, plugins)
   }

@@ -21,7 +21,7 @@ async function awaitingSession() {
   await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [sessionId, expert?.id])
   const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.', $3)`,
     [randomUUID(), sessionId, JSON.stringify(first)],
   )

@@ -66,7 +66,7 @@ async function drugSession(task: 'drug' | 'rad' = 'drug') {
       ? { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' }
       : { seq: 1, sender: 'm', tag: 'INIT', prediction: 'Pneumonia', explanation: 'Consolidation on the right.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', $3, $4, $5)`,
     [randomUUID(), sessionId, first.prediction, first.explanation, JSON.stringify(first)],
   )
@@ -493,7 +493,7 @@ test('an expert in the machine seat of a tag-only run sees the proxy tester’s 
   ]
   for (const m of messages)
     await sql(
-      `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+      `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       [
         randomUUID(),

@@ -213,7 +213,7 @@ async function awaitingDrugSession() {
   await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [sessionId, expert?.id])
   const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', $3, $4, $5)`,
     [randomUUID(), sessionId, first.prediction, first.explanation, JSON.stringify(first)],
   )
@@ -253,7 +253,7 @@ test('a turn that cannot reach the server keeps the form and its text and offers
   await alert.getByRole('button', { name: 'Retry' }).click()
   await expect.poll(stored, { timeout: 20_000 }).toBeGreaterThanOrEqual(2)
   const [mine] = await sql<{ explanation: string }>(
-    `SELECT explanation FROM "ProtocolMessage" WHERE "sessionId" = $1 AND seq = 2`,
+    `SELECT detail AS explanation FROM "ProtocolMessage" WHERE "sessionId" = $1 AND seq = 2`,
     [sessionId],
   )
   expect(mine?.explanation).toBe(explanation)

@@ -63,7 +63,7 @@ async function session() {
   ]
   for (const [i, m] of [m1, m2, m3].entries())
     await sql(
-      `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body, payload)
+      `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body, payload)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
         randomUUID(),

@@ -59,7 +59,7 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   // The machine's first message (a wrong guess), as the runner would have written it.
   const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction of the ester.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction of the ester.', $3)`,
     [randomUUID(), sessionId, JSON.stringify(first)],
   )
@@ -94,9 +94,10 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   await expect(page.getByTestId('derived-tag')).toContainText('Tag: RATIFY')
   await page.getByRole('button', { name: 'Send' }).click()
   await expect(page.getByText('Both agents ratified')).toBeVisible()
-  const tags = await sql<{ tag: string }>(`SELECT tag FROM "ProtocolMessage" WHERE "sessionId" = $1 ORDER BY seq`, [
-    sessionId,
-  ])
+  const tags = await sql<{ tag: string }>(
+    `SELECT label AS tag FROM "ProtocolMessage" WHERE "sessionId" = $1 ORDER BY seq`,
+    [sessionId],
+  )
   expect(tags.map((t) => t.tag)).toEqual(['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'])
 
   // Another expert cannot open it by URL.

@@ -41,7 +41,7 @@ async function runWithFreeSeat(studyName: string) {
   ])
   const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction.', $3)`,
     [randomUUID(), sessionId, JSON.stringify(first)],
   )

@@ -26,7 +26,7 @@ async function awaiting() {
   await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [pxpId, expert?.id])
   const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'CCO', explanation: 'A reduction.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'CCO', 'A reduction.', $3)`,
     [randomUUID(), pxpId, JSON.stringify(first)],
   )
@@ -103,7 +103,7 @@ test('a seat open to any member is offered in the queue, and the first to claim 
   ])
   const first = { seq: 1, sender: 'm', tag: 'INIT', prediction: 'OC=O', explanation: 'A guess.' }
   await sql(
-    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+    `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
      VALUES ($1, $2, 1, 'm', 'h', 'INIT', 'OC=O', 'A guess.', $3)`,
     [randomUUID(), sessionId, JSON.stringify(first)],
   )

@@ -201,7 +201,7 @@ try {
     GROUP BY s.id`
   const rounds = await db.$queryRaw<Array<{ rounds: number }>>`
     SELECT avg(n)::float AS rounds FROM (
-      SELECT count(*) FILTER (WHERE m.tag = 'turn') / 2.0 AS n FROM "ProtocolMessage" m
+      SELECT count(*) FILTER (WHERE m.label = 'turn') / 2.0 AS n FROM "ProtocolMessage" m
       JOIN "ProtocolSession" s ON s.id = m."sessionId" WHERE s."experimentId" = ${experimentId} GROUP BY s.id) x`
   const sequential = chains.reduce((a, c) => a + c.ms, 0)
   const longest = Math.max(...chains.map((c) => c.ms))

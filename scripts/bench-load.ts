@@ -459,7 +459,7 @@ async function seed(databaseUrl: string, fakeUrl: string) {
         }
       })
       await q(
-        `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag, prediction, explanation, body)
+        `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label, value, detail, body)
          SELECT gen_random_uuid()::text, sid, 1, 'm', 'h', 'INIT', b->>'prediction', b->>'explanation', b
          FROM unnest($1::text[], $2::jsonb[]) AS r(sid, b)`,
         [sids, first.map((b) => JSON.stringify(b))],

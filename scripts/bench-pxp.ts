@@ -182,7 +182,7 @@ try {
     SELECT ${big.id} || '-' || g, ${study.id}, ${big.id}, 'pxp', '1', '{}', 'drug', '{}', '{}', 1 + g % 5, g / 5, 'done', now()
     FROM generate_series(0, ${DASH_SESSIONS - 1}) g`
   await db.$executeRaw`
-    INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, tag)
+    INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, label)
     SELECT ${big.id} || '-' || g || '-' || j, ${big.id} || '-' || g, j,
       CASE WHEN j % 2 = 1 THEN 'm' ELSE 'h' END, CASE WHEN j % 2 = 1 THEN 'h' ELSE 'm' END,
       CASE WHEN j = 1 THEN 'INIT' ELSE (ARRAY['RATIFY', 'REFUTE', 'REVISE', 'REJECT'])[1 + ((g * 7 + j * 13) % 4)] END

@@ -33,7 +33,22 @@ export interface SetupFormProps {
   models: ModelChoice[]
   /** Members who may sit in a person's seat (everyone but viewers). */
   experts: Choice[]
-  templates: Choice[]
+  /** What the protocol's `setup.formData` gives of the study (PXP: its task templates); {} otherwise. */
+  extra: Record<string, unknown>
+}
+
+/** A protocol's card on a study page: its `views.studyPanel` data. */
+export interface StudyPanelProps {
+  studyId: string
+  data: unknown
+}
+
+/** A protocol's page under a study (/studies/{id}/p/{protocol}/{...path}): its `views.studyPage` data. */
+export interface StudyPageProps {
+  study: { id: string; name: string }
+  path: string[]
+  title: string
+  data: unknown
 }
 
 export interface SessionViewProps {
@@ -109,4 +124,8 @@ export interface ProtocolUi {
   MessageBody?: ComponentType<MessageBodyProps>
   /** An import of the protocol's own instances on the study page (beside the dataset import). */
   DatasetImport?: ComponentType<{ studyId: string }>
+  /** The protocol's card on the study page (its own resources of the study, e.g. PXP's task templates). */
+  StudyPanel?: ComponentType<StudyPanelProps>
+  /** The protocol's pages under a study (a template and its form …). */
+  StudyPage?: ComponentType<StudyPageProps>
 }

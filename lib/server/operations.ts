@@ -9,7 +9,7 @@ import {
   listDatasets,
 } from '@/lib/server/services/datasets'
 import { allPlugins } from '@/lib/server/engine/plugins'
-import { createTaskTemplate, getTaskTemplate, listTaskTemplates, tryMatch } from '@/lib/server/services/task-templates'
+import { protocolPage, protocolPanels, setupFormData } from '@/lib/server/services/protocol-pages'
 import {
   cancelRun,
   changeSeatModel,
@@ -124,10 +124,9 @@ export const OPERATIONS: Operation<any, any>[] = [
   dismissDataset,
   listDatasets,
   getDataset,
-  createTaskTemplate,
-  listTaskTemplates,
-  getTaskTemplate,
-  tryMatch,
+  protocolPanels,
+  protocolPage,
+  setupFormData,
   createRun,
   listRuns,
   getRun,

@@ -27,6 +27,7 @@ export { Prisma } from '@/lib/generated/prisma/client'
 // Operations of its own: validated input, a scope and the study role, audit, rate limits.
 export { defineOperation, type Operation } from '@/lib/server/operation'
 export { id, requireStudyAccess } from '@/lib/server/services/studies'
+export { hasScope } from '@/lib/server/auth/roles'
 export { actorRef, writeAudit } from '@/lib/server/audit'
 export { enforceRate } from '@/lib/server/rate-limit'
 export { settings } from '@/lib/server/config'

@@ -101,7 +101,19 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
       expect(jsonl.length, `${table}: rows of a finished run`).toBeGreaterThan(0)
       for (const l of jsonl) expect(typeof JSON.parse(l), `${table}: one JSON object per line`).toBe('object')
       if (table === 'd') expect(jsonl).toHaveLength(2)
-      if (table === 'm') expect(jsonl).toHaveLength(messages)
+      if (table === 'm') {
+        expect(jsonl).toHaveLength(messages)
+        // The projections come out under the protocol's own names, with the stored values.
+        const names = { label: 'label', value: 'value', detail: 'detail', ...plugin.projectionNames }
+        const stored = await db.protocolMessage.findMany({ where: { session: { experimentId: run.id } } })
+        const byKey = new Map(stored.map((m) => [`${m.sessionId}/${m.seq}`, m]))
+        for (const l of jsonl) {
+          const row = JSON.parse(l) as Record<string, unknown>
+          const m = byKey.get(`${row.session}/${row.j}`)
+          expect([row[names.label], row[names.value], row[names.detail]]).toEqual([m?.label, m?.value, m?.detail])
+        }
+        expect(stored.some((m) => m.label !== null), 'a projection was written').toBe(true)
+      }
       // The same rows under a header.
       expect(await read('csv'), table).toHaveLength(jsonl.length + 1)
     }

@@ -99,12 +99,14 @@ describe('a scheduler that forks sessions until a coverage goal is met', () => {
       const prefix = (rows: typeof fork.messages) =>
         rows
           .filter((m) => m.seq <= (fork.forkSeq as number))
-          .map(({ seq, sender, receiver, body, tag, payload, llmCallId, authorUserId }) => ({
+          .map(({ seq, sender, receiver, body, label, value, detail, payload, llmCallId, authorUserId }) => ({
             seq,
             sender,
             receiver,
             body,
-            tag,
+            label,
+            value,
+            detail,
             payload,
             llmCallId,
             authorUserId,

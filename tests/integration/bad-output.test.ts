@@ -211,7 +211,7 @@ describe('EVINCE: a distribution that breaks the rules is re-asked, never stored
       where: { id: first.id },
       data: {
         body: { ...(first.body as object), predictions: [{ label: 'simulated label', probability: 2 }] },
-        prediction: 'simulated label',
+        value: 'simulated label',
       },
     })
     await db.protocolSession.update({ where: { id: dengueSession }, data: { updatedAt: new Date() } })
@@ -311,7 +311,7 @@ describe('PXP: an answer that shows nothing is re-asked, never stored', () => {
     expect(await execute(retrySession, w.researcher, { sessionId: s.id })).toMatchObject({ ok: true })
     expect(await runSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const stored = await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })
-    expect(stored.map((m) => [m.tag, m.prediction])).toEqual([
+    expect(stored.map((m) => [m.label, m.value])).toEqual([
       ['INIT', 'CCO.CC(=O)O'],
       ['RATIFY', 'CCO.CC(=O)O'],
       ['RATIFY', 'CCO.CC(=O)O'],

@@ -62,7 +62,7 @@ async function pxpRun(
         seq: i + 1,
         sender: i % 2 === 0 ? 'm' : 'h',
         receiver: i % 2 === 0 ? 'h' : 'm',
-        tag,
+        label: tag,
       })),
     })
   }

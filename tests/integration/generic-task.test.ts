@@ -3,7 +3,7 @@ import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { runSession as runPxpSession } from '@/lib/server/engine/runner'
 import { createRun } from '@/lib/server/services/runs'
-import { createTaskTemplate, getTaskTemplate, tryMatch } from '@/lib/server/services/task-templates'
+import { createTaskTemplate, getTaskTemplate, tryMatch } from '@/lib/server/protocols/pxp/templates'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { importAndWait, useBulkWorkers } from '../support/imports'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -64,15 +64,15 @@ describe('a generic task defined by a researcher runs as a PXP experiment', () =
     }
     // 72 vs the truth 70: within ±5 the proxy ratifies at once, and so does the machine.
     const ok = await run(loose.data.id)
-    expect(ok.messages.map((m) => m.tag)).toEqual(['INIT', 'RATIFY', 'RATIFY'])
-    expect(ok.messages[0]).toMatchObject({ prediction: '72 mg', explanation: 'about 1 mg per kg, rounded.' })
+    expect(ok.messages.map((m) => m.label)).toEqual(['INIT', 'RATIFY', 'RATIFY'])
+    expect(ok.messages[0]).toMatchObject({ value: '72 mg', detail: 'about 1 mg per kg, rounded.' })
     const prompt = JSON.stringify(ok.contexts[0]?.context)
     expect(prompt).toContain('You are a clinical pharmacist.')
     expect(prompt).toContain('Dose: <dose>')
     expect(prompt).toContain('What single dose of Paracetamol for a patient of 70 kg?')
     // Outside ±1 the proxy refutes.
     const no = await run(strict.data.id)
-    expect(no.messages[1]?.tag).toBe('REFUTE')
+    expect(no.messages[1]?.label).toBe('REFUTE')
     expect(no.stopReason).not.toBe('mutual-ratify')
 
     // Templates are snapshots: the session keeps the spec it was created with.

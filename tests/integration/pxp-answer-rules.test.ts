@@ -94,7 +94,7 @@ describe('a person’s prediction follows the task’s rules on the server', () 
     expect(await stored(s.id)).toBe(1)
     expect(await execute(submitTurn, expert, turn(s.id, ' pleural  effusion '))).toMatchObject({ ok: true })
     const m = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } })
-    expect(m.prediction).toBe('Pleural Effusion')
+    expect(m.value).toBe('Pleural Effusion')
   })
 
   it('someone without a seat in the session cannot use the checker (404)', async () => {
@@ -138,7 +138,12 @@ describe('the MATCH hint while the expert types', () => {
       await db.protocolMessage.create({
         data: {
           sessionId: s.id,
-          ...m,
+          seq: m.seq,
+          sender: m.sender,
+          receiver: m.receiver,
+          label: m.tag,
+          value: m.prediction,
+          detail: m.explanation,
           body: { seq: m.seq, sender: m.sender, tag: m.tag, prediction: m.prediction, explanation: m.explanation },
         },
       })

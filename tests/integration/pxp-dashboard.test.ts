@@ -68,7 +68,7 @@ async function experimentWith(studyId: string, reps: string[][][]) {
           seq: i + 1,
           sender: i % 2 === 0 ? 'm' : 'h',
           receiver: i % 2 === 0 ? 'h' : 'm',
-          tag,
+          label: tag,
         })),
       })
       for (const [i, tag] of tags.entries())
@@ -169,7 +169,7 @@ describe('exports of D, M, C and the statistics', () => {
       [['INIT', 'REFUTE', 'REJECT']],
     ])
     const tricky = 'He said "no", then:\nnew line, and a comma'
-    await db.protocolMessage.updateMany({ where: { session: { experimentId }, seq: 1 }, data: { explanation: tricky } })
+    await db.protocolMessage.updateMany({ where: { session: { experimentId }, seq: 1 }, data: { detail: tricky } })
     const m = await collect(exportLines(researcher, experimentId, 'm', 'jsonl'))
     expect(m).toHaveLength(11)
     expect(await pxpStats(m)).toEqual(await experimentIntelligibility(experimentId))
@@ -222,7 +222,7 @@ describe('exports of D, M, C and the statistics', () => {
     const tags = ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY']
     await db.protocolMessage.createMany({
       data: ids.flatMap((sessionId) =>
-        tags.map((tag, i) => ({ sessionId, seq: i + 1, sender: i % 2 ? 'h' : 'm', receiver: i % 2 ? 'm' : 'h', tag })),
+        tags.map((tag, i) => ({ sessionId, seq: i + 1, sender: i % 2 ? 'h' : 'm', receiver: i % 2 ? 'm' : 'h', label: tag })),
       ),
     })
     let n = 0

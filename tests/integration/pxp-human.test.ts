@@ -19,7 +19,7 @@ const createPxpExperiment = {
 /** The tag stored for message j, and the tag Procedure 2 derived from the person's answers. */
 async function tagsOf(sessionId: string, seq: number) {
   const m = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId, seq } } })
-  return { tag: m.tag, derived: (m.payload as { derivedTag?: string }).derivedTag }
+  return { tag: m.label, derived: (m.payload as { derivedTag?: string }).derivedTag }
 }
 
 describe('an expert as the human agent', () => {
@@ -74,7 +74,7 @@ describe('an expert as the human agent', () => {
     expect([a.ok, b.ok].sort()).toEqual([false, true])
     expect([a, b].find((r) => !r.ok)).toMatchObject({ status: 409, error: expect.stringContaining('already answered') })
     expect(
-      (await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } })).tag,
+      (await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } })).label,
     ).toBe('REFUTE')
 
     expect(await runPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'h' })
@@ -92,7 +92,7 @@ describe('an expert as the human agent', () => {
     expect(await tagsOf(s.id, 4)).toEqual({ tag: 'RATIFY', derived: 'RATIFY' })
     expect(await runPxpSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const tags = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
-      (m) => m.tag,
+      (m) => m.label,
     )
     expect(tags).toEqual(['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'])
 
@@ -167,7 +167,7 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
     // The LLM tester answers at j = 2; its prompt shows the expert's message as the partner's (user) turn.
     expect(await runPxpSession(s.id)).toEqual({ kind: 'awaiting', seat: 'm' })
     const m2 = await db.protocolMessage.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } })
-    expect(m2).toMatchObject({ sender: 'h', tag: 'RATIFY' })
+    expect(m2).toMatchObject({ sender: 'h', label: 'RATIFY' })
     const ctx = (await db.contextSnapshot.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: s.id, seq: 2 } } }))
       .context as Array<{ role: string; content: unknown }>
     expect(ctx.filter((t) => t.role === 'assistant')).toHaveLength(0)

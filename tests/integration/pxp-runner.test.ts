@@ -52,7 +52,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     const end = await runSession(s.id)
     expect(end).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const messages = await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })
-    expect(messages.map((m) => [m.seq, m.sender, m.tag])).toEqual([
+    expect(messages.map((m) => [m.seq, m.sender, m.label])).toEqual([
       [1, 'm', 'INIT'],
       [2, 'h', 'REFUTE'],
       [3, 'm', 'REVISE'],
@@ -99,7 +99,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     ])
     expect(await runSession(s.id)).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const tags = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
-      (m) => m.tag,
+      (m) => m.label,
     )
     expect(tags).toEqual(['INIT', 'RATIFY', 'RATIFY'])
   })
@@ -136,7 +136,7 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
       })
       const before = fake().requests.length
       expect(await stepSession(s.id)).toMatchObject({ kind: 'appended', seq: 1 })
-      expect((await db.protocolMessage.findFirstOrThrow({ where: { sessionId: s.id } })).tag).toBe('INIT')
+      expect((await db.protocolMessage.findFirstOrThrow({ where: { sessionId: s.id } })).label).toBe('INIT')
       const body = fake()
         .requests.slice(before)
         .find((r) => r.model === 'gen')?.body as {
@@ -176,9 +176,9 @@ describe('the PXP runner (machine LLM vs. ground-truth proxy, checker LLM for AG
     const end = await runSession(s.id)
     expect(end).toEqual({ kind: 'done', reason: 'mutual-ratify' })
     const messages = await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })
-    expect(messages.map((m) => m.tag)).toEqual(['INIT', 'RATIFY', 'RATIFY'])
+    expect(messages.map((m) => m.label)).toEqual(['INIT', 'RATIFY', 'RATIFY'])
     // The parsed answer is without NUL (so it MATCHes the ground truth); the raw reply keeps it, escaped.
-    expect(messages[0]).toMatchObject({ prediction: 'Atelectasis', explanation: 'Volume loss on the left.' })
+    expect(messages[0]).toMatchObject({ value: 'Atelectasis', detail: 'Volume loss on the left.' })
     expect((messages[0]?.payload as { raw?: string } | undefined)?.raw).toBe(
       'Prediction: Atelec\\u0000tasis\nExplanation: Volume loss\\u0000 on the left.',
     )

@@ -54,7 +54,7 @@ export async function scriptedRun(
         sender: m.sender,
         receiver: m.sender === 'questioner' ? 'answerer' : 'questioner',
         body: m as object,
-        tag: m.kind,
+        label: m.kind,
         createdAt: new Date(t0 + m.seq * 1000),
       })),
     })

@@ -16,7 +16,7 @@ function DebaterFields({
   models,
   experts,
   hint,
-}: Omit<SetupFormProps, 'studyId' | 'protocol' | 'datasets' | 'templates'> & { seat: 'A' | 'B'; hint: string }) {
+}: Omit<SetupFormProps, 'studyId' | 'protocol' | 'datasets' | 'extra'> & { seat: 'A' | 'B'; hint: string }) {
   return (
     <SeatPicker
       decl={seat(name)}

@@ -4,6 +4,8 @@ import { PxpMessageBody } from '@/components/protocols/pxp/message-body'
 import { PxpRunSummary } from '@/components/protocols/pxp/run-summary'
 import { PxpSessionView } from '@/components/protocols/pxp/session-view'
 import { PxpSetupForm } from '@/components/protocols/pxp/setup-form'
+import { PxpStudyPage } from '@/components/protocols/pxp/templates/page'
+import { PxpTemplatesPanel } from '@/components/protocols/pxp/templates/panel'
 import { PxpTurnForm } from '@/components/protocols/pxp/turn-form'
 import type { ProtocolUi } from '@/components/protocols/types'
 
@@ -24,4 +26,6 @@ export const pxpUi: ProtocolUi = {
   dashboardTitle: 'Intelligibility dashboard',
   Compare: PxpCompareView,
   MessageBody: PxpMessageBody,
+  StudyPanel: PxpTemplatesPanel,
+  StudyPage: PxpStudyPage,
 }

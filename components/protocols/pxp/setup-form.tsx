@@ -3,7 +3,7 @@
 import { useState } from 'react'
 import { createRunAction } from '@/app/actions/runs'
 import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
-import type { SetupFormProps } from '@/components/protocols/types'
+import type { Choice, SetupFormProps } from '@/components/protocols/types'
 import { DraftField, SetupHiddenFields } from '@/components/runs/setup-fields'
 
 /** PXP runs on RAD, DRUG and generic datasets (a generic one with a task template). */
@@ -13,7 +13,8 @@ const KINDS = new Set(['rad', 'drug', 'generic'])
  * A PXP experiment: the dataset (or its first N instances), who fills the machine and tester seats,
  * n, k, R, carry-over and the order. Posts to the generic create action (the plugin reads the fields).
  */
-export function PxpSetupForm({ studyId, protocol, datasets: all, models, experts, templates }: SetupFormProps) {
+export function PxpSetupForm({ studyId, protocol, datasets: all, models, experts, extra }: SetupFormProps) {
+  const templates = (extra.templates as Choice[] | undefined) ?? []
   const [tester, setTester] = useState<'proxy' | 'expert' | 'llm'>('proxy')
   const [machine, setMachine] = useState<'llm' | 'expert'>('llm')
   const needExperts = tester === 'expert' || machine === 'expert'

@@ -175,13 +175,21 @@ export interface HumanContext<P extends AnyProtocol = AnyProtocol, X = any> exte
   actor: Actor
 }
 
-/** The indexed columns of a message (M's receiver, and projections dashboards query). */
+/**
+ * The indexed columns of a message: M's receiver, and three neutral projections of its body that
+ * dashboards query (`label` a short category such as PXP's tag or EVINCE's turn kind, `value` a short
+ * answer, `detail` a longer text). A protocol names them for its exports with `projectionNames`.
+ */
 export interface Projection {
   receiver: string
-  tag?: string | null
-  prediction?: string | null
-  explanation?: string | null
+  label?: string | null
+  value?: string | null
+  detail?: string | null
 }
+
+/** The three projections of a message (their column names on the message row). */
+export const PROJECTIONS = ['label', 'value', 'detail'] as const
+export type ProjectionName = (typeof PROJECTIONS)[number]
 
 /**
  * A run as the setup of a protocol plans it; the engine validates it and writes it, its sessions in
@@ -404,6 +412,11 @@ export interface PluginRuntime<P extends AnyProtocol = AnyProtocol, X = any> {
   human: HumanTurn<P, X>
   /** M's receiver and indexed projections of a message. */
   project(message: MessageOf<P>, meta: Record<string, unknown> | undefined, seats: Seats): Projection
+  /**
+   * What the protocol calls its projections: the message export's column names (default `label`,
+   * `value`, `detail`); a projection it does not name keeps its neutral name.
+   */
+  projectionNames?: Partial<Record<ProjectionName, string>>
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined
   /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
@@ -444,6 +457,11 @@ export interface PluginSetup<Config = any, Options = any> {
   snapshot?(row: InstanceRow): unknown
   /** The set-up form's fields → the body (the browser's form; REST and the CLI send the body itself). */
   fromForm?(form: Record<string, unknown>): unknown
+  /**
+   * What the set-up form needs of the study beyond its datasets, models and people (PXP: the study's
+   * task templates), handed to the UI's `SetupForm` as `extra`. Called after write access is checked.
+   */
+  formData?(actor: Actor, studyId: string): Promise<Record<string, unknown>>
 }
 
 export interface PluginViews<P extends AnyProtocol = AnyProtocol, X = any> {
@@ -469,6 +487,17 @@ export interface PluginViews<P extends AnyProtocol = AnyProtocol, X = any> {
    * names it on the compare page. Default: the run's task.
    */
   comparableAs?(run: { task: string; config: unknown }): { key: string; label: string }
+  /**
+   * The protocol's card on a study page, for its own resources of the study (PXP's task templates);
+   * the UI's `StudyPanel` draws it. Called after the actor's read access to the study is checked.
+   */
+  studyPanel?(actor: Actor, studyId: string): Promise<unknown>
+  /**
+   * A page of the protocol under a study, `/studies/{id}/p/{protocol}/{...path}` (a template, its
+   * form); null: no such page (404). Called after read access is checked; a page that changes
+   * something checks the scope and write access itself. The UI's `StudyPage` draws it.
+   */
+  studyPage?(actor: Actor, studyId: string, path: string[]): Promise<{ title: string; data: unknown } | null>
 }
 
 export interface PluginExports {

@@ -338,7 +338,7 @@ export async function appendMessage(
   const p = plugin.project(m, produced.meta, ctx.seats)
   const rows = await exec<{ runStatus: string | null }>(
     `WITH m AS (
-       INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, body, tag, prediction, explanation,
+       INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, body, label, value, detail,
                                       payload, "llmCallId", "authorUserId")
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11, $12)
        RETURNING "sessionId"
@@ -363,9 +363,9 @@ export async function appendMessage(
       m.sender,
       p.receiver,
       pgJson(m),
-      pgText(p.tag ?? null),
-      pgText(p.prediction ?? null),
-      pgText(p.explanation ?? null),
+      pgText(p.label ?? null),
+      pgText(p.value ?? null),
+      pgText(p.detail ?? null),
       pgJson(produced.meta ?? {}),
       produced.callId ?? null,
       author?.userId ?? null,

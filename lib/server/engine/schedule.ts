@@ -210,9 +210,9 @@ async function insertSessions(
     if (spec.parentId && (spec.forkSeq ?? 0) > 0) {
       // The prefix is copied as it was written (who wrote it, the call behind it, its context).
       await client.query(
-        `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, body, tag, prediction, explanation,
+        `INSERT INTO "ProtocolMessage" (id, "sessionId", seq, sender, receiver, body, label, value, detail,
            payload, "llmCallId", "authorUserId", "createdAt")
-         SELECT gen_random_uuid()::text, $1, seq, sender, receiver, body, tag, prediction, explanation, payload,
+         SELECT gen_random_uuid()::text, $1, seq, sender, receiver, body, label, value, detail, payload,
            "llmCallId", "authorUserId", "createdAt"
          FROM "ProtocolMessage" WHERE "sessionId" = $2 AND seq <= $3`,
         [id, spec.parentId, spec.forkSeq],

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { db } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
 import { pluginFor } from '@/lib/server/engine/plugins'
+import { PROJECTIONS, type ProjectionName } from '@/lib/server/engine/plugin'
 import { defineOperation } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/audit'
 import { csvLine } from '@/lib/server/services/csv'
@@ -45,9 +46,9 @@ const GENERIC: Record<'d' | 'm' | 'c', string[]> = {
     'j',
     'sender',
     'receiver',
-    'tag',
-    'prediction',
-    'explanation',
+    'label',
+    'value',
+    'detail',
     'body',
     'meta',
     'llmCallId',
@@ -87,7 +88,17 @@ async function* sessionPages(runId: string) {
   }
 }
 
-async function* genericRows(runId: string, table: 'd' | 'm' | 'c'): AsyncGenerator<Row> {
+/** What the run's protocol calls the message projections (its M export's column names). */
+type Names = Partial<Record<ProjectionName, string>>
+
+/** A generic table's columns, M's projections under the protocol's names. */
+function columnsOf(table: 'd' | 'm' | 'c', names: Names) {
+  return GENERIC[table].map((c) =>
+    (PROJECTIONS as readonly string[]).includes(c) ? (names[c as ProjectionName] ?? c) : c,
+  )
+}
+
+async function* genericRows(runId: string, table: 'd' | 'm' | 'c', names: Names): AsyncGenerator<Row> {
   for await (const page of sessionPages(runId)) {
     if (table === 'd') {
       // Where each instance came from in its source file, so the export joins back to it.
@@ -138,9 +149,9 @@ async function* genericRows(runId: string, table: 'd' | 'm' | 'c'): AsyncGenerat
           j: m.seq,
           sender: m.sender,
           receiver: m.receiver,
-          tag: m.tag,
-          prediction: m.prediction,
-          explanation: m.explanation,
+          [names.label ?? 'label']: m.label,
+          [names.value ?? 'value']: m.value,
+          [names.detail ?? 'detail']: m.detail,
           body: m.body,
           meta: m.payload,
           llmCallId: m.llmCallId,
@@ -186,8 +197,10 @@ export async function* tableLines(rows: AsyncIterable<Row>, format: 'jsonl' | 'c
 }
 
 /** The lines of a generic table of a run (the CLI's `parley pxp export` reads M as JSONL). */
-export function runTableLines(runId: string, table: 'd' | 'm' | 'c', format: 'jsonl' | 'csv') {
-  return tableLines(genericRows(runId, table), format, GENERIC[table])
+export async function* runTableLines(runId: string, table: 'd' | 'm' | 'c', format: 'jsonl' | 'csv') {
+  const run = await db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { protocol: true } })
+  const names = (await pluginFor(run.protocol)).projectionNames ?? {}
+  yield* tableLines(genericRows(runId, table, names), format, columnsOf(table, names))
 }
 
 export const exportRun = defineOperation({
@@ -201,7 +214,9 @@ export const exportRun = defineOperation({
   async run(actor, { runId, table, format }) {
     // Exporting a study's data is researcher work: viewers read the results, they do not export.
     const e = await findRun(actor, runId, 'write')
-    const tables = (await (await pluginFor(e.protocol)).exports?.())?.tables ?? {}
+    const plugin = await pluginFor(e.protocol)
+    const tables = (await plugin.exports?.())?.tables ?? {}
+    const names = plugin.projectionNames ?? {}
     const custom = tables[table]
     if (!custom && !(table in GENERIC)) {
       const names = ['d', 'm', 'c', ...Object.keys(tables)]
@@ -224,7 +239,11 @@ export const exportRun = defineOperation({
       lines: () =>
         custom
           ? tableLines(custom.rows(e.id, format), format)
-          : tableLines(genericRows(e.id, table as 'd' | 'm' | 'c'), format, GENERIC[table as 'd' | 'm' | 'c']),
+          : tableLines(
+              genericRows(e.id, table as 'd' | 'm' | 'c', names),
+              format,
+              columnsOf(table as 'd' | 'm' | 'c', names),
+            ),
     }
   },
 })

@@ -25,10 +25,10 @@ import { uploadFormKinds } from '@/lib/server/services/dataset-kinds'
 import { getStudy, PROTOCOL_LABELS } from '@/lib/server/services/studies'
 import { DismissDatasetForm, ImportDatasetForm } from '@/components/datasets/import-form'
 import { ImportProgress } from '@/components/datasets/import-progress'
-import { runnableProtocols } from '@/components/protocols/registry'
+import { runnableProtocols, uiFor } from '@/components/protocols/registry'
 import { maxUploadMb } from '@/lib/limits.mjs'
 import { listOpenSeats } from '@/lib/server/services/sessions'
-import { listTaskTemplates } from '@/lib/server/services/task-templates'
+import { protocolPanels } from '@/lib/server/services/protocol-pages'
 
 export const metadata: Metadata = { title: 'Study' }
 
@@ -48,7 +48,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
     }))
   const openSeats = canAssign ? await loadForPage(listOpenSeats, { studyId }) : null
   const datasets = await loadForPage(listDatasets, { studyId })
-  const templates = await loadForPage(listTaskTemplates, { studyId })
+  const panels = await loadForPage(protocolPanels, { studyId })
   // The protocols the study's runs use (a study may run several), and the one the study names, if any.
   const protocols =
     study.protocol && !study.runProtocols.some((p) => p.protocol === study.protocol)
@@ -213,35 +213,10 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           </Card>
         )}
 
-        <Card
-          title="Task templates"
-          description="Generic PXP tasks: prompts, output fields, labels, MATCH and AGREE, for generic datasets."
-          actions={
-            canWrite ? (
-              <Link href={`/studies/${study.id}/templates/new`} className="text-sm text-brand-700 underline">
-                New template
-              </Link>
-            ) : undefined
-          }
-        >
-          {templates.length === 0 ? (
-            <EmptyState title="No task templates yet." />
-          ) : (
-            <ul className="divide-y divide-stone-100 text-sm">
-              {templates.map((t) => (
-                <li key={t.id} className="flex items-center justify-between py-2">
-                  <Link
-                    href={`/studies/${study.id}/templates/${t.id}`}
-                    className="font-medium text-brand-700 underline"
-                  >
-                    {t.name}
-                  </Link>
-                  <span className="text-stone-500">{formatDate(t.createdAt)}</span>
-                </li>
-              ))}
-            </ul>
-          )}
-        </Card>
+        {panels.map((panel) => {
+          const Panel = uiFor(panel.protocol)?.StudyPanel
+          return Panel ? <Panel key={panel.protocol} studyId={study.id} data={panel.data} /> : null
+        })}
 
         <Card title="Datasets" description="The instances protocols run on: input x, prediction y, explanation e.">
           {datasets.length === 0 ? (

@@ -76,14 +76,16 @@ export const evincePlugin = definePlugin(evince, {
   human: { input: EvinceTurnInput, toMessage: turnMessage, fromForm: turnFromForm },
   project: (m: EvinceMessage) => ({
     receiver: m.sender === 'A' ? 'B' : m.sender === 'B' ? 'A' : 'A,B',
-    tag: m.kind,
-    prediction:
+    label: m.kind,
+    value:
       m.kind === 'turn'
         ? (m.predictions[0]?.label ?? '')
         : m.kind === 'crit'
           ? m.score.toFixed(3)
           : m.conclusion.slice(0, 500),
   }),
+  // value: a turn's top diagnosis, a critique's score, or the start of the conclusion.
+  projectionNames: { label: 'kind', value: 'summary' },
   setup: () =>
     import('@/lib/server/protocols/evince/setup').then((m) => ({
       options: m.EvinceRunOptions,

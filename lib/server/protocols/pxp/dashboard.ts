@@ -21,16 +21,16 @@ import {
 /** One row per session: the summary of Definitions 1–2 (see lib/metrics/intelligibility.ts). */
 const summaries = (experimentId: string) => Prisma.sql`
   SELECT ps.id, ps.repetition, ps.position, max(m.seq) AS len,
-    count(*) FILTER (WHERE m.sender = 'h' AND m.tag <> 'INIT') AS h_sent,
-    count(*) FILTER (WHERE m.sender = 'h' AND m.tag IN ('RATIFY', 'REVISE')) AS h_good,
-    count(*) FILTER (WHERE m.sender = 'h' AND m.tag = 'REVISE') AS h_rev,
-    min(m.seq) FILTER (WHERE m.sender = 'h' AND m.tag IN ('RATIFY', 'REVISE')) AS h_fg,
-    min(m.seq) FILTER (WHERE m.sender = 'h' AND m.tag = 'REJECT') AS h_fr,
-    count(*) FILTER (WHERE m.sender = 'm' AND m.tag <> 'INIT') AS m_sent,
-    count(*) FILTER (WHERE m.sender = 'm' AND m.tag IN ('RATIFY', 'REVISE')) AS m_good,
-    count(*) FILTER (WHERE m.sender = 'm' AND m.tag = 'REVISE') AS m_rev,
-    min(m.seq) FILTER (WHERE m.sender = 'm' AND m.tag IN ('RATIFY', 'REVISE')) AS m_fg,
-    min(m.seq) FILTER (WHERE m.sender = 'm' AND m.tag = 'REJECT') AS m_fr
+    count(*) FILTER (WHERE m.sender = 'h' AND m.label <> 'INIT') AS h_sent,
+    count(*) FILTER (WHERE m.sender = 'h' AND m.label IN ('RATIFY', 'REVISE')) AS h_good,
+    count(*) FILTER (WHERE m.sender = 'h' AND m.label = 'REVISE') AS h_rev,
+    min(m.seq) FILTER (WHERE m.sender = 'h' AND m.label IN ('RATIFY', 'REVISE')) AS h_fg,
+    min(m.seq) FILTER (WHERE m.sender = 'h' AND m.label = 'REJECT') AS h_fr,
+    count(*) FILTER (WHERE m.sender = 'm' AND m.label <> 'INIT') AS m_sent,
+    count(*) FILTER (WHERE m.sender = 'm' AND m.label IN ('RATIFY', 'REVISE')) AS m_good,
+    count(*) FILTER (WHERE m.sender = 'm' AND m.label = 'REVISE') AS m_rev,
+    min(m.seq) FILTER (WHERE m.sender = 'm' AND m.label IN ('RATIFY', 'REVISE')) AS m_fg,
+    min(m.seq) FILTER (WHERE m.sender = 'm' AND m.label = 'REJECT') AS m_fr
   FROM "ProtocolSession" ps
   JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
   WHERE ps."experimentId" = ${experimentId}
@@ -98,7 +98,7 @@ export async function experimentIntelligibility(experimentId: string): Promise<I
 export async function tagSequences(experimentId: string, limit = 15) {
   const rows = await db.$queryRaw<Array<{ sequence: string; sessions: N }>>`
     SELECT t.sequence, count(*) AS sessions FROM (
-      SELECT string_agg(m.tag || '_' || m.sender, ' ' ORDER BY m.seq) AS sequence
+      SELECT string_agg(m.label || '_' || m.sender, ' ' ORDER BY m.seq) AS sequence
       FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
       WHERE ps."experimentId" = ${experimentId}
       GROUP BY ps.id
@@ -135,7 +135,7 @@ export async function pxpDashboard(experimentId: string, rawArgs: Record<string,
     >`
       WITH s AS (${summaries(experimentId)})
       SELECT s.id, s.repetition, s.position,
-        (SELECT string_agg(m.tag || '_' || m.sender, ' ' ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS sequence,
+        (SELECT string_agg(m.label || '_' || m.sender, ' ' ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS sequence,
         ${ONE_WAY('h')} AS oh, ${ONE_WAY('m')} AS om, ${STRONG('h')} AS sh, ${STRONG('m')} AS sm,
         ${ULTRA('h')} AS uh, ${ULTRA('m')} AS um
       FROM s ${filter}

@@ -27,10 +27,11 @@ export const pxpPlugin = definePlugin<typeof pxp, PxpExtras>(pxp, {
   human: { input: PxpTurnInput, toMessage: pxpTurnMessage },
   project: (m: PxpMessage) => ({
     receiver: receiverOf(m.sender),
-    tag: m.tag,
-    prediction: m.prediction,
-    explanation: m.explanation,
+    label: m.tag,
+    value: m.prediction,
+    detail: m.explanation,
   }),
+  projectionNames: { label: 'tag', value: 'prediction', detail: 'explanation' },
   setup: () =>
     import('@/lib/server/protocols/pxp/setup').then((m) => ({
       config: m.PxpRunConfig,
@@ -39,17 +40,31 @@ export const pxpPlugin = definePlugin<typeof pxp, PxpExtras>(pxp, {
       legacy: { input: m.PxpSetupInput, toRun: m.pxpLegacyToRun },
       fromForm: m.pxpSetupFromForm,
       snapshot: m.pxpSnapshot,
+      formData: (_actor, studyId) =>
+        import('@/lib/server/protocols/pxp/templates').then((t) => t.templateChoices(studyId)),
     })),
   views: () => import('@/lib/server/protocols/pxp/views').then((m) => m.pxpViews),
   exports: () => import('@/lib/server/protocols/pxp/exports').then((m) => ({ tables: m.pxpExports })),
   seed: () => import('@/lib/server/protocols/pxp/seed').then((m) => ({ seedDemo: m.seedPxpDemo })),
   ops: async () => {
-    const [{ checkPxpAnswer }, { pxpDatasets }, { drawMolecule, moleculeEndpoint }] = await Promise.all([
+    const [{ checkPxpAnswer }, { pxpDatasets }, { drawMolecule, moleculeEndpoint }, t] = await Promise.all([
       import('@/lib/server/protocols/pxp/operations'),
       import('@/lib/server/protocols/pxp/datasets'),
       import('@/lib/server/protocols/pxp/molecules'),
+      import('@/lib/server/protocols/pxp/templates'),
     ])
-    return { operations: [checkPxpAnswer, drawMolecule], rest: [moleculeEndpoint], datasets: pxpDatasets }
+    return {
+      operations: [
+        checkPxpAnswer,
+        drawMolecule,
+        t.createTaskTemplate,
+        t.listTaskTemplates,
+        t.getTaskTemplate,
+        t.tryMatch,
+      ],
+      rest: [moleculeEndpoint],
+      datasets: pxpDatasets,
+    }
   },
   demo: pxpDemo,
   title,

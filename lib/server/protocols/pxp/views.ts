@@ -3,6 +3,7 @@ import type { PluginViews, ViewContext } from '@/lib/server/sdk'
 import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
 import { type AnswerRules, answerRules, hiddenSeats } from '@/lib/server/protocols/pxp/answer'
 import { pxpCompare, pxpDashboard } from '@/lib/server/protocols/pxp/dashboard'
+import { templatePage, templatesPanel } from '@/lib/server/protocols/pxp/templates'
 
 export interface PxpSessionView {
   /** x, and y and e only for those who do not sit in a seat (participants never see the ground truth). */
@@ -63,4 +64,6 @@ export const pxpViews: PluginViews<typeof pxp, PxpExtras> = {
   dashboard: pxpDashboard,
   compare: pxpCompare,
   comparableAs,
+  studyPanel: templatesPanel,
+  studyPage: templatePage,
 }

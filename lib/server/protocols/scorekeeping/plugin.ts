@@ -67,9 +67,10 @@ export const scorekeepingPlugin = definePlugin(scorekeeping, {
   human: { input: ScorekeepingTurnInput, toMessage: turnMessage as never },
   project: (m: ScorekeepingMessage) => ({
     receiver: m.sender === 'questioner' ? 'answerer' : 'questioner',
-    tag: m.kind,
-    prediction: m.text.slice(0, 500),
+    label: m.kind,
+    value: m.text.slice(0, 500),
   }),
+  projectionNames: { label: 'kind', value: 'text' },
   // A session runs on the game instance itself (the instance's input is clembench's instance object).
   setup: () =>
     import('@/lib/server/protocols/scorekeeping/setup').then((m) => ({

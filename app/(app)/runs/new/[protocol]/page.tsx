@@ -11,7 +11,7 @@ import { listConnections } from '@/lib/server/services/connections'
 import { listDatasets } from '@/lib/server/services/datasets'
 import { listPresets } from '@/lib/server/services/presets'
 import { getStudy, listStudies } from '@/lib/server/services/studies'
-import { listTaskTemplates } from '@/lib/server/services/task-templates'
+import { setupFormData } from '@/lib/server/services/protocol-pages'
 
 export const metadata: Metadata = { title: 'New run' }
 
@@ -34,11 +34,11 @@ export default async function NewProtocolRunPage({
     return <StudyChooser studies={studies} title={ui.newRun.title} thing="run" href={`/runs/new/${protocol}`} />
   }
   const study = await loadForPage(getStudy, { studyId })
-  const [datasets, connections, presets, templates] = await Promise.all([
+  const [datasets, connections, presets, setup] = await Promise.all([
     loadForPage(listDatasets, { studyId }),
     loadForPage(listConnections, { studyId }),
     loadForPage(listPresets, { studyId }),
-    loadForPage(listTaskTemplates, { studyId }),
+    loadForPage(setupFormData, { studyId, protocol }),
   ])
   const experts = study.members
     .filter((m) => m.role !== 'viewer')
@@ -64,7 +64,7 @@ export default async function NewProtocolRunPage({
           datasets={datasets.map((d) => ({ id: d.id, name: d.name, kind: d.kind, instances: d._count.instances }))}
           models={modelChoices(presets, connections)}
           experts={experts}
-          templates={templates.map((t) => ({ value: t.id, label: t.name }))}
+          extra={setup.extra}
         />
       </Card>
     </>

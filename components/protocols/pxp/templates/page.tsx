@@ -1,18 +1,41 @@
-import type { Metadata } from 'next'
 import Link from 'next/link'
-import { notFound } from 'next/navigation'
+import { TemplateForm } from '@/components/protocols/pxp/templates/form'
+import type { StudyPageProps } from '@/components/protocols/types'
 import { Card, PageHeader } from '@/components/ui/card'
 import { formatDate } from '@/components/ui/table'
-import { loadForPage } from '@/lib/server/page-data'
-import { getTaskTemplate } from '@/lib/server/services/task-templates'
-import { genericPrompt, genericQuery, genericSystemPrompt } from '@/lib/tasks/generic'
+import { genericPrompt, genericQuery, genericSystemPrompt, type TaskTemplate } from '@/lib/tasks/generic'
 
-export const metadata: Metadata = { title: 'Task template' }
+type PageData =
+  | { page: 'new' }
+  | { page: 'template'; template: { id: string; name: string; createdAt: Date | string; spec: TaskTemplate } }
 
-export default async function TemplatePage({ params }: { params: Promise<{ studyId: string; templateId: string }> }) {
-  const { studyId, templateId } = await params
-  const t = await loadForPage(getTaskTemplate, { templateId })
-  if (t.studyId !== studyId) notFound()
+/** PXP's pages under a study: a new task template, and one template with its first prompt. */
+export function PxpStudyPage({ study, data }: StudyPageProps) {
+  const d = data as PageData
+  const studyLink = (
+    <Link href={`/studies/${study.id}`} className="text-brand-700 underline">
+      {study.name}
+    </Link>
+  )
+  if (d.page === 'new')
+    return (
+      <>
+        <PageHeader
+          title="New task template"
+          description={
+            <>
+              A generic PXP task for {studyLink}: experiments over a generic dataset use it to prompt the machine, parse
+              its answers, MATCH predictions and ask the checker whether explanations AGREE. Templates never change once
+              saved; save a new one instead.
+            </>
+          }
+        />
+        <Card>
+          <TemplateForm studyId={study.id} />
+        </Card>
+      </>
+    )
+  const t = d.template
   const { spec } = t
   const fields = [...spec.queryPrompt.matchAll(/\{([A-Za-z0-9_ -]{1,60})\}/g)].map((m) => m[1] as string)
   const sample = Object.fromEntries(fields.map((f) => [f, `<${f}>`]))
@@ -23,11 +46,7 @@ export default async function TemplatePage({ params }: { params: Promise<{ study
         title={t.name}
         description={
           <>
-            Task template of{' '}
-            <Link href={`/studies/${t.study.id}`} className="text-brand-700 underline">
-              {t.study.name}
-            </Link>
-            , saved {formatDate(t.createdAt)}.
+            Task template of {studyLink}, saved {formatDate(t.createdAt)}.
           </>
         }
       />

@@ -1,7 +1,7 @@
 'use client'
 
 import { startTransition, useActionState, useState } from 'react'
-import { createTemplateAction, tryMatchAction } from '@/app/actions/templates'
+import { createTemplateAction, tryMatchAction } from '@/components/protocols/pxp/templates/actions'
 import { ActionForm, Field, SubmitButton } from '@/components/forms/action-form'
 import { Alert } from '@/components/ui/card'
 

@@ -3,7 +3,7 @@
 import { redirect } from 'next/navigation'
 import type { ActionState } from '@/lib/action-state'
 import { runFormAction } from '@/lib/server/form-action'
-import { createTaskTemplate, tryMatch } from '@/lib/server/services/task-templates'
+import { createTaskTemplate, tryMatch } from '@/lib/server/protocols/pxp/templates'
 
 const text = (fd: FormData, k: string) => {
   const v = fd.get(k)
@@ -47,7 +47,7 @@ export async function createTemplateAction(_prev: ActionState, fd: FormData): Pr
     }
     return state
   }
-  redirect(`/studies/${raw.studyId}/templates/${data.id}`)
+  redirect(`/studies/${raw.studyId}/p/pxp/templates/${data.id}`)
 }
 
 export async function tryMatchAction(_prev: ActionState, fd: FormData): Promise<ActionState> {

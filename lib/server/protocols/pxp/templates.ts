@@ -1,16 +1,27 @@
 import { z } from 'zod'
-import type { Prisma } from '@/lib/generated/prisma/client'
 import { MatchSpec, matchGeneric, TaskTemplate } from '@/lib/tasks/generic'
 import { SandboxError } from '@/lib/tasks/sandbox'
-import { db } from '@/lib/server/db'
-import { settings } from '@/lib/server/config'
-import { AppError, notFound } from '@/lib/server/errors'
-import { defineOperation } from '@/lib/server/operation'
-import { enforceRate } from '@/lib/server/rate-limit'
-import { actorRef, writeAudit } from '@/lib/server/audit'
-import { id, requireStudyAccess } from '@/lib/server/services/studies'
+import {
+  type Actor,
+  AppError,
+  actorRef,
+  db,
+  defineOperation,
+  enforceRate,
+  hasScope,
+  id,
+  notFound,
+  type Prisma,
+  requireStudyAccess,
+  settings,
+  writeAudit,
+} from '@/lib/server/sdk'
 
-/** Generic PXP task templates of a study (immutable: a change is a new template). */
+/**
+ * PXP's task templates of a study: a generic PXP task (prompts, output fields, labels, MATCH and AGREE)
+ * for generic datasets, immutable (a change is a new template). Their operations are PXP's own (its
+ * `ops` capability); the study page shows them in PXP's study panel and under /studies/{id}/p/pxp/.
+ */
 
 export const createTaskTemplate = defineOperation({
   name: 'task-templates.create',
@@ -89,3 +100,51 @@ export const tryMatch = defineOperation({
     }
   },
 })
+
+/** PXP's card on a study page: its task templates (newest first) and whether the actor may add one. */
+export async function templatesPanel(actor: Actor, studyId: string) {
+  const templates = await db.taskTemplate.findMany({
+    where: { studyId },
+    orderBy: { createdAt: 'desc' },
+    select: { id: true, name: true, createdAt: true },
+  })
+  return { templates, canWrite: await canWrite(actor, studyId) }
+}
+
+async function canWrite(actor: Actor, studyId: string) {
+  if (!hasScope(actor.role, 'studies:update')) return false
+  try {
+    await requireStudyAccess(db, actor, studyId, 'write')
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * PXP's pages under a study: `templates/new` (the form; for those who may write) and
+ * `templates/{id}` (a template of this study). Anything else is no page (null).
+ */
+export async function templatePage(actor: Actor, studyId: string, path: string[]) {
+  if (path[0] !== 'templates' || path.length !== 2) return null
+  if (path[1] === 'new') {
+    if (!(await canWrite(actor, studyId))) throw new AppError(403, 'You may not add templates to this study.')
+    return { title: 'New task template', data: { page: 'new' as const } }
+  }
+  const t = await db.taskTemplate.findFirst({
+    where: { id: path[1], studyId },
+    select: { id: true, name: true, createdAt: true, spec: true },
+  })
+  if (!t) return null
+  return { title: t.name, data: { page: 'template' as const, template: { ...t, spec: TaskTemplate.parse(t.spec) } } }
+}
+
+/** The study's templates as the set-up form offers them. */
+export async function templateChoices(studyId: string) {
+  const templates = await db.taskTemplate.findMany({
+    where: { studyId },
+    orderBy: { createdAt: 'desc' },
+    select: { id: true, name: true },
+  })
+  return { templates: templates.map((t) => ({ value: t.id, label: t.name })) }
+}

@@ -8,7 +8,7 @@ import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
 import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
-import { machineOpens, makeSession, makeStudy, makeUser } from '../support/fixtures'
+import { machineOpens, makeSession, makeStudy, makeUser, makeUsers } from '../support/fixtures'
 
 /** The generic operations and every protocol's own (loaded from its `ops` capability). */
 const OPERATIONS = await allOperations()
@@ -536,34 +536,35 @@ async function makeConnection(studyId: string) {
  * member with that study role.
  */
 async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> {
-  const actor = await makeUser(role)
-  const owner = await makeUser('researcher')
-  const other = await makeUser('expert')
+  const [actor, owner, other] = await makeUsers([role, 'researcher', 'expert'])
   const study = opts.studyRole
     ? await makeStudy(owner, [{ ...actor, role: opts.studyRole }, other])
     : await makeStudy(actor, [owner, other])
   const connection = await makeConnection(study.id)
-  const preset = await db.modelPreset.create({
-    data: {
-      name: 'Generator',
-      studyId: study.id,
-      versions: { create: { version: 1, connectionId: connection.id, model: 'parley-demo-simulated' } },
-    },
-  })
-  const call = await db.llmCall.create({
-    data: {
-      studyId: study.id,
-      connectionId: connection.id,
-      purpose: 'test',
-      provider: 'demo',
-      modelRequested: 'parley-demo-simulated',
-      params: {},
-      promptHash: 'x',
-      request: {},
-      status: 'ok',
-      attempt: 1,
-    },
-  })
+  const [preset, call, dataset] = await Promise.all([
+    db.modelPreset.create({
+      data: {
+        name: 'Generator',
+        studyId: study.id,
+        versions: { create: { version: 1, connectionId: connection.id, model: 'parley-demo-simulated' } },
+      },
+    }),
+    db.llmCall.create({
+      data: {
+        studyId: study.id,
+        connectionId: connection.id,
+        purpose: 'test',
+        provider: 'demo',
+        modelRequested: 'parley-demo-simulated',
+        params: {},
+        promptHash: 'x',
+        request: {},
+        status: 'ok',
+        attempt: 1,
+      },
+    }),
+    db.dataset.create({ data: { studyId: study.id, name: 'd', kind: 'generic', source: 'd.csv' } }),
+  ])
   return {
     actor,
     other,
@@ -571,9 +572,80 @@ async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> 
     connectionId: connection.id,
     presetId: preset.id,
     callId: call.id,
-    datasetId: (await db.dataset.create({ data: { studyId: study.id, name: 'd', kind: 'generic', source: 'd.csv' } }))
-      .id,
+    datasetId: dataset.id,
   }
+}
+
+/**
+ * Operations that change nothing another case could see: they read, or write only an append-only
+ * audit row (runs.export, runs.export-file: no case reads the audit log's content, audit.list only
+ * has to succeed) or a rate-limit counter of their own (pxp.check-answer: keyed by operation and user,
+ * and each operation runs once per actor). Written out by hand; an operation missing here gets a fresh
+ * world whenever it is allowed, which is always sound, only slower.
+ */
+const READ_ONLY = new Set([
+  'studies.list',
+  'studies.get',
+  'users.list',
+  'apikeys.list',
+  'audit.list',
+  'connections.list',
+  'connections.get',
+  'connections.models', // lists the demo provider's models; connections.test is not here: it records a call
+  'presets.list',
+  'presets.get',
+  'calls.list',
+  'calls.get',
+  'prices.list',
+  'runs.list',
+  'runs.get',
+  'runs.view',
+  'runs.dashboard',
+  'runs.compare',
+  'runs.compare-choices',
+  'runs.export',
+  'runs.export-file',
+  'sessions.queue',
+  'sessions.get',
+  'sessions.inspect',
+  'pxp.check-answer',
+  'pxp.molecule',
+  'sessions.open-seats',
+  'task-templates.list',
+  'task-templates.get',
+  'task-templates.try-match',
+  'datasets.list',
+  'datasets.await-import',
+  'datasets.get',
+])
+
+/**
+ * One world per (account role, study role) for the cases that may share it; building a world for each
+ * of ~850 cases was most of this file's time. Sharing is sound because
+ * - a refused case writes nothing (the scope or study check comes before any write), so it leaves the
+ *   world as it found it;
+ * - an allowed case of a READ_ONLY operation writes nothing another case reads;
+ * - an allowed case of any other operation (it may rename, archive, disable, delete, move or re-role
+ *   something of the world) gets a fresh world of its own, so no case sharing a world ever sees what it
+ *   changed;
+ * - what the inputs make in the shared world (sessions, runs, connections, datasets … of its study, a
+ *   user, a price) is only more of the same kinds of rows, each case still making its own: no input
+ *   reads or counts what another case's input made;
+ * - a case that checks whether an answer mentions the study ('listed' / 'unlisted') gets a fresh world:
+ *   lists are newest first and paged, and a world made long before could have been pushed off the page
+ *   by the worlds made since (an admin account sees every study), which would not be the permission's
+ *   doing.
+ */
+const shared = new Map<string, Promise<Ctx>>()
+function worldFor(share: boolean, role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> {
+  if (!share) return world(role, opts)
+  const key = `${role}/${opts.studyRole ?? '-'}`
+  let w = shared.get(key)
+  if (!w) {
+    w = world(role, opts)
+    shared.set(key, w)
+  }
+  return w
 }
 
 describe('every role × every operation, enforced on the server', () => {
@@ -586,7 +658,7 @@ describe('every role × every operation, enforced on the server', () => {
     for (const role of ROLES) {
       const allowed = spec?.allowed.includes(role) ?? false
       it(`${role} ${allowed ? 'can' : 'cannot'} ${op.name}`, async () => {
-        const c = await world(role)
+        const c = await worldFor(!allowed || READ_ONLY.has(op.name), role)
         const r = await execute(op, c.actor, await spec?.input(c))
         if (allowed) expect(r).toMatchObject({ ok: true })
         else expect(r).toMatchObject({ ok: false, status: 403 })
@@ -715,7 +787,9 @@ describe('every study role × every operation, on top of the account role', () =
       const [account, studyRole]: [Role, Role] =
         column === 'admin account as viewer' ? ['admin', 'viewer'] : ['researcher', column]
       it(`a ${account} account with study role ${studyRole}: ${op.name} → ${expected}`, async () => {
-        const c = await world(account, { studyRole })
+        const checksMention = expected === 'listed' || expected === 'unlisted'
+        const share = (typeof expected === 'number' || READ_ONLY.has(op.name)) && !checksMention
+        const c = await worldFor(share, account, { studyRole })
         const input = STUDY_ROLE_INPUTS[op.name] ?? CASES[op.name]?.input
         const r = await execute(op, c.actor, await input?.(c))
         if (typeof expected === 'number') {

@@ -353,22 +353,22 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'task-templates.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'task-templates.get': {
     allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({
-      templateId: (
-        await db.taskTemplate.create({
-          data: {
-            studyId: c.studyId,
-            name: 't',
-            spec: { name: 't', systemPrompt: 's', queryPrompt: 'q', match: { mode: 'exact' } },
-          },
-        })
-      ).id,
-    }),
+    input: async (c) => ({ templateId: (await templateIn(c.studyId)).id }),
   },
   'task-templates.try-match': {
     allowed: STAFF,
     input: () => ({ match: { mode: 'set' }, a: 'a,b', b: 'b,a' }),
   },
+  'studies.protocol-panels': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  'studies.protocol-page': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({
+      studyId: c.studyId,
+      protocol: 'pxp',
+      path: ['templates', (await templateIn(c.studyId)).id],
+    }),
+  },
+  'runs.setup-data': { allowed: STAFF, input: (c) => ({ studyId: c.studyId, protocol: 'pxp' }) },
   'datasets.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'datasets.await-import': {
     allowed: ['admin', 'researcher', 'viewer'],
@@ -584,6 +584,9 @@ async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> 
  * world whenever it is allowed, which is always sound, only slower.
  */
 const READ_ONLY = new Set([
+  'studies.protocol-panels',
+  'studies.protocol-page', // its input adds a template to the study, a row no other case reads
+  'runs.setup-data',
   'studies.list',
   'studies.get',
   'users.list',
@@ -637,6 +640,17 @@ const READ_ONLY = new Set([
  *   doing.
  */
 const shared = new Map<string, Promise<Ctx>>()
+/** A task template of the study (written directly: the permission, not the template, is tested). */
+function templateIn(studyId: string) {
+  return db.taskTemplate.create({
+    data: {
+      studyId,
+      name: 't',
+      spec: { name: 't', systemPrompt: 's', queryPrompt: 'q', match: { mode: 'exact' } },
+    },
+  })
+}
+
 function worldFor(share: boolean, role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> {
   if (!share) return world(role, opts)
   const key = `${role}/${opts.studyRole ?? '-'}`
@@ -741,6 +755,9 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'task-templates.list': READ,
   'task-templates.get': READ,
   'task-templates.try-match': ANY, // compares two strings, touches no study
+  'studies.protocol-panels': READ,
+  'studies.protocol-page': READ,
+  'runs.setup-data': WRITE,
   'runs.create': WRITE,
   'runs.list': READ, // of the study named in the input
   'runs.get': READ,

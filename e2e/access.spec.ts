@@ -70,7 +70,7 @@ test.describe('runs by URL', () => {
     }
     expect((await page.request.get('/api/runs/any/export?table=m')).status()).toBe(403)
     expect((await page.request.get('/api/experiments/any/export?table=m')).status()).toBe(403)
-    expect((await page.request.get('/api/live?topic=experiment:any')).status()).toBe(404)
+    expect((await page.request.get('/api/live?topic=run:any')).status()).toBe(404)
   })
 
   test("a researcher gets 404 for another study's run, session and export, at new and old URLs", async ({ page }) => {
@@ -78,12 +78,12 @@ test.describe('runs by URL', () => {
     const id = `e2e-private-${Date.now()}`
     await sql(`INSERT INTO "Study" (id, name, "updatedAt") VALUES ($1, 'Private', now())`, [id])
     await sql(
-      `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, "updatedAt")
+      `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, "updatedAt")
        VALUES ($1, $1, 'secret', 'pxp', 'drug', 'none', '{}', '{}', 1, now())`,
       [id],
     )
     await sql(
-      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, "updatedAt")
+      `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, "updatedAt")
        VALUES ($1, $1, $1, 'pxp', '1', '{"n":10,"k":3}', 'drug', '{}', '{}', now())`,
       [id],
     )
@@ -110,7 +110,7 @@ test.describe('runs by URL', () => {
       `/api/runs/${id}/files/any`,
     ])
       expect((await page.request.get(path)).status(), path).toBe(404)
-    expect((await page.request.get(`/api/live?topic=experiment:${id}`)).status()).toBe(404)
+    expect((await page.request.get(`/api/live?topic=run:${id}`)).status()).toBe(404)
     expect((await page.request.get(`/api/live?topic=session:${id}`)).status()).toBe(404)
   })
 })

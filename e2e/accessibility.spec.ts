@@ -31,7 +31,7 @@ async function one(text: string, params: unknown[] = []) {
   if (!row) throw new Error(`nothing for ${text}`)
   return row.id
 }
-const runId = (name: string) => one('SELECT id FROM "Experiment" WHERE name = $1', [name])
+const runId = (name: string) => one('SELECT id FROM "Run" WHERE name = $1', [name])
 const sessionOf = (email: string, protocol: string) =>
   one(
     `SELECT s.id FROM "ProtocolSession" s JOIN "SessionSeat" p ON p."sessionId" = s.id
@@ -44,9 +44,7 @@ async function pagesOf(email: string): Promise<string[]> {
   const rad = await runId('Demo RAD: simulated model vs the ground truth, R = 2')
   const debates = await runId('Demo debates: simulated A (T=0.2) vs B (T=1.0)')
   const game = await runId('Demo game: the simulated model answers')
-  const radSession = await one('SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 ORDER BY position LIMIT 1', [
-    rad,
-  ])
+  const radSession = await one('SELECT id FROM "ProtocolSession" WHERE "runId" = $1 ORDER BY position LIMIT 1', [rad])
   const call = await one(`SELECT id FROM "LlmCall" WHERE "sessionRef" = $1 ORDER BY "createdAt" LIMIT 1`, [radSession])
   const research = [
     '/studies',

@@ -396,7 +396,7 @@ test('dialogs open centred, guidelines render as sanitised Markdown, the tab nam
 test('My work shows progress through a run; an ended session offers the next one in place', async ({ page }) => {
   const sessionId = await drugSession('drug')
   const [run] = await sql<{ id: string }>(
-    `SELECT e.id FROM "Experiment" e JOIN "ProtocolSession" s ON s."experimentId" = e.id
+    `SELECT e.id FROM "Run" e JOIN "ProtocolSession" s ON s."runId" = e.id
        JOIN "SessionSeat" p ON p."sessionId" = s.id JOIN "user" u ON u.id = p."userId"
       WHERE u.email = 'expert@parley.local' LIMIT 1`,
   )
@@ -428,7 +428,7 @@ test('sessions awaiting the expert in one run are listed by position, the run wh
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
   const runId = `e2e-order-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+    `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
      VALUES ($1, 'demo-study', 'ordered run', 'pxp', 'drug', 'none', '{"n":10,"k":3,"carryOver":false}', '{}', 1, 'running', now())`,
     [runId],
   )
@@ -442,7 +442,7 @@ test('sessions awaiting the expert in one run are listed by position, the run wh
     ids.push(id)
     made.push(id)
     await sql(
-      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
+      `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
        VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'drug', $3, $4, 'awaiting', 'h', $5, '1990-01-01'::timestamp - interval '${age}')`,
       [
         id,
@@ -465,7 +465,7 @@ test('sessions awaiting the expert in one run are listed by position, the run wh
   await expect(rows.nth(0).getByTestId('run-progress')).toHaveText('· 0 of 2 done')
   await expect(page.getByRole('link', { name: 'Next session' })).toHaveAttribute('href', `/sessions/${ids[0]}`)
   // Done with this run's sessions for the next specs: they must not stay at the top of the queue.
-  await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "experimentId" = $1`, [runId])
+  await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "runId" = $1`, [runId])
 })
 
 test('an expert in the machine seat of a tag-only run sees the proxy tester’s tag, not the reference answer', async ({

@@ -33,7 +33,7 @@ test('a refused form says what to do in plain words, once, beside the field, whi
   await expect(n).toHaveAccessibleDescription(/Enter a number of at most 100\./)
   // Nothing was lost or created.
   await expect(page.getByLabel('Repetitions R')).toHaveValue('0')
-  expect(await sql('SELECT 1 FROM "Experiment" WHERE name = $1', [name])).toHaveLength(0)
+  expect(await sql('SELECT 1 FROM "Run" WHERE name = $1', [name])).toHaveLength(0)
 })
 
 async function newUser(page: Page, email: string) {
@@ -116,15 +116,13 @@ test('the demo study names the protocols its runs use', async ({ page }) => {
 test('the session page leads back to My work for the people in it, to the run for a researcher', async ({ page }) => {
   const session = await firstId(
     `SELECT s.id FROM "ProtocolSession" s JOIN "SessionSeat" p ON p."sessionId" = s.id
-     JOIN "user" u ON u.id = p."userId" WHERE u.email = 'expert@parley.local' AND s."experimentId" IS NOT NULL
+     JOIN "user" u ON u.id = p."userId" WHERE u.email = 'expert@parley.local' AND s."runId" IS NOT NULL
      ORDER BY s."createdAt" LIMIT 1`,
   )
-  const [run] = await sql<{ experimentId: string }>('SELECT "experimentId" FROM "ProtocolSession" WHERE id = $1', [
-    session,
-  ])
+  const [run] = await sql<{ runId: string }>('SELECT "runId" FROM "ProtocolSession" WHERE id = $1', [session])
   await signIn(page, 'researcher@parley.local')
   await page.goto(`/sessions/${session}`)
-  await expect(page.getByRole('link', { name: '← The run' })).toHaveAttribute('href', `/runs/${run?.experimentId}`)
+  await expect(page.getByRole('link', { name: '← The run' })).toHaveAttribute('href', `/runs/${run?.runId}`)
   await expect(page.getByRole('link', { name: '← My work' })).toHaveCount(0)
   await page.context().clearCookies()
   await signIn(page, 'expert@parley.local')
@@ -138,7 +136,7 @@ test('scorekeeping: each question takes the focus as it comes, so the game is pl
   test.setTimeout(120_000)
   // A game of the demo run the people play, given to the annotator (as their claim would).
   const session = await firstId(
-    `SELECT s.id FROM "ProtocolSession" s JOIN "Experiment" e ON e.id = s."experimentId"
+    `SELECT s.id FROM "ProtocolSession" s JOIN "Run" e ON e.id = s."runId"
      JOIN "SessionSeat" p ON p."sessionId" = s.id
      WHERE e.name = 'Demo game: people answer (claim a game)' AND p."userId" IS NULL AND s.status = 'awaiting'
      ORDER BY s.position DESC LIMIT 1`,

@@ -36,7 +36,7 @@ async function session() {
   ])
   const runId = `e2e-run-${id}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+    `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
      VALUES ($1, 'demo-study', 'inspector e2e', 'pxp', 'rad', $2, '{"n":10,"k":3}', '{}', 1, 'running', now())`,
     [runId, datasetId],
   )
@@ -52,7 +52,7 @@ async function session() {
     datasetId,
   }
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
+    `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, status, "updatedAt")
      VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3}', 'rad', $3, $4, 'running', now())`,
     [sessionId, runId, JSON.stringify(instance), JSON.stringify(seats)],
   )

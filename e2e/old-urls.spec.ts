@@ -6,12 +6,12 @@ import { signIn, sql } from './helpers'
 async function runIn(studyId: string, protocol: string, name: string) {
   const id = `e2e-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, "updatedAt")
+    `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, "updatedAt")
      VALUES ($1, $2, $3, $4, 'drug', 'none', '{"n":10,"k":3}', '{}', 1, now())`,
     [id, studyId, name, protocol],
   )
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, "updatedAt")
+    `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, "updatedAt")
      VALUES ($1, $2, $1, $3, '1', '{"n":10,"k":3}', 'drug', $4, '{}', now())`,
     [id, studyId, protocol, JSON.stringify({ input: { smiles: 'CCO' }, prediction: 'CC=O', explanation: 'oxidation' })],
   )

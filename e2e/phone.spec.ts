@@ -79,7 +79,7 @@ test('at 390 px My work, a session and a dashboard fit the screen: nothing scrol
   await page.getByRole('button', { name: 'Menu' }).click()
   await page.getByRole('button', { name: 'Sign out' }).click()
   await signInOnPhone(page, 'researcher@parley.local')
-  const rad = await firstId('SELECT id FROM "Experiment" WHERE name = $1', [
+  const rad = await firstId('SELECT id FROM "Run" WHERE name = $1', [
     'Demo RAD: simulated model vs the ground truth, R = 2',
   ])
   await page.goto(`/runs/${rad}/dashboard`)

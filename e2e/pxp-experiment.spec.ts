@@ -78,7 +78,7 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
   await page.getByLabel('Create as a draft (start it later from the run page)').check()
   await page.getByRole('button', { name: 'Create experiment' }).click()
   await expect(page).toHaveURL(/\/runs\/(?!new)[^/?]+$/)
-  const experimentId = page.url().split('/').at(-1) as string
+  const runId = page.url().split('/').at(-1) as string
   await expect(page.getByTestId('run-protocol')).toHaveText('PXP / INTERACT')
   await expect(page.getByTestId('count-done')).toHaveText('0 / 8')
 
@@ -89,13 +89,13 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
   await expect(page.getByText('done', { exact: true }).first()).toBeVisible()
 
   // The exported messages, through the CLI (the old export address answers the same file).
-  const res = await page.request.get(`/api/runs/${experimentId}/export?table=m&format=jsonl`)
+  const res = await page.request.get(`/api/runs/${runId}/export?table=m&format=jsonl`)
   expect(res.status()).toBe(200)
   const text = await res.text()
-  const old = await page.request.get(`/api/experiments/${experimentId}/export?table=m&format=jsonl`)
+  const old = await page.request.get(`/api/experiments/${runId}/export?table=m&format=jsonl`)
   expect(old.status()).toBe(200)
   expect(await old.text()).toBe(text)
-  const file = path.join(tmpdir(), `parley-e2e-${experimentId}.jsonl`)
+  const file = path.join(tmpdir(), `parley-e2e-${runId}.jsonl`)
   writeFileSync(file, text)
   const cli = JSON.parse(execFileSync(process.execPath, ['bin/parley.mjs', 'pxp', 'stats', file], { encoding: 'utf8' }))
   expect(cli.repetitions).toBe(2)

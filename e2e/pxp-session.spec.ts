@@ -30,11 +30,11 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
     [connectionId, fake.url],
   )
   // The session belongs to a run, so the dashboard can count it afterwards.
-  const experimentId = `e2e-${randomUUID()}`
+  const runId = `e2e-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+    `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
      VALUES ($1, 'demo-study', 'expert e2e', 'pxp', 'drug', 'none', '{"n":10,"k":3,"carryOver":false}', '{}', 1, 'running', now())`,
-    [experimentId],
+    [runId],
   )
   const sessionId = `e2e-${randomUUID()}`
   const seats = {
@@ -46,13 +46,13 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
     h: { kind: 'human', userId: expert?.id, claimable: false },
   }
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+    `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
      VALUES ($1, 'demo-study', $4, 'pxp', '1', '{"n":10,"k":3}', 'drug', $2, $3, 'awaiting', 'h', now())`,
     [
       sessionId,
       JSON.stringify({ input: { smiles: 'CCOC(C)=O' }, prediction: TRUTH.y, explanation: TRUTH.e }),
       JSON.stringify(seats),
-      experimentId,
+      runId,
     ],
   )
   await sql(`INSERT INTO "SessionSeat" ("sessionId", seat, "userId") VALUES ($1, 'h', $2)`, [sessionId, expert?.id])
@@ -109,7 +109,7 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   // (one-way, strong and ultra-strong); so two-way. The finished session also closed its experiment.
   await page.getByRole('button', { name: 'Sign out' }).click()
   await signIn(page, 'researcher@parley.local')
-  await page.goto(`/runs/${experimentId}/dashboard`)
+  await page.goto(`/runs/${runId}/dashboard`)
   const cell = (key: string) => page.getByTestId(`fig4-${key}`)
   await expect(cell('oneWay-human')).toHaveAttribute('data-median', '1')
   await expect(cell('oneWay-machine')).toHaveAttribute('data-median', '1')
@@ -119,6 +119,6 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   await expect(cell('ultraStrong-human')).toHaveAttribute('data-median', '0')
   await expect(cell('ultraStrong-machine')).toHaveAttribute('data-median', '1')
   await expect(page.getByText('INIT_m REFUTE_h REVISE_m RATIFY_h RATIFY_m').first()).toBeVisible()
-  const [exp] = await sql<{ status: string }>(`SELECT status FROM "Experiment" WHERE id = $1`, [experimentId])
+  const [exp] = await sql<{ status: string }>(`SELECT status FROM "Run" WHERE id = $1`, [runId])
   expect(exp?.status).toBe('done')
 })

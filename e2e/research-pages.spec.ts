@@ -8,7 +8,7 @@ const DEBATES = 'Demo debates: simulated A (T=0.2) vs B (T=1.0)'
 const RAD_PEOPLE = 'Demo RAD: you test the simulated model'
 
 async function runId(name: string) {
-  const [run] = await sql<{ id: string }>('SELECT id FROM "Experiment" WHERE name = $1', [name])
+  const [run] = await sql<{ id: string }>('SELECT id FROM "Run" WHERE name = $1', [name])
   if (!run) throw new Error(`no run ${name}`)
   return run.id
 }
@@ -93,7 +93,7 @@ test('the PXP dashboard at 1280 px: Fig. 5 in steps at whole bounds, whole tag s
   const [top] = await sql<{ sequence: string }>(
     `SELECT string_agg(m.tag || '_' || m.sender, ' ' ORDER BY m.seq) AS sequence
      FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
-     WHERE ps."experimentId" = $1 GROUP BY ps.id ORDER BY count(*) DESC LIMIT 1`,
+     WHERE ps."runId" = $1 GROUP BY ps.id ORDER BY count(*) DESC LIMIT 1`,
     [await runId(RAD)],
   )
   await expect(cells.filter({ hasText: top?.sequence ?? '' }).first()).toBeVisible()
@@ -105,7 +105,7 @@ test('debate charts: straight segments, evenly spaced ticks, the stop label abov
   await signIn(page, 'researcher@parley.local')
   const id = await runId(DEBATES)
   const [session] = await sql<{ id: string }>(
-    `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'done' ORDER BY position LIMIT 1`,
+    `SELECT id FROM "ProtocolSession" WHERE "runId" = $1 AND status = 'done' ORDER BY position LIMIT 1`,
     [id],
   )
   await page.goto(`/sessions/${session?.id}`)

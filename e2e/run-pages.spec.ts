@@ -5,7 +5,7 @@ import { signIn, sql } from './helpers'
 const RAD = 'Demo RAD: simulated model vs the ground truth, R = 2'
 
 async function runId(name: string) {
-  const [run] = await sql<{ id: string }>('SELECT id FROM "Experiment" WHERE name = $1', [name])
+  const [run] = await sql<{ id: string }>('SELECT id FROM "Run" WHERE name = $1', [name])
   if (!run) throw new Error(`no run ${name}`)
   return run.id
 }
@@ -87,7 +87,7 @@ test('My work says what a session waits for: the person’s own unfinished one, 
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
   const run = `e2e-chain-${randomUUID()}`
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+    `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
      VALUES ($1, 'demo-study', 'chained run', 'pxp', 'drug', 'none', '{"n":10,"k":3,"carryOver":true}', '{}', 1, 'running', now())`,
     [run],
   )
@@ -96,7 +96,7 @@ test('My work says what a session waits for: the person’s own unfinished one, 
     const id = `e2e-chain-${position}-${randomUUID()}`
     ids.push(id)
     await sql(
-      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
+      `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", position, "updatedAt")
        VALUES ($1, 'demo-study', $2, 'pxp', '1', '{"n":10,"k":3,"carryOver":true}', 'drug', $3, $4, $5, $6, $7, now())`,
       [
         id,
@@ -127,6 +127,6 @@ test('My work says what a session waits for: the person’s own unfinished one, 
     await expect(waitsFor).toHaveText(/^for your session .+ \(your turn there\)$/)
     await expect(waitsFor.getByRole('link')).toHaveAttribute('href', `/sessions/${ids[0]}`)
   } finally {
-    await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "experimentId" = $1`, [run])
+    await sql(`UPDATE "ProtocolSession" SET status = 'done', "awaitingSeat" = NULL WHERE "runId" = $1`, [run])
   }
 })

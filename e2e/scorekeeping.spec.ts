@@ -65,11 +65,11 @@ test('a person plays the released travel-booking game in the browser and scores 
   )
   await page.getByRole('button', { name: 'Create run' }).click()
   await expect(page).toHaveURL(/\/(sessions|runs)\/[^/]+$/, { timeout: 30_000 })
-  const [run] = await sql<{ id: string }>('SELECT id FROM "Experiment" WHERE name = $1', [name])
+  const [run] = await sql<{ id: string }>('SELECT id FROM "Run" WHERE name = $1', [name])
   expect(run).toBeDefined()
   const [first] = await sql<{ id: string; n: string }>(
-    `SELECT id, (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)::text AS n
-     FROM "ProtocolSession" WHERE "experimentId" = $1 ORDER BY position LIMIT 1`,
+    `SELECT id, (SELECT count(*) FROM "ProtocolSession" WHERE "runId" = $1)::text AS n
+     FROM "ProtocolSession" WHERE "runId" = $1 ORDER BY position LIMIT 1`,
     [run?.id],
   )
   expect(first?.n).toBe('10') // the ten travel-booking instances of the released file

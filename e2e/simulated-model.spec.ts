@@ -48,7 +48,7 @@ async function runFinishes(page: import('@playwright/test').Page) {
   await expect(page.getByTestId('count-done')).toHaveText(`${total} / ${total}`, { timeout: 120_000 })
   const sessions = await query<{ status: string; stopReason: string | null; messages: number }>(
     `SELECT s.status, s."stopReason", (SELECT count(*)::int FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
-       FROM "ProtocolSession" s WHERE s."experimentId" = $1`,
+       FROM "ProtocolSession" s WHERE s."runId" = $1`,
     [runId],
   )
   expect(sessions).toHaveLength(total)
@@ -85,7 +85,7 @@ test('a researcher runs every protocol on the simulated model through the pages,
   for (const s of pxp.sessions) expect(s.messages).toBeGreaterThanOrEqual(2)
   const untagged = await query<{ n: number }>(
     `SELECT count(*)::int AS n FROM "ProtocolMessage" m JOIN "ProtocolSession" s ON s.id = m."sessionId"
-      WHERE s."experimentId" = $1 AND (m.tag IS NULL OR m.prediction IS NULL OR m.prediction = '')`,
+      WHERE s."runId" = $1 AND (m.tag IS NULL OR m.prediction IS NULL OR m.prediction = '')`,
     [pxp.runId],
   )
   expect(untagged[0]?.n).toBe(0)
@@ -105,7 +105,7 @@ test('a researcher runs every protocol on the simulated model through the pages,
   // Every debater's distribution sums to 1 over real labels (never the fallback's `simulated label`).
   const finals = await query<{ body: { kind: string; predictions?: { label: string; probability: number }[] } }>(
     `SELECT m.body FROM "ProtocolMessage" m JOIN "ProtocolSession" s ON s.id = m."sessionId"
-      WHERE s."experimentId" = $1 AND m.body->>'kind' = 'turn'`,
+      WHERE s."runId" = $1 AND m.body->>'kind' = 'turn'`,
     [evince.runId],
   )
   expect(finals.length).toBeGreaterThan(0)
@@ -126,7 +126,7 @@ test('a researcher runs every protocol on the simulated model through the pages,
   await page.getByRole('button', { name: 'Create run' }).click()
   const game = await runFinishes(page)
   const aborted = await query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM "ProtocolSession" WHERE "experimentId" = $1 AND "stopReason" <> 'complete'`,
+    `SELECT count(*)::int AS n FROM "ProtocolSession" WHERE "runId" = $1 AND "stopReason" <> 'complete'`,
     [game.runId],
   )
   expect(aborted[0]?.n).toBe(0)

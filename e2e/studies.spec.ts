@@ -21,12 +21,12 @@ async function runWithFreeSeat(studyName: string) {
     [datasetId, studyId],
   )
   await sql(
-    `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
+    `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "updatedAt")
      VALUES ($1, $2, 'Chest X-ray reads', 'pxp', 'drug', $3, '{"n":10,"k":3}', $4, 1, 'running', now())`,
     [runId, studyId, datasetId, seats],
   )
   await sql(
-    `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
+    `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, status, "awaitingSeat", "updatedAt")
      VALUES ($1, $2, $3, 'pxp', '1', '{"n":10,"k":3}', 'drug', $4, $5, 'awaiting', 'h', now())`,
     [
       sessionId,

@@ -176,7 +176,7 @@ try {
       // Plain statements every 25 ms: the harness should not compete with the runner for CPU.
       const { rows } = await sql().query<{ open: string; stalled: string | null }>(
         `SELECT count(*) FILTER (WHERE status <> 'done') AS open, max("stallError") FILTER (WHERE status = 'stalled') AS stalled
-         FROM "ProtocolSession" WHERE "experimentId" = $1`,
+         FROM "ProtocolSession" WHERE "runId" = $1`,
         [id],
       )
       if (rows[0]?.stalled) throw new Error(`a debate stalled: ${rows[0].stalled}`)
@@ -190,19 +190,19 @@ try {
   await waitDone(await run('warm-up', (await dataset(16)).id))
   const ds = await dataset(CASES)
   const t0 = performance.now()
-  const experimentId = await run('bench', ds.id)
-  await waitDone(experimentId)
+  const runId = await run('bench', ds.id)
+  await waitDone(runId)
   const wall = performance.now() - t0
   await workers.stop()
 
   const chains = await db.$queryRaw<Array<{ ms: number; calls: bigint }>>`
     SELECT sum(c."latencyMs")::float AS ms, count(*) AS calls FROM "LlmCall" c
-    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."experimentId" = ${experimentId}
+    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."runId" = ${runId}
     GROUP BY s.id`
   const rounds = await db.$queryRaw<Array<{ rounds: number }>>`
     SELECT avg(n)::float AS rounds FROM (
       SELECT count(*) FILTER (WHERE m.label = 'turn') / 2.0 AS n FROM "ProtocolMessage" m
-      JOIN "ProtocolSession" s ON s.id = m."sessionId" WHERE s."experimentId" = ${experimentId} GROUP BY s.id) x`
+      JOIN "ProtocolSession" s ON s.id = m."sessionId" WHERE s."runId" = ${runId} GROUP BY s.id) x`
   const sequential = chains.reduce((a, c) => a + c.ms, 0)
   const longest = Math.max(...chains.map((c) => c.ms))
   const ideal = Math.max(sequential / CONCURRENCY, longest)

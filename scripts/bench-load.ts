@@ -400,7 +400,7 @@ async function seed(databaseUrl: string, fakeUrl: string) {
   const config = { n: 10, k: 3 }
   async function experiment(id: string, status: string) {
     await q(
-      `INSERT INTO "Experiment" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "createdById", "createdAt", "updatedAt")
+      `INSERT INTO "Run" (id, "studyId", name, protocol, task, "datasetId", config, seats, repetitions, status, "createdById", "createdAt", "updatedAt")
        VALUES ($1, $2, $1, 'pxp', 'drug', $3, $4, $5, 1, $6, $7, now(), now())`,
       [
         id,
@@ -417,7 +417,7 @@ async function seed(databaseUrl: string, fakeUrl: string) {
   await experiment('bench-load-study', 'running')
   let position = 0
   /** Sessions awaiting `userId` after the machine's INIT; returns their ids. */
-  async function sessions(experimentId: string, userIds: string[]) {
+  async function sessions(runId: string, userIds: string[]) {
     const ids: string[] = []
     const chunk = 4000
     for (let at = 0; at < userIds.length; at += chunk) {
@@ -425,13 +425,13 @@ async function seed(databaseUrl: string, fakeUrl: string) {
       const sids = part.map(() => randomUUID())
       const inst = part.map((_, i) => (position + at + i) % rows.length)
       await q(
-        `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, "instanceId",
+        `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, "instanceId",
                                         instance, seats, repetition, position, status, "awaitingSeat", "createdAt", "updatedAt")
          SELECT sid, $1, $2, 'pxp', '1', $3, 'drug', iid, inst, seats, 1, pos, 'awaiting', 'h', now(), now() + make_interval(secs => pos / 1000.0)
          FROM unnest($4::text[], $5::text[], $6::jsonb[], $7::jsonb[], $8::int[]) AS r(sid, iid, inst, seats, pos)`,
         [
           studyId,
-          experimentId,
+          runId,
           config,
           sids,
           inst.map((k) => instanceIds[k]),

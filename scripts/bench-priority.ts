@@ -156,8 +156,8 @@ try {
       const { rows } = await sql().query<{ status: string; open: number }>(
         `SELECT e.status, (SELECT count(DISTINCT j.data->>'sessionId')::int FROM pgboss.job j
             WHERE j.name = 'session-step' AND j.state IN ('created', 'retry', 'active')
-              AND j.data->>'experimentId' = e.id) AS open
-         FROM "Experiment" e WHERE e.id = $1`,
+              AND j.data->>'runId' = e.id) AS open
+         FROM "Run" e WHERE e.id = $1`,
         [batchRun],
       )
       inFlightPeak = Math.max(inFlightPeak, rows[0]?.open ?? 0)
@@ -187,7 +187,7 @@ try {
   }
   const batchWallMs = await watch
   await workers.stop()
-  const batchMessages = await db.protocolMessage.count({ where: { session: { experimentId: batchRun } } })
+  const batchMessages = await db.protocolMessage.count({ where: { session: { runId: batchRun } } })
 
   summary = JSON.stringify({
     bench: 'priority',

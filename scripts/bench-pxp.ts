@@ -135,7 +135,7 @@ try {
   const waitDone = async (id: string) => {
     for (;;) {
       // A plain statement every 25 ms: the harness should not compete with the runner for CPU.
-      const { rows } = await sql().query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [id])
+      const { rows } = await sql().query<{ status: string }>('SELECT status FROM "Run" WHERE id = $1', [id])
       if (rows[0]?.status === 'done') return
       await new Promise((r) => setTimeout(r, 25))
     }
@@ -144,10 +144,10 @@ try {
 
   const steps: Array<{ kind: string; totalMs: number; llmMs: number }> = []
   observeSteps((t) => steps.push(t))
-  const experimentId = await run('bench', 10)
+  const runId = await run('bench', 10)
   const t0 = performance.now()
-  await execute(startRun, actor, { runId: experimentId })
-  await waitDone(experimentId)
+  await execute(startRun, actor, { runId: runId })
+  await waitDone(runId)
   const wall = performance.now() - t0
   observeSteps(undefined)
   await workers.stop()
@@ -155,16 +155,16 @@ try {
   // Each session's chain: the sum of its calls' latencies (calls of a session never overlap).
   const chains = await db.$queryRaw<Array<{ ms: number; calls: bigint }>>`
     SELECT sum(c."latencyMs")::float AS ms, count(*) AS calls FROM "LlmCall" c
-    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."experimentId" = ${experimentId}
+    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."runId" = ${runId}
     GROUP BY s.id`
-  const messages = await db.protocolMessage.count({ where: { session: { experimentId } } })
+  const messages = await db.protocolMessage.count({ where: { session: { runId } } })
   const sequential = chains.reduce((a, c) => a + c.ms, 0)
   const longest = Math.max(...chains.map((c) => c.ms))
   const ideal = Math.max(sequential / CONCURRENCY, longest)
   const overhead = steps.filter((s) => s.kind === 'appended').map((s) => s.totalMs - s.llmMs)
 
   // Dashboard at scale: 10,000 sessions, 100,000 messages, bulk-inserted with generate_series.
-  const big = await db.experiment.create({
+  const big = await db.run.create({
     data: {
       studyId: study.id,
       name: 'dashboard',
@@ -178,7 +178,7 @@ try {
     },
   })
   await db.$executeRaw`
-    INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task, instance, seats, repetition, position, status, "updatedAt")
+    INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task, instance, seats, repetition, position, status, "updatedAt")
     SELECT ${big.id} || '-' || g, ${study.id}, ${big.id}, 'pxp', '1', '{}', 'drug', '{}', '{}', 1 + g % 5, g / 5, 'done', now()
     FROM generate_series(0, ${DASH_SESSIONS - 1}) g`
   await db.$executeRaw`

@@ -97,8 +97,8 @@ try {
   const waitDone = async (id: string) => {
     for (;;) {
       const { rows } = await sql().query<{ status: string; stalled: string | null }>(
-        `SELECT e.status, (SELECT max("stallError") FROM "ProtocolSession" WHERE "experimentId" = e.id AND status = 'stalled') AS stalled
-         FROM "Experiment" e WHERE e.id = $1`,
+        `SELECT e.status, (SELECT max("stallError") FROM "ProtocolSession" WHERE "runId" = e.id AND status = 'stalled') AS stalled
+         FROM "Run" e WHERE e.id = $1`,
         [id],
       )
       if (rows[0]?.stalled) throw new Error(`an episode stalled: ${rows[0].stalled}`)
@@ -122,16 +122,16 @@ try {
 
   const chains = await db.$queryRaw<Array<{ ms: number; calls: bigint }>>`
     SELECT sum(c."latencyMs")::float AS ms, count(*) AS calls FROM "LlmCall" c
-    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."experimentId" = ${runId}
+    JOIN "ProtocolSession" s ON s.id = c."sessionRef" WHERE s."runId" = ${runId}
     GROUP BY s.id`
-  const messages = await db.protocolMessage.count({ where: { session: { experimentId: runId } } })
+  const messages = await db.protocolMessage.count({ where: { session: { runId: runId } } })
   const sequential = chains.reduce((a, c) => a + c.ms, 0)
   const longest = Math.max(...chains.map((c) => c.ms))
   const ideal = Math.max(sequential / CONCURRENCY, longest)
 
   // Replay and score one finished episode, many times.
   const one = await db.protocolSession.findFirstOrThrow({
-    where: { experimentId: runId },
+    where: { runId: runId },
     include: { messages: { orderBy: { seq: 'asc' }, select: { body: true } } },
   })
   const bodies = one.messages.map((m) => m.body)

@@ -93,7 +93,7 @@ export async function buildProgram(out: (s: string) => void = (s) => process.std
         const { db } = await import('@/lib/server/db')
         const { admitSessions } = await import('@/lib/server/engine/step-queue')
         const { stopBoss } = await import('@/lib/server/jobs/queue')
-        const running = await db.experiment.findMany({ where: { status: 'running' }, select: { id: true } })
+        const running = await db.run.findMany({ where: { status: 'running' }, select: { id: true } })
         let queued = 0
         for (const r of running) {
           queued += await admitSessions(r.id)
@@ -376,7 +376,7 @@ export async function buildProgram(out: (s: string) => void = (s) => process.std
     await ensureDatabaseUrl(async () => {
       const { db } = await import('@/lib/server/db')
       const { runHeadless } = await import('@/lib/server/engine/headless')
-      if (!(await db.experiment.findUnique({ where: { id } }))) throw new CliError(`No run has the id ${id}.`)
+      if (!(await db.run.findUnique({ where: { id } }))) throw new CliError(`No run has the id ${id}.`)
       const tty = process.stderr.isTTY
       const p = await runHeadless(id, {
         concurrency,

@@ -7,7 +7,7 @@ import { log } from '@/lib/server/log'
  * Live updates across processes through PostgreSQL LISTEN/NOTIFY. Whoever changes a session or an
  * experiment (a web request, a job worker on another machine) publishes a small event on the
  * `parley_live` channel; every web process holds one LISTEN connection and fans events out to its
- * server-sent-event streams by topic (`session:<id>`, `experiment:<id>`). Events carry ids and
+ * server-sent-event streams by topic (`session:<id>`, `run:<id>`). Events carry ids and
  * kinds, plus streamed text deltas (capped well under NOTIFY's 8,000-byte payload limit); pages
  * re-read what they show from the database, so a missed event costs a refresh, never data.
  *
@@ -50,14 +50,14 @@ export async function publish(topic: string, event: LiveEvent): Promise<void> {
 }
 
 /** The usual pair: a session changed, and so did its experiment's progress. */
-export async function publishSession(sessionId: string, experimentId: string | null, event: LiveEvent) {
+export async function publishSession(sessionId: string, runId: string | null, event: LiveEvent) {
   const a = JSON.stringify({ topic: `session:${sessionId}`, ...event })
-  if (!experimentId || a.length > MAX_PAYLOAD) {
+  if (!runId || a.length > MAX_PAYLOAD) {
     await publish(`session:${sessionId}`, event)
-    if (experimentId) await publish(`experiment:${experimentId}`, { type: 'progress' })
+    if (runId) await publish(`run:${runId}`, { type: 'progress' })
     return
   }
-  const b = JSON.stringify({ topic: `experiment:${experimentId}`, type: 'progress' })
+  const b = JSON.stringify({ topic: `run:${runId}`, type: 'progress' })
   try {
     await sql().query('SELECT pg_notify($1, $2), pg_notify($1, $3)', [LIVE_CHANNEL, a, b])
   } catch (err) {

@@ -123,7 +123,7 @@ export function demoSeed(studyId: string, researcher: Actor, people: Record<stri
     demoConnectionId: DEMO_CONNECTION_ID,
     async run(protocol, input) {
       const name = String(input.name)
-      const existing = await db.experiment.findFirst({ where: { studyId, name, protocol } })
+      const existing = await db.run.findFirst({ where: { studyId, name, protocol } })
       if (existing) return { id: existing.id, created: false }
       const r = await executeOrThrow(createRun, researcher, { studyId, protocol, ...input })
       return { id: r.id, created: true }

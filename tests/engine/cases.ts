@@ -43,8 +43,8 @@ export async function world(fake: () => FakeLlmServer): Promise<World> {
 }
 
 export const runStatus = (runId: string) =>
-  db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
-const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { experimentId: runId } } })
+  db.run.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
+const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { runId: runId } } })
 
 export async function create(
   w: World,
@@ -75,7 +75,7 @@ export function demoPlaysToDone(id: string, fx: ContractFixture, fake: () => Fak
     const calls = await db.llmCall.findMany({
       where: {
         sessionRef: {
-          in: (await db.protocolSession.findMany({ where: { experimentId: run.id } })).map((s) => s.id),
+          in: (await db.protocolSession.findMany({ where: { runId: run.id } })).map((s) => s.id),
         },
       },
     })
@@ -88,7 +88,7 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
   it("every table of a finished run streams as JSON Lines and CSV, the protocol's own and files included", async () => {
     const { w, run } = await demoRun(id, fx, fake, 2)
     const plugin = await pluginFor(id)
-    const messages = await db.protocolMessage.count({ where: { session: { experimentId: run.id } } })
+    const messages = await db.protocolMessage.count({ where: { session: { runId: run.id } } })
     for (const table of ['d', 'm', 'c', ...Object.keys((await plugin.exports?.())?.tables ?? {})]) {
       const read = async (format: 'jsonl' | 'csv') => {
         const r = await execute(exportRun, w.researcher, { runId: run.id, table, format })
@@ -105,14 +105,17 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
         expect(jsonl).toHaveLength(messages)
         // The projections come out under the protocol's own names, with the stored values.
         const names = { label: 'label', value: 'value', detail: 'detail', ...plugin.projectionNames }
-        const stored = await db.protocolMessage.findMany({ where: { session: { experimentId: run.id } } })
+        const stored = await db.protocolMessage.findMany({ where: { session: { runId: run.id } } })
         const byKey = new Map(stored.map((m) => [`${m.sessionId}/${m.seq}`, m]))
         for (const l of jsonl) {
           const row = JSON.parse(l) as Record<string, unknown>
           const m = byKey.get(`${row.session}/${row.j}`)
           expect([row[names.label], row[names.value], row[names.detail]]).toEqual([m?.label, m?.value, m?.detail])
         }
-        expect(stored.some((m) => m.label !== null), 'a projection was written').toBe(true)
+        expect(
+          stored.some((m) => m.label !== null),
+          'a projection was written',
+        ).toBe(true)
       }
       // The same rows under a header.
       expect(await read('csv'), table).toHaveLength(jsonl.length + 1)
@@ -175,18 +178,15 @@ export function racingSteps(id: string, fx: ContractFixture, fake: () => FakeLlm
     const w = await world(fake)
     fake().setScript(fx.script(40))
     const run = await create(w, id, fx.setup(w, await fx.dataset(w, 1)))
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: run.id } })
     // Both steps start from the same state (as two workers that loaded it at once would).
     const loaded = await prepare(await loadSession(s.id))
     const [a, b] = await Promise.all([stepSession(s.id, { loaded }), stepSession(s.id, { loaded })])
     expect([a.kind, b.kind].sort()).toEqual(['appended', 'conflict'])
     expect(await db.protocolMessage.count({ where: { sessionId: s.id } })).toBe(1)
     // Two jobs for one session (a duplicate left by a crash): one message per number, no gap.
-    await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
-    await Promise.all([
-      handleStep({ sessionId: s.id, experimentId: run.id }),
-      handleStep({ sessionId: s.id, experimentId: run.id }),
-    ])
+    await db.run.update({ where: { id: run.id }, data: { status: 'running' } })
+    await Promise.all([handleStep({ sessionId: s.id, runId: run.id }), handleStep({ sessionId: s.id, runId: run.id })])
     const seqs = (await db.protocolMessage.findMany({ where: { sessionId: s.id }, orderBy: { seq: 'asc' } })).map(
       (m) => m.seq,
     )
@@ -244,7 +244,7 @@ export function stallThenRetry(id: string, fx: ContractFixture, fake: () => Fake
       await execute(startRun, w.researcher, { runId: run.id })
       const stalled = await waitFor(
         'stalled sessions',
-        () => db.protocolSession.findMany({ where: { experimentId: run.id, status: 'stalled' } }),
+        () => db.protocolSession.findMany({ where: { runId: run.id, status: 'stalled' } }),
         (s) => s.length === 2,
       )
       expect(stalled[0]?.stallError).toMatch(/500|server/i)
@@ -252,7 +252,7 @@ export function stallThenRetry(id: string, fx: ContractFixture, fake: () => Fake
       expect(before).toMatchObject({ ok: true, data: { run: { status: 'running' }, blocked: { kind: 'stalled' } } })
       // A stalled session on the queue waits for a Retry: a stray job does not call the model again.
       const calls = fake().requests.length
-      await handleStep({ sessionId: stalled[0]?.id as string, experimentId: run.id })
+      await handleStep({ sessionId: stalled[0]?.id as string, runId: run.id })
       expect(fake().requests.length).toBe(calls)
       fake().setScript(fx.script())
       expect(await execute(retrySession, w.researcher, { sessionId: stalled[0]?.id })).toMatchObject({ ok: true })
@@ -280,7 +280,7 @@ export function personTurn(id: string, fx: ContractFixture, fake: () => FakeLlmS
     const w = await world(fake)
     fake().setScript(fx.script(10))
     const run = await create(w, id, fx.humanSetup(w, await fx.dataset(w, 1)))
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: run.id } })
     const workers = await startWorkers(1)
     try {
       await execute(startRun, w.researcher, { runId: run.id })
@@ -337,8 +337,8 @@ export function awaitingInSameWrite(id: string, fx: ContractFixture, fake: () =>
     const w = await world(fake)
     fake().setScript(fx.script(0))
     const run = await create(w, id, fx.humanSetup(w, await fx.dataset(w, 1)))
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
-    await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: run.id } })
+    await db.run.update({ where: { id: run.id }, data: { status: 'running' } })
     // Step by step, no worker: after every step the session's status (what the work queue lists)
     // agrees with the turn its messages give the expert (what the session page shows).
     let yourTurn = false
@@ -373,7 +373,7 @@ export function cancelDropsQueue(id: string, fx: ContractFixture, fake: () => Fa
       Number(
         (
           await sql().query<{ n: string }>(
-            `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'experimentId' = $2`,
+            `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'runId' = $2`,
             [STEP_QUEUE, run.id],
           )
         ).rows[0]?.n,
@@ -385,6 +385,6 @@ export function cancelDropsQueue(id: string, fx: ContractFixture, fake: () => Fa
     })
     expect(await queued()).toBe(0)
     expect(await runStatus(run.id)).toBe('cancelled')
-    expect(await db.protocolSession.count({ where: { experimentId: run.id, status: 'cancelled' } })).toBe(3)
+    expect(await db.protocolSession.count({ where: { runId: run.id, status: 'cancelled' } })).toBe(3)
   })
 }

@@ -87,12 +87,12 @@ describe('the job queue before the engine', () => {
     const w = await world(fake)
     fake().setScript(toyFixture.script())
     const run = await create(w, 'toy', toyFixture.setup(w, await toyFixture.dataset(w, 1)))
-    await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
+    await db.run.update({ where: { id: run.id }, data: { status: 'running' } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: run.id } })
     // A step queued before the engine: the old name, and data with the run's protocol.
     const b = await queue(STEP_QUEUE)
     await b.createQueue('pxp-step')
-    await b.send('pxp-step', { sessionId: s.id, experimentId: run.id, protocol: 'pxp' })
+    await b.send('pxp-step', { sessionId: s.id, runId: run.id, protocol: 'pxp' })
     await sql().query(LEGACY_MIGRATION)
     expect(await b.getQueue('pxp-step')).toBeNull()
     const { rows } = await sql().query<{ n: number }>(

@@ -57,7 +57,7 @@ async function slotsRun(
   })
   if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
   const sessions = await db.protocolSession.findMany({
-    where: { experimentId: r.data.id },
+    where: { runId: r.data.id },
     orderBy: [{ position: 'asc' }, { repetition: 'asc' }],
     select: { id: true, position: true, repetition: true },
   })

@@ -60,7 +60,7 @@ async function treeRun(depth: number, start = false) {
 
 const sessionsOf = (runId: string) =>
   db.protocolSession.findMany({
-    where: { experimentId: runId },
+    where: { runId: runId },
     orderBy: { createdAt: 'asc' },
     include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
   })
@@ -152,7 +152,7 @@ describe('keys', () => {
     if (!root) throw new Error('no root')
     await runSession(root.id)
     const before = await sessionsOf(runId)
-    const messages = await db.protocolMessage.count({ where: { session: { experimentId: runId } } })
+    const messages = await db.protocolMessage.count({ where: { session: { runId: runId } } })
     // A batch whose second session repeats a key: the first of the batch is not kept either.
     const err = await createRunSessions(runId, [
       { key: 'fresh', parentId: root.id, forkSeq: 1 },
@@ -161,7 +161,7 @@ describe('keys', () => {
     expect(err).toBeInstanceOf(AppError)
     expect((err as AppError).status).toBe(409)
     expect(await sessionsOf(runId)).toHaveLength(before.length)
-    expect(await db.protocolMessage.count({ where: { session: { experimentId: runId } } })).toBe(messages)
+    expect(await db.protocolMessage.count({ where: { session: { runId: runId } } })).toBe(messages)
 
     // The plan's key of the root, likewise.
     await expect(createRunSessions(runId, [{ key: '1:0', parentId: root.id, forkSeq: 0 }])).rejects.toMatchObject({
@@ -190,7 +190,7 @@ describe('the scheduler decides when the run is done', () => {
     // LL done; the scheduler forked R and LR and says 1 of 4 leaves.
     expect((await runOf(runId)).schedule).toMatchObject({ done: false, progress: { done: 1, total: 4 } })
     await db.protocolSession.updateMany({
-      where: { experimentId: runId, status: { not: 'done' } },
+      where: { runId: runId, status: { not: 'done' } },
       data: { status: 'cancelled' },
     })
     await closeIfFinished(runId)
@@ -251,7 +251,7 @@ describe('the scheduler at the start of a run', () => {
 describe('the scheduler runs under the run’s lock', () => {
   it('once per session end, one at a time, even when sessions end at once or an end is reported twice', async () => {
     const runId = await treeRun(3)
-    await db.experiment.update({ where: { id: runId }, data: { status: 'running' } })
+    await db.run.update({ where: { id: runId }, data: { status: 'running' } })
     const root = (await sessionsOf(runId))[0]
     if (!root) throw new Error('no root')
     await runSession(root.id)

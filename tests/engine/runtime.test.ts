@@ -109,7 +109,7 @@ async function toyRun(w: World, opts: { sleepMs?: number; afterMs?: number; step
     config: { steps: opts.steps ?? 3 },
   })
   if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
-  const session = await db.protocolSession.findFirstOrThrow({ where: { experimentId: r.data.id } })
+  const session = await db.protocolSession.findFirstOrThrow({ where: { runId: r.data.id } })
   return { runId: r.data.id, sessionId: session.id, dir }
 }
 

@@ -45,7 +45,7 @@ async function toyRun(n: number, extra: Record<string, unknown> = {}, human = fa
 async function inFlight(runId: string): Promise<number> {
   const { rows } = await sql().query<{ n: number }>(
     `SELECT count(DISTINCT data->>'sessionId')::int AS n FROM pgboss.job
-     WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'experimentId' = $2`,
+     WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'runId' = $2`,
     [STEP_QUEUE, runId],
   )
   return rows[0]?.n ?? 0
@@ -54,7 +54,7 @@ async function inFlight(runId: string): Promise<number> {
 /** The `limited` flag of the run's queued steps. */
 async function limitedFlags(runId: string): Promise<unknown[]> {
   const { rows } = await sql().query<{ limited: unknown }>(
-    `SELECT data->'limited' AS limited FROM pgboss.job WHERE name = $1 AND data->>'experimentId' = $2`,
+    `SELECT data->'limited' AS limited FROM pgboss.job WHERE name = $1 AND data->>'runId' = $2`,
     [STEP_QUEUE, runId],
   )
   return rows.map((r) => r.limited)
@@ -89,14 +89,14 @@ describe('a limit of sessions in flight', () => {
     }
     const after = await execute(getRun, w.researcher, { runId: run.id })
     expect(after.ok && after.data.run.status).toBe('done')
-    expect(await db.protocolSession.count({ where: { experimentId: run.id, status: 'done' } })).toBe(12)
+    expect(await db.protocolSession.count({ where: { runId: run.id, status: 'done' } })).toBe(12)
     expect(peak).toBeGreaterThan(0)
     expect(peak).toBeLessThanOrEqual(3)
   }, 90_000)
 
   it('is a whole number from 1: anything else is refused with the field named, and nothing is created', async () => {
     const datasetId = await toyFixture.dataset(w, 1)
-    const before = await db.experiment.count({ where: { studyId: w.studyId } })
+    const before = await db.run.count({ where: { studyId: w.studyId } })
     for (const bad of ['0', '-2', '2.5', 'many']) {
       const r = await execute(createRun, w.researcher, {
         studyId: w.studyId,
@@ -107,7 +107,7 @@ describe('a limit of sessions in flight', () => {
       expect(r.ok).toBe(false)
       if (!r.ok) expect(r.fieldErrors).toHaveProperty('maxInFlight')
     }
-    expect(await db.experiment.count({ where: { studyId: w.studyId } })).toBe(before)
+    expect(await db.run.count({ where: { studyId: w.studyId } })).toBe(before)
     // Empty (the form's blank field) means no limit.
     const none = await execute(createRun, w.researcher, {
       studyId: w.studyId,
@@ -116,7 +116,7 @@ describe('a limit of sessions in flight', () => {
       maxInFlight: '',
     })
     expect(none.ok).toBe(true)
-    if (none.ok) expect((await db.experiment.findUnique({ where: { id: none.data.id } }))?.maxInFlight).toBeNull()
+    if (none.ok) expect((await db.run.findUnique({ where: { id: none.data.id } }))?.maxInFlight).toBeNull()
   })
 })
 

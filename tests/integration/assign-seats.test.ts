@@ -62,7 +62,7 @@ async function slotsRun(items: number, slots: number, extra: Record<string, unkn
   })
   if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
   const sessions = await db.protocolSession.findMany({
-    where: { experimentId: r.data.id },
+    where: { runId: r.data.id },
     orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
     select: { id: true, position: true },
   })
@@ -72,7 +72,7 @@ async function slotsRun(items: number, slots: number, extra: Record<string, unkn
 const assign = (who: Actor, input: Record<string, unknown>) => execute(assignSeats, who, input)
 const seatsOf = (runId: string) =>
   db.sessionSeat.findMany({
-    where: { session: { experimentId: runId } },
+    where: { session: { runId: runId } },
     orderBy: [{ sessionId: 'asc' }, { seat: 'asc' }],
   })
 const assignAudits = () => db.auditLog.count({ where: { action: 'session.assign' } })

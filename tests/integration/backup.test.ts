@@ -73,7 +73,7 @@ async function fingerprint(url: string) {
     url,
     `SELECT 'user' AS t, count(*)::text AS n FROM "user" UNION ALL SELECT 'Study', count(*)::text FROM "Study"
      UNION ALL SELECT 'Asset', count(*)::text FROM "Asset" UNION ALL SELECT 'ProtocolMessage', count(*)::text FROM "ProtocolMessage"
-     UNION ALL SELECT 'LlmCall', count(*)::text FROM "LlmCall" UNION ALL SELECT 'Experiment', count(*)::text FROM "Experiment"`,
+     UNION ALL SELECT 'LlmCall', count(*)::text FROM "LlmCall" UNION ALL SELECT 'Run', count(*)::text FROM "Run"`,
   )
   const assets = await query<{ id: string; bytes: Buffer }>(url, `SELECT id, bytes FROM "Asset" ORDER BY id`)
   const digest = createHash('sha256')

@@ -200,7 +200,7 @@ describe('EVINCE: a distribution that breaks the rules is re-asked, never stored
       datasetId: ds.id,
     })
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: run.id },
+      where: { runId: run.id },
       orderBy: { position: 'asc' },
     })
     for (const s of sessions) expect(await runSession(s.id)).toMatchObject({ kind: 'done' })
@@ -290,7 +290,7 @@ describe('PXP: an answer that shows nothing is re-asked, never stored', () => {
       generator: { connectionId: w.conn.id, model: 'gen' },
       checker: { connectionId: w.conn.id, model: 'judge' },
     })
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: run.id } })
     expect(await runSession(s.id)).toMatchObject({
       kind: 'stalled',
       error: expect.stringMatching(/The prediction is empty: it shows no character/),
@@ -338,7 +338,7 @@ describe('scorekeeping: a game move is recorded, a reply that is no protocol mes
       datasetId: ds.id,
       answerer: { kind: 'llm', connectionId: w.conn.id, model: 'gen' },
     })
-    return db.protocolSession.findFirstOrThrow({ where: { experimentId: run.id } })
+    return db.protocolSession.findFirstOrThrow({ where: { runId: run.id } })
   }
 
   it("a malformed answer is clembench's abort, recorded as the game's last message: not re-asked, not stalled", async () => {

@@ -61,7 +61,7 @@ describe('first admin and demo seed', () => {
     const pairs = (list: Array<{ email: string; role: string }>) => list.map((u) => `${u.email} ${u.role}`).sort()
     expect(pairs(users)).toEqual(pairs(DEMO_USERS))
     // Finished runs for every protocol, played by the offline demo model (dashboards to look at).
-    const runs = await db.experiment.findMany({ where: { studyId: 'demo-study' }, orderBy: { name: 'asc' } })
+    const runs = await db.run.findMany({ where: { studyId: 'demo-study' }, orderBy: { name: 'asc' } })
     const finished = runs.filter((r) => r.status === 'done').map((r) => r.protocol)
     expect(finished.filter((p) => p === 'pxp')).toHaveLength(2)
     expect(finished).toContain('evince')

@@ -45,10 +45,10 @@ const pxpInput = (w: Awaited<ReturnType<typeof world>>, over: Record<string, unk
   ...over,
 })
 
-async function waitForStatus(experimentId: string, not: string, ms = 120_000) {
+async function waitForStatus(runId: string, not: string, ms = 120_000) {
   const until = Date.now() + ms
   for (;;) {
-    const e = await db.experiment.findUniqueOrThrow({ where: { id: experimentId } })
+    const e = await db.run.findUniqueOrThrow({ where: { id: runId } })
     if (e.status !== not) return e
     if (Date.now() > until) throw new Error(`still ${not}: ${e.sessionsCreated} / ${e.sessionsPlanned}`)
     await sleep(100)
@@ -86,11 +86,11 @@ describe('the session cap (PARLEY_MAX_SESSIONS = instances × repetitions)', () 
         status: 400,
         error: expect.stringMatching(/^This would create 6,000 sessions; one run may have at most 5,000/),
       })
-      expect(await db.experiment.count({ where: { studyId: cases.study.id } })).toBe(0)
+      expect(await db.run.count({ where: { studyId: cases.study.id } })).toBe(0)
     } finally {
       delete process.env.PARLEY_MAX_SESSIONS
     }
-    expect(await db.experiment.count({ where: { studyId: w.study.id } })).toBe(1)
+    expect(await db.run.count({ where: { studyId: w.study.id } })).toBe(1)
   }, 120_000)
 })
 
@@ -124,7 +124,7 @@ describe('large runs are created in batches by a job, without blocking the serve
     // Every (repetition, position) once, and every instance once in each repetition.
     const rows = await db.protocolSession.groupBy({
       by: ['repetition'],
-      where: { experimentId: id },
+      where: { runId: id },
       _count: { _all: true, instanceId: true },
       _min: { position: true },
       _max: { position: true },
@@ -134,18 +134,18 @@ describe('large runs are created in batches by a job, without blocking the serve
       expect(r).toMatchObject({ _count: { _all: 2000 }, _min: { position: 0 }, _max: { position: 1999 } })
     const distinct = await db.$queryRaw<Array<{ pairs: bigint; instances: bigint }>>`
       SELECT count(DISTINCT (repetition, position)) AS pairs, count(DISTINCT (repetition, "instanceId")) AS instances
-      FROM "ProtocolSession" WHERE "experimentId" = ${id}`
+      FROM "ProtocolSession" WHERE "runId" = ${id}`
     expect(distinct[0]).toEqual({ pairs: 20_000n, instances: 20_000n })
     // The snapshot and the seats are the plan's; the shuffle is the seeded one (repetitions differ).
-    const first = await db.protocolSession.findFirstOrThrow({ where: { experimentId: id, repetition: 1, position: 0 } })
+    const first = await db.protocolSession.findFirstOrThrow({ where: { runId: id, repetition: 1, position: 0 } })
     expect(first.instance).toMatchObject({
       datasetId: w.datasetId,
       input: { smiles: expect.stringMatching(/^CC\d+C/) },
     })
     expect(first.seats).toMatchObject({ m: { kind: 'llm' }, h: { kind: 'proxy' } })
-    expect(await db.sessionSeat.count({ where: { session: { experimentId: id } } })).toBe(0)
+    expect(await db.sessionSeat.count({ where: { session: { runId: id } } })).toBe(0)
     const second = await db.protocolSession.findFirstOrThrow({
-      where: { experimentId: id, repetition: 2, position: 0 },
+      where: { runId: id, repetition: 2, position: 0 },
     })
     expect(second.instanceId).not.toBe(first.instanceId)
     // Now it starts (and is cancelled at once, which drops its queued steps).
@@ -172,10 +172,10 @@ describe('large runs are created in batches by a job, without blocking the serve
     try {
       const e = await waitForStatus(r.data.id, 'preparing')
       expect(e).toMatchObject({ status: 'running', sessionsCreated: 1500 })
-      expect(await db.protocolSession.count({ where: { experimentId: r.data.id } })).toBe(1500)
+      expect(await db.protocolSession.count({ where: { runId: r.data.id } })).toBe(1500)
       // Its steps are on the queue, committed with the status (no step worker runs in this file).
       const queued = await db.$queryRaw<Array<{ n: bigint }>>`
-        SELECT count(*) AS n FROM pgboss.job WHERE name = 'session-step' AND data->>'experimentId' = ${r.data.id}`
+        SELECT count(*) AS n FROM pgboss.job WHERE name = 'session-step' AND data->>'runId' = ${r.data.id}`
       expect(Number(queued[0]?.n)).toBe(1500)
     } finally {
       // Debating 1,500 cases is not this test's business (nor a later file's): drop the queued steps.
@@ -192,7 +192,7 @@ describe('large runs are created in batches by a job, without blocking the serve
       const w = await world(2000)
       const r = await execute(createRun, w.researcher, pxpInput(w, { repetitions: 5 }))
       if (!r.ok) throw new Error(r.error)
-      await holder.query(`SELECT 1 FROM "Experiment" WHERE id = $1 FOR UPDATE`, [r.data.id])
+      await holder.query(`SELECT 1 FROM "Run" WHERE id = $1 FOR UPDATE`, [r.data.id])
       // The job's batch is written and now waits on the row (its sessions are not visible yet).
       for (let i = 0; i < 200; i++) {
         const { rows } = await sql().query<{ waiting: boolean }>(
@@ -202,12 +202,12 @@ describe('large runs are created in batches by a job, without blocking the serve
         if (rows[0]?.waiting) break
         await sleep(50)
       }
-      await holder.query(`UPDATE "Experiment" SET status = 'cancelled' WHERE id = $1`, [r.data.id])
+      await holder.query(`UPDATE "Run" SET status = 'cancelled' WHERE id = $1`, [r.data.id])
       await holder.query('COMMIT')
       await sleep(1500)
-      const e = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+      const e = await db.run.findUniqueOrThrow({ where: { id: r.data.id } })
       expect(e.status).toBe('cancelled')
-      const n = await db.protocolSession.count({ where: { experimentId: r.data.id } })
+      const n = await db.protocolSession.count({ where: { runId: r.data.id } })
       expect(n).toBeGreaterThan(0)
       expect(e.sessionsCreated).toBe(n)
     } finally {
@@ -222,9 +222,9 @@ describe('large runs are created in batches by a job, without blocking the serve
     if (!r.ok) throw new Error(r.error)
     expect(await execute(cancelRun, w.researcher, { runId: r.data.id })).toMatchObject({ ok: true })
     await sleep(1500)
-    const e = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+    const e = await db.run.findUniqueOrThrow({ where: { id: r.data.id } })
     expect(e.status).toBe('cancelled')
-    const n = await db.protocolSession.count({ where: { experimentId: r.data.id } })
+    const n = await db.protocolSession.count({ where: { runId: r.data.id } })
     expect(n).toBe(e.sessionsCreated)
     expect(n).toBeLessThan(10_000)
   }, 60_000)
@@ -245,7 +245,7 @@ describe('large runs are created in batches by a job, without blocking the serve
     expect(e).toMatchObject({ status: 'draft', sessionsCreated: 1200 })
     // Session i (by position) has expert i mod 3 in the tester seat, in its seats and as its person.
     const seated = await db.sessionSeat.findMany({
-      where: { session: { experimentId: r.data.id } },
+      where: { session: { runId: r.data.id } },
       select: { seat: true, userId: true, session: { select: { position: true, seats: true } } },
     })
     expect(seated).toHaveLength(1200)
@@ -257,7 +257,7 @@ describe('large runs are created in batches by a job, without blocking the serve
     // A chain: the first session of the repetition is queued, every later one waits for its predecessor.
     const byStatus = await db.protocolSession.groupBy({
       by: ['status'],
-      where: { experimentId: r.data.id },
+      where: { runId: r.data.id },
       _count: { _all: true },
       _min: { position: true },
     })
@@ -284,7 +284,7 @@ describe('runs created at once', () => {
     expect(results).not.toBe('stalled')
     if (results === 'stalled') return
     for (const r of results) expect(r.ok).toBe(true)
-    const runs = await db.experiment.findMany({
+    const runs = await db.run.findMany({
       where: { studyId: w.study.id, name: { startsWith: 'at once' } },
       select: { status: true, sessionsCreated: true },
     })

@@ -27,7 +27,7 @@ async function pxpRun(
   task = 'drug',
   config: Record<string, unknown> = { n: 10, k: 3 },
 ) {
-  const e = await db.experiment.create({
+  const e = await db.run.create({
     data: {
       studyId,
       name,
@@ -44,7 +44,7 @@ async function pxpRun(
     const s = await db.protocolSession.create({
       data: {
         studyId,
-        experimentId: e.id,
+        runId: e.id,
         protocol: 'pxp',
         protocolVersion: '1',
         config: { n: 10, k: 3 },
@@ -103,7 +103,7 @@ describe('compare two runs', () => {
     const other = await makeStudy(stranger)
     const a = await pxpRun(study.id, 'A', [['INIT', 'RATIFY', 'RATIFY']])
     const hidden = await pxpRun(other.id, 'hidden', [['INIT', 'RATIFY', 'RATIFY']])
-    const debate = await db.experiment.create({
+    const debate = await db.run.create({
       data: {
         studyId: study.id,
         name: 'a debate',
@@ -200,7 +200,7 @@ describe('compare two runs', () => {
         start: false,
       })
       if (!r.ok) throw new Error(r.error)
-      const sessions = await db.protocolSession.findMany({ where: { experimentId: r.data.id } })
+      const sessions = await db.protocolSession.findMany({ where: { runId: r.data.id } })
       for (const s of sessions) await runSession(s.id)
       return r.data.id
     }

@@ -69,7 +69,7 @@ describe('CSV cells are neutralised against formula injection (OWASP), numbers s
   it('PXP exports D, M, C and stats: hostile dataset and model text is neutralised, numbers are not', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const e = await db.experiment.create({
+    const e = await db.run.create({
       data: {
         studyId: study.id,
         name: 'hostile',
@@ -85,7 +85,7 @@ describe('CSV cells are neutralised against formula injection (OWASP), numbers s
     const s = await db.protocolSession.create({
       data: {
         studyId: study.id,
-        experimentId: e.id,
+        runId: e.id,
         protocol: 'pxp',
         protocolVersion: '1',
         config: { n: 10, k: 3 },

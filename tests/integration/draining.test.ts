@@ -88,7 +88,7 @@ describe('the worker drains', () => {
         Number(
           (
             await sql().query(
-              `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'active' AND data->>'experimentId' = $2`,
+              `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'active' AND data->>'runId' = $2`,
               [STEP_QUEUE, created.data.id],
             )
           ).rows[0].n,
@@ -102,6 +102,6 @@ describe('the worker drains', () => {
     expect(code).toBe(0)
     expect(phases(seen).filter((p) => p !== 200)).toEqual([503, 'refused'])
     expect(JSON.parse(seen.find((r) => r.status === 503)?.body ?? '{}')).toMatchObject({ status: 'draining' })
-    await db.experiment.update({ where: { id: created.data.id }, data: { status: 'paused' } })
+    await db.run.update({ where: { id: created.data.id }, data: { status: 'paused' } })
   }, 120_000)
 })

@@ -59,7 +59,7 @@ async function batchRun() {
     start: false,
   })
   if (!r.ok) throw new Error(r.error)
-  for (const s of await db.protocolSession.findMany({ where: { experimentId: r.data.id } })) await runSession(s.id)
+  for (const s of await db.protocolSession.findMany({ where: { runId: r.data.id } })) await runSession(s.id)
   return { researcher, study, conn, runId: r.data.id }
 }
 

@@ -306,7 +306,7 @@ describe('EVINCE debates end to end through the fake LLM server', () => {
     })
     if (!r.ok) throw new Error(r.error)
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: r.data.id },
+      where: { runId: r.data.id },
       orderBy: { position: 'asc' },
     })
     for (const s of sessions) await runSession(s.id)

@@ -33,7 +33,7 @@ const FIELDS = [
   'studyId',
   'runId',
   'userId',
-  'experimentId',
+  'runId',
   'sessionId',
   'datasetId',
   'templateId',

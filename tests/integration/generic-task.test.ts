@@ -55,7 +55,7 @@ describe('a generic task defined by a researcher runs as a PXP experiment', () =
         checker: { connectionId: conn.id, model: 'judge' },
       })
       if (!created.ok) throw new Error(created.error)
-      const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
+      const s = await db.protocolSession.findFirstOrThrow({ where: { runId: created.data.id } })
       await runPxpSession(s.id)
       return db.protocolSession.findUniqueOrThrow({
         where: { id: s.id },

@@ -108,7 +108,7 @@ describe('Idempotency-Key on creates', () => {
     expect(await studiesNamed(`${name} and more`)).toBe(0)
     const elsewhere = await post(postRun, '/runs', runBody(name), k)
     expect(elsewhere.status).toBe(422)
-    expect(await db.experiment.count({ where: { name } })).toBe(0)
+    expect(await db.run.count({ where: { name } })).toBe(0)
   })
 
   it('keys are per account', async () => {
@@ -174,8 +174,8 @@ describe('Idempotency-Key on creates', () => {
       statuses.every((s) => s === 201 || s === 409),
       String(statuses),
     ).toBe(true)
-    expect(await db.experiment.count({ where: { name } })).toBe(1)
-    const run = await db.experiment.findFirstOrThrow({ where: { name } })
+    expect(await db.run.count({ where: { name } })).toBe(1)
+    const run = await db.run.findFirstOrThrow({ where: { name } })
     for (const a of answers.filter((a) => a.status === 201)) expect((await a.json()).id).toBe(run.id)
     expect(answers.filter((a) => a.status === 201 && !a.headers.get('idempotent-replayed'))).toHaveLength(1)
     // After the race every retry is the first answer.

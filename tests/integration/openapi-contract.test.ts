@@ -181,9 +181,9 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
   const running = await run('running')
   const paused = await run('paused')
   const stalled = await run('stalled')
-  await db.experiment.updateMany({ where: { id: { in: [running, stalled] } }, data: { status: 'running' } })
-  await db.experiment.update({ where: { id: paused }, data: { status: 'paused' } })
-  const stalledSession = await db.protocolSession.findFirstOrThrow({ where: { experimentId: stalled } })
+  await db.run.updateMany({ where: { id: { in: [running, stalled] } }, data: { status: 'running' } })
+  await db.run.update({ where: { id: paused }, data: { status: 'paused' } })
+  const stalledSession = await db.protocolSession.findFirstOrThrow({ where: { runId: stalled } })
   await db.protocolSession.update({
     where: { id: stalledSession.id },
     data: { status: 'stalled', stallError: 'The model timed out (3 attempts).' },
@@ -207,7 +207,7 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
     })
   ).id
   const claimable = await db.sessionSeat.findFirstOrThrow({
-    where: { claimable: true, userId: null, session: { experimentId: game } },
+    where: { claimable: true, userId: null, session: { runId: game } },
   })
   const toAnswer = await makeAwaitingPxpSession(study.id, expert.userId)
   const other = await makeAwaitingPxpSession(study.id, expert.userId)

@@ -196,59 +196,59 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'runs.list': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'runs.get': {
     allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+    input: async (c) => ({ runId: (await runWithSession(c)).runId }),
   },
   'runs.view': {
     allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({ runId: (await debateSession(c)).experimentId }),
+    input: async (c) => ({ runId: (await debateSession(c)).runId }),
   },
   'runs.dashboard': {
     allowed: ['admin', 'researcher', 'viewer'],
-    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+    input: async (c) => ({ runId: (await runWithSession(c)).runId }),
   },
   'runs.compare': {
     allowed: ['admin', 'researcher', 'viewer'],
     input: async (c) => ({
-      a: (await experimentWithSession(c)).experimentId,
-      b: (await experimentWithSession(c)).experimentId,
+      a: (await runWithSession(c)).runId,
+      b: (await runWithSession(c)).runId,
     }),
   },
   'runs.compare-choices': {
     allowed: ['admin', 'researcher', 'viewer'],
     // A run in the study, so that a list that may show the study's runs does.
     input: async (c) => {
-      await experimentWithSession(c)
+      await runWithSession(c)
       return {}
     },
   },
   'runs.export': {
     allowed: STAFF,
-    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId, table: 'd' }),
+    input: async (c) => ({ runId: (await runWithSession(c)).runId, table: 'd' }),
   },
   'runs.export-file': {
     allowed: STAFF,
-    input: async (c) => ({ runId: (await scorekeepingRun(c)).experimentId, file: 'clembench' }),
+    input: async (c) => ({ runId: (await scorekeepingRun(c)).runId, file: 'clembench' }),
   },
   'runs.start': {
     allowed: STAFF,
-    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+    input: async (c) => ({ runId: (await runWithSession(c)).runId }),
   },
   'runs.pause': {
     allowed: STAFF,
-    input: async (c) => ({ runId: (await experimentWithSession(c, 'running')).experimentId }),
+    input: async (c) => ({ runId: (await runWithSession(c, 'running')).runId }),
   },
   'runs.resume': {
     allowed: STAFF,
-    input: async (c) => ({ runId: (await experimentWithSession(c, 'paused')).experimentId }),
+    input: async (c) => ({ runId: (await runWithSession(c, 'paused')).runId }),
   },
   'runs.cancel': {
     allowed: STAFF,
-    input: async (c) => ({ runId: (await experimentWithSession(c)).experimentId }),
+    input: async (c) => ({ runId: (await runWithSession(c)).runId }),
   },
   'runs.retry-session': {
     allowed: STAFF,
     input: async (c) => {
-      const s = await experimentWithSession(c, 'paused')
+      const s = await runWithSession(c, 'paused')
       await db.protocolSession.update({ where: { id: s.id }, data: { status: 'stalled', stallError: 'boom' } })
       return { sessionId: s.id }
     },
@@ -256,15 +256,15 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'runs.retry-stalled': {
     allowed: STAFF,
     input: async (c) => {
-      const s = await experimentWithSession(c, 'paused')
+      const s = await runWithSession(c, 'paused')
       await db.protocolSession.update({ where: { id: s.id }, data: { status: 'stalled', stallError: 'boom' } })
-      return { runId: s.experimentId }
+      return { runId: s.runId }
     },
   },
   'runs.change-seat-model': {
     allowed: STAFF,
     input: async (c) => ({
-      runId: (await experimentWithSession(c)).experimentId,
+      runId: (await runWithSession(c)).runId,
       seat: 'm',
       model: { connectionId: c.connectionId, model: 'another' },
     }),
@@ -273,7 +273,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'sessions.get': { allowed: WORKERS, input: async (c) => ({ sessionId: (await humanSession(c)).id }) },
   'sessions.inspect': {
     allowed: STAFF,
-    input: async (c) => ({ sessionId: (await experimentWithSession(c)).id }),
+    input: async (c) => ({ sessionId: (await runWithSession(c)).id }),
   },
   'sessions.submit': {
     allowed: WORKERS,
@@ -309,7 +309,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({
       studyId: c.studyId,
-      runId: (await claimableRunSession(c)).experimentId,
+      runId: (await claimableRunSession(c)).runId,
       seat: 'h',
       userId: c.other.userId,
       count: 1,
@@ -335,7 +335,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'debates.merge-labels': {
     allowed: STAFF,
     input: async (c) => ({
-      runId: (await debateSession(c)).experimentId,
+      runId: (await debateSession(c)).runId,
       from: 'Obstructive Jaundice',
       into: 'Jaundice',
     }),
@@ -417,7 +417,7 @@ async function claimableSession(c: Ctx) {
 
 /** A draft PXP run of the world's study with one session whose claimable seat h is free. */
 async function claimableRunSession(c: Ctx) {
-  const s = await experimentWithSession(c, 'draft', { m: llmSeat(c), h: { kind: 'human', claimable: true } })
+  const s = await runWithSession(c, 'draft', { m: llmSeat(c), h: { kind: 'human', claimable: true } })
   await db.sessionSeat.create({ data: { sessionId: s.id, seat: 'h', claimable: true } })
   return s
 }
@@ -434,7 +434,7 @@ async function claimedSession(c: Ctx) {
 
 /** A scorekeeping run of the world's study (its clembench files can be exported before any episode). */
 async function scorekeepingRun(c: Ctx) {
-  const experiment = await db.experiment.create({
+  const experiment = await db.run.create({
     data: {
       studyId: c.studyId,
       name: 'probe game',
@@ -449,7 +449,7 @@ async function scorekeepingRun(c: Ctx) {
       repetitions: 1,
     },
   })
-  return { experimentId: experiment.id }
+  return { runId: experiment.id }
 }
 
 /** An EVINCE debate of the actor's study (in a run) whose debater B is the actor. */
@@ -460,7 +460,7 @@ async function debateSession(c: Ctx) {
     moderator: { kind: 'program', program: 'no-judge' },
   }
   const config = { k: 3, maxRounds: 2, crit: false, report: false }
-  const experiment = await db.experiment.create({
+  const experiment = await db.run.create({
     data: {
       studyId: c.studyId,
       name: 'probe debate',
@@ -479,11 +479,11 @@ async function debateSession(c: Ctx) {
     instance: { input: { symptoms: 'fever, rash' }, prediction: 'Dengue Fever', explanation: '' },
     seats,
   })
-  return db.protocolSession.update({ where: { id: s.id }, data: { experimentId: experiment.id } })
+  return db.protocolSession.update({ where: { id: s.id }, data: { runId: experiment.id } })
 }
 
 /** An experiment of the actor's study with one session (its human seat a proxy unless `seats` says otherwise). */
-async function experimentWithSession(
+async function runWithSession(
   c: Ctx,
   status = 'draft',
   seats: Prisma.InputJsonObject = {
@@ -491,7 +491,7 @@ async function experimentWithSession(
     h: { kind: 'proxy', helpers: { checker: { connectionId: c.connectionId } } },
   },
 ) {
-  const experiment = await db.experiment.create({
+  const experiment = await db.run.create({
     data: {
       studyId: c.studyId,
       name: 'probe',
@@ -507,7 +507,7 @@ async function experimentWithSession(
   return db.protocolSession.create({
     data: {
       studyId: c.studyId,
-      experimentId: experiment.id,
+      runId: experiment.id,
       protocol: 'pxp',
       protocolVersion: '1',
       config: { n: 10, k: 3 },

@@ -191,13 +191,13 @@ describe('experts in the machine seat against the ground-truth proxy', () => {
       ...(proxyAnswer ? { proxyAnswer } : {}),
     })
     if (!created.ok) throw new Error(created.error)
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: created.data.id } })
     expect(await runSession(s.id)).toEqual({ kind: 'awaiting', seat: 'm' })
     await execute(submitTurn, expert, { sessionId: s.id, seq: 1, prediction: 'CCO', explanation: 'A reduction.' })
     expect(await runSession(s.id)).toEqual({ kind: 'awaiting', seat: 'm' })
     const view = await execute(getSession, expert, { sessionId: s.id })
     const asResearcher = await execute(getSession, researcher, { sessionId: s.id })
-    const experiment = await db.experiment.findUniqueOrThrow({ where: { id: created.data.id } })
+    const experiment = await db.run.findUniqueOrThrow({ where: { id: created.data.id } })
     return {
       view,
       asResearcher,

@@ -12,10 +12,10 @@ import { makeStudy, makeUser } from '../support/fixtures'
 
 type Dashboard = Awaited<ReturnType<typeof pxpDashboard>>
 /** The run's dashboard through the generic operation (the PXP plugin computes it). */
-async function experimentDashboard(actor: Actor, input: { experimentId: string; [k: string]: unknown }) {
-  const { experimentId, ...args } = input
+async function experimentDashboard(actor: Actor, input: { runId: string; [k: string]: unknown }) {
+  const { runId, ...args } = input
   const r = await execute(runDashboard, actor, {
-    runId: experimentId,
+    runId: runId,
     args: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, String(v)])),
   })
   return r.ok ? { ok: true as const, data: r.data.data as Dashboard } : r
@@ -31,7 +31,7 @@ const TAGS = ['RATIFY', 'REFUTE', 'REVISE', 'REJECT'] as const
 
 /** An experiment whose sessions hold exactly the given tag sequences (message j from m when odd). */
 async function experimentWith(studyId: string, reps: string[][][]) {
-  const e = await db.experiment.create({
+  const e = await db.run.create({
     data: {
       studyId,
       name: 'dash',
@@ -50,7 +50,7 @@ async function experimentWith(studyId: string, reps: string[][][]) {
       const s = await db.protocolSession.create({
         data: {
           studyId,
-          experimentId: e.id,
+          runId: e.id,
           protocol: 'pxp',
           protocolVersion: '1',
           config: { n: 10, k: 3 },
@@ -75,14 +75,14 @@ async function experimentWith(studyId: string, reps: string[][][]) {
         lines.push(JSON.stringify({ repetition: r + 1, session: s.id, j: i + 1, sender: i % 2 === 0 ? 'm' : 'h', tag }))
     }
   }
-  return { experimentId: e.id, lines }
+  return { runId: e.id, lines }
 }
 
 describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the same messages', () => {
   it('hand-built sessions: every definition case, two repetitions', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const { experimentId, lines } = await experimentWith(study.id, [
+    const { runId, lines } = await experimentWith(study.id, [
       [
         ['INIT', 'RATIFY', 'RATIFY'], // strong for both (the paper's footnote), not ultra
         ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'], // h: REFUTE then RATIFY → one-way h, not strong; m ultra-strong
@@ -94,7 +94,7 @@ describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the 
         ['INIT', 'RATIFY', 'REFUTE', 'REJECT', 'REVISE'], // m: REFUTE, REVISE → one-way m; h RATIFY then REJECT → not
       ],
     ])
-    const sql = await experimentIntelligibility(experimentId)
+    const sql = await experimentIntelligibility(runId)
     const cli = await pxpStats(lines)
     expect(sql).toEqual(cli)
     // And the numbers themselves, worked out by hand from the definitions:
@@ -103,7 +103,7 @@ describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the 
     expect(sql?.strong.human).toEqual({ median: 1, min: 1, max: 1 })
     expect(sql?.byBound.map((b) => b.oneWayHuman.max)).toEqual([0, 2, 2, 2, 2])
     expect(sql?.byBound[3]?.oneWayHuman).toEqual({ median: 1.5, min: 1, max: 2 }) // rep 2's REJECT at 4 removes one
-    const seqs = await tagSequences(experimentId)
+    const seqs = await tagSequences(runId)
     expect(seqs).toContainEqual({ sequence: 'INIT_m RATIFY_h RATIFY_m', sessions: 1 })
     expect(seqs.reduce((a, s) => a + s.sessions, 0)).toBe(6)
   })
@@ -116,8 +116,8 @@ describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the 
       fc.asyncProperty(
         fc.array(fc.array(session, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }),
         async (reps) => {
-          const { experimentId, lines } = await experimentWith(study.id, reps)
-          expect(await experimentIntelligibility(experimentId)).toEqual(await pxpStats(lines))
+          const { runId, lines } = await experimentWith(study.id, reps)
+          expect(await experimentIntelligibility(runId)).toEqual(await pxpStats(lines))
         },
       ),
       { numRuns: 25 },
@@ -127,27 +127,27 @@ describe('the intelligibility dashboard in SQL equals `parley pxp stats` on the 
   it('the operation: drill-down by class, paging, visibility', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const { experimentId } = await experimentWith(study.id, [
+    const { runId } = await experimentWith(study.id, [
       [
         ['INIT', 'RATIFY', 'RATIFY'],
         ['INIT', 'REFUTE', 'REFUTE', 'REJECT'],
         ['INIT', 'REVISE', 'REVISE', 'RATIFY'],
       ],
     ])
-    const all = await experimentDashboard(researcher, { experimentId })
+    const all = await experimentDashboard(researcher, { runId })
     if (!all.ok) throw new Error(all.error)
     expect(all.data.sessions.total).toBe(3)
     expect(all.data.proportions?.twoWay).toBeCloseTo(2 / 3)
-    const ultra = await experimentDashboard(researcher, { experimentId, class: 'ultra-strong-h' })
+    const ultra = await experimentDashboard(researcher, { runId, class: 'ultra-strong-h' })
     expect(ultra.ok && ultra.data.sessions.items.map((s) => s.sequence)).toEqual(['INIT_m REVISE_h REVISE_m RATIFY_h'])
-    const none = await experimentDashboard(researcher, { experimentId, class: 'not-intelligible' })
+    const none = await experimentDashboard(researcher, { runId, class: 'not-intelligible' })
     expect(none.ok && none.data.sessions.items.map((s) => s.position)).toEqual([1])
-    const page2 = await experimentDashboard(researcher, { experimentId, pageSize: 2, page: 2 })
+    const page2 = await experimentDashboard(researcher, { runId, pageSize: 2, page: 2 })
     expect(page2.ok && page2.data.sessions.items.map((s) => s.position)).toEqual([2])
     const outsider = await makeUser('researcher')
-    expect(await experimentDashboard(outsider, { experimentId })).toMatchObject({ status: 404 })
+    expect(await experimentDashboard(outsider, { runId })).toMatchObject({ status: 404 })
     const empty = await experimentWith(study.id, [])
-    expect(await experimentIntelligibility(empty.experimentId)).toBeNull()
+    expect(await experimentIntelligibility(empty.runId)).toBeNull()
   })
 })
 
@@ -161,7 +161,7 @@ describe('exports of D, M, C and the statistics', () => {
   it('M as JSONL is what `parley pxp stats` reads; CSV quotes commas, quotes and newlines', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const { experimentId } = await experimentWith(study.id, [
+    const { runId } = await experimentWith(study.id, [
       [
         ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY'],
         ['INIT', 'RATIFY', 'RATIFY'],
@@ -169,20 +169,20 @@ describe('exports of D, M, C and the statistics', () => {
       [['INIT', 'REFUTE', 'REJECT']],
     ])
     const tricky = 'He said "no", then:\nnew line, and a comma'
-    await db.protocolMessage.updateMany({ where: { session: { experimentId }, seq: 1 }, data: { detail: tricky } })
-    const m = await collect(exportLines(researcher, experimentId, 'm', 'jsonl'))
+    await db.protocolMessage.updateMany({ where: { session: { runId }, seq: 1 }, data: { detail: tricky } })
+    const m = await collect(exportLines(researcher, runId, 'm', 'jsonl'))
     expect(m).toHaveLength(11)
-    expect(await pxpStats(m)).toEqual(await experimentIntelligibility(experimentId))
+    expect(await pxpStats(m)).toEqual(await experimentIntelligibility(runId))
 
-    const csv = (await collect(exportLines(researcher, experimentId, 'm', 'csv'))).join('\n')
+    const csv = (await collect(exportLines(researcher, runId, 'm', 'csv'))).join('\n')
     const records = parse(csv, { columns: true }) as Array<Record<string, string>>
     expect(records).toHaveLength(11)
     expect(records.filter((r) => r.j === '1').map((r) => r.explanation)).toEqual([tricky, tricky, tricky])
     expect(records[0]).toHaveProperty('tag')
 
-    const d = (await collect(exportLines(researcher, experimentId, 'd', 'jsonl'))).map((l) => JSON.parse(l))
+    const d = (await collect(exportLines(researcher, runId, 'd', 'jsonl'))).map((l) => JSON.parse(l))
     expect(d.map((s) => s.messages).sort()).toEqual([3, 3, 5])
-    const stats = parse((await collect(exportLines(researcher, experimentId, 'stats', 'csv'))).join('\n'), {
+    const stats = parse((await collect(exportLines(researcher, runId, 'stats', 'csv'))).join('\n'), {
       columns: true,
     }) as Array<Record<string, string>>
     expect(stats.find((r) => r.measure === 'twoWay')).toMatchObject({ median: '1', min: '0', max: '2' }) // reps: 2 and 0
@@ -192,7 +192,7 @@ describe('exports of D, M, C and the statistics', () => {
   it('streams a run larger than one page of sessions (1,100 sessions, 5,500 messages) in order', async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const e = await db.experiment.create({
+    const e = await db.run.create({
       data: {
         studyId: study.id,
         name: 'big',
@@ -209,7 +209,7 @@ describe('exports of D, M, C and the statistics', () => {
       data: ids.map((id, position) => ({
         id,
         studyId: study.id,
-        experimentId: e.id,
+        runId: e.id,
         protocol: 'pxp',
         protocolVersion: '1',
         config: {},
@@ -222,7 +222,13 @@ describe('exports of D, M, C and the statistics', () => {
     const tags = ['INIT', 'REFUTE', 'REVISE', 'RATIFY', 'RATIFY']
     await db.protocolMessage.createMany({
       data: ids.flatMap((sessionId) =>
-        tags.map((tag, i) => ({ sessionId, seq: i + 1, sender: i % 2 ? 'h' : 'm', receiver: i % 2 ? 'm' : 'h', label: tag })),
+        tags.map((tag, i) => ({
+          sessionId,
+          seq: i + 1,
+          sender: i % 2 ? 'h' : 'm',
+          receiver: i % 2 ? 'm' : 'h',
+          label: tag,
+        })),
       ),
     })
     let n = 0

@@ -61,13 +61,13 @@ describeShared(
       const progress = await runExperiment(created.data.id, { concurrency: 2, onProgress: (p) => seen.push(p.done) })
       expect(progress).toEqual({ total: 6, done: 6, stalled: 0, awaiting: 0 })
       expect(seen).toEqual([1, 2, 3, 4, 5, 6])
-      expect(await db.experiment.findUniqueOrThrow({ where: { id: created.data.id } })).toMatchObject({
+      expect(await db.run.findUniqueOrThrow({ where: { id: created.data.id } })).toMatchObject({
         status: 'done',
       })
 
       // Carry-over: the second session of a repetition was prompted with the first one's dialogue.
       const second = await db.protocolSession.findFirstOrThrow({
-        where: { experimentId: created.data.id, repetition: 1, position: 1 },
+        where: { runId: created.data.id, repetition: 1, position: 1 },
       })
       const ctx = await db.contextSnapshot.findUniqueOrThrow({
         where: { sessionId_seq: { sessionId: second.id, seq: 1 } },

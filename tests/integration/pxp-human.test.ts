@@ -145,7 +145,7 @@ describe('an expert in the machine seat against an LLM tester (the protocol is s
       checker: { connectionId: conn.id, model: 'judge' },
     })
     if (!created.ok) throw new Error(created.error)
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: created.data.id } })
     expect(await db.sessionSeat.findMany({ where: { sessionId: s.id } })).toMatchObject([
       { seat: 'm', userId: expert.userId, claimable: false },
     ])

@@ -232,7 +232,7 @@ describe('REST for runs and sessions', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { j: number; tag: string })
-    const stored = await db.protocolMessage.count({ where: { session: { experimentId: run.id } } })
+    const stored = await db.protocolMessage.count({ where: { session: { runId: run.id } } })
     expect(lines).toHaveLength(stored)
     expect(lines.filter((l) => l.j === 1).map((l) => l.tag)).toEqual(['INIT', 'INIT'])
     const doc = (await openApiDocument()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> }

@@ -106,13 +106,13 @@ describe('POST /runs in one shape', () => {
       expect(res.status, protocol).toBe(201)
       const created = (await res.json()) as { id: string; sessions: number; protocol: string }
       expect(created).toMatchObject({ protocol, sessions: 4 })
-      const run = await db.experiment.findUniqueOrThrow({ where: { id: created.id } })
+      const run = await db.run.findUniqueOrThrow({ where: { id: created.id } })
       expect(run.protocol).toBe(protocol)
       expect(Object.keys(run.seats as object).sort()).toEqual(
         { pxp: ['h', 'm'], evince: ['A', 'B', 'moderator'], scorekeeping: ['answerer', 'questioner'] }[protocol],
       )
     }
-    const runs = await db.experiment.findMany({ where: { studyId: w.studyId } })
+    const runs = await db.run.findMany({ where: { studyId: w.studyId } })
     const byProtocol = Object.fromEntries(runs.map((r) => [r.protocol, r]))
     // The config is the protocol's, checked and completed by its schema; options reach the plugin.
     // (carry-over, a PXP option, travels in the config: PXP's schedule reads it there)
@@ -141,7 +141,7 @@ describe('POST /runs in one shape', () => {
     expect(res.status).toBe(201)
     const { id } = (await res.json()) as { id: string }
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: id },
+      where: { runId: id },
       orderBy: { position: 'asc' },
       select: { people: { select: { seat: true, userId: true } } },
     })
@@ -206,7 +206,7 @@ describe('POST /runs in one shape', () => {
       const w = await world()
       const body = await bodies[protocol](w)
       const count = async () => ({
-        runs: await db.experiment.count({ where: { studyId: w.studyId } }),
+        runs: await db.run.count({ where: { studyId: w.studyId } }),
         datasets: await db.dataset.count({ where: { studyId: w.studyId } }),
         instances: await db.instance.count({ where: { dataset: { studyId: w.studyId } } }),
         audit: await db.auditLog.count({ where: { studyId: w.studyId, action: 'run.create' } }),
@@ -246,7 +246,7 @@ describe('POST /runs in one shape', () => {
     const badOption = await post(endpoints.createRun, w.key, { ...sk, options: { carryOver: true } })
     expect(badOption.status).toBe(400)
     expect(((await badOption.json()) as { error: string }).error).toMatch(/^options/)
-    expect(await db.experiment.count({ where: { studyId: w.studyId } })).toBe(0)
+    expect(await db.run.count({ where: { studyId: w.studyId } })).toBe(0)
   })
 
   it('OpenAPI documents one request body for every protocol, and the bodies above validate against it', async () => {
@@ -298,7 +298,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
     const a = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'scorekeeping', ...skBody })
     expect(a.ok, a.ok ? '' : a.error).toBe(true)
     if (a.ok)
-      expect((await db.experiment.findUniqueOrThrow({ where: { id: a.data.id } })).seats).toMatchObject({
+      expect((await db.run.findUniqueOrThrow({ where: { id: a.data.id } })).seats).toMatchObject({
         answerer: { kind: 'llm', model: { connectionId: w.connectionId, model: 'gen-2', temperature: 0.5 } },
         questioner: { kind: 'program', program: 'game-master' },
       })
@@ -310,7 +310,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
     const c = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'scorekeeping', ...claim })
     expect(c.ok).toBe(true)
     if (c.ok)
-      expect((await db.experiment.findUniqueOrThrow({ where: { id: c.data.id } })).seats).toMatchObject({
+      expect((await db.run.findUniqueOrThrow({ where: { id: c.data.id } })).seats).toMatchObject({
         answerer: { kind: 'human', claimable: true },
       })
 
@@ -329,7 +329,7 @@ describe('the set-up forms post the seat picker’s fields', () => {
     const d = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'evince', ...evBody })
     expect(d.ok, d.ok ? '' : d.error).toBe(true)
     if (d.ok) {
-      const run = await db.experiment.findUniqueOrThrow({ where: { id: d.data.id } })
+      const run = await db.run.findUniqueOrThrow({ where: { id: d.data.id } })
       expect(run.seats).toMatchObject({
         A: { kind: 'llm', model: { connectionId: w.connectionId, model: 'gen', temperature: 0.2 } },
         B: { kind: 'human', userId: w.expert.userId },
@@ -370,7 +370,7 @@ describe('parley runs create', () => {
     expect(ok.status).toBe(0)
     const created = JSON.parse(ok.stdout) as { id: string; sessions: number; started: boolean }
     expect(created).toMatchObject({ sessions: 2, started: false })
-    const run = await db.experiment.findUniqueOrThrow({ where: { id: created.id } })
+    const run = await db.run.findUniqueOrThrow({ where: { id: created.id } })
     expect(run).toMatchObject({ protocol: 'scorekeeping', status: 'draft', studyId: w.studyId })
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: 'run.create', resourceId: created.id } })
     expect(audit.via).toBe('cli')
@@ -378,6 +378,6 @@ describe('parley runs create', () => {
     const bad = parley(['runs', 'create', '-'], JSON.stringify({ ...body, seats: { answerer: { kind: 'proxy' } } }))
     expect(bad.status).toBe(1)
     expect(bad.stderr).toMatch(/seats\.answerer: .*Answerer seat/)
-    expect(await db.experiment.count({ where: { studyId: w.studyId } })).toBe(1)
+    expect(await db.run.count({ where: { studyId: w.studyId } })).toBe(1)
   }, 120_000)
 })

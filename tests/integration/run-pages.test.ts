@@ -65,9 +65,9 @@ describe('My work: sessions waiting behind the person’s own', () => {
         checker: { connectionId: conn.id, model: 'judge' },
       }),
     )
-    await db.experiment.update({ where: { id: created.id }, data: { status: 'running' } })
+    await db.run.update({ where: { id: created.id }, data: { status: 'running' } })
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: created.id },
+      where: { runId: created.id },
       orderBy: { position: 'asc' },
     })
     const [first] = sessions
@@ -154,7 +154,7 @@ describe('every seat names the model it runs', () => {
     expect(seats.m.model.model).toBe('gen')
     expect(seats.m.helpers.checker.model).toBe('gen')
     expect(run.connections[conn.id]).toMatchObject({ name: 'fake', defaultModel: 'gen' })
-    const session = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.id } })
+    const session = await db.protocolSession.findFirstOrThrow({ where: { runId: created.id } })
     expect((session.seats as typeof seats).m.model.model).toBe('gen')
     // A later change of the connection's default does not change what the run runs.
     await db.llmConnection.update({ where: { id: conn.id }, data: { defaultModel: 'judge' } })
@@ -194,8 +194,8 @@ describe('Change model', () => {
       }),
     )
     expect(await runHeadless(created.id)).toMatchObject({ stalled: 1 })
-    await db.experiment.update({ where: { id: created.id }, data: { status: 'paused' } })
-    const session = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.id } })
+    await db.run.update({ where: { id: created.id }, data: { status: 'paused' } })
+    const session = await db.protocolSession.findFirstOrThrow({ where: { runId: created.id } })
     expect(session.status).toBe('stalled')
     // The run page preselects the connection that failed.
     expect(ok(await execute(getRun, researcher, { runId: created.id })).lastStallCall).toEqual({
@@ -224,7 +224,7 @@ describe('Change model', () => {
     expect(seats.m.model).toEqual({ connectionId: working.id, model: 'gen', temperature: 0.3, vision: true })
     expect(seats.m.helpers.checker).toEqual({ connectionId: working.id, model: 'gen' })
     expect(seats.h.helpers.checker).toEqual({ connectionId: working.id, model: 'gen' })
-    const run = await db.experiment.findUniqueOrThrow({ where: { id: created.id } })
+    const run = await db.run.findUniqueOrThrow({ where: { id: created.id } })
     expect(run.seats).toMatchObject({ m: { model: { connectionId: working.id, model: 'gen' } } })
     const audit = await db.auditLog.findFirstOrThrow({
       where: { action: 'run.change-seat-model', resourceId: created.id },
@@ -279,7 +279,7 @@ describe('Change model', () => {
     expect(one.changed).toEqual([
       { seat: 'm', helper: null, model: { connectionId: other.id, model: 'judge', vision: true } },
     ])
-    const run = await db.experiment.findUniqueOrThrow({ where: { id: created.id } })
+    const run = await db.run.findUniqueOrThrow({ where: { id: created.id } })
     expect(run.seats).toMatchObject({
       m: { helpers: { checker: { connectionId: conn.id, model: 'judge' } } },
       h: { helpers: { checker: { connectionId: conn.id, model: 'judge' } } },

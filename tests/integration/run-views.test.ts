@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { runHeadless as runExperiment } from '@/lib/server/engine/headless'
-import { createRun, getRun as getExperiment, listRuns as listExperiments } from '@/lib/server/services/runs'
+import { runHeadless } from '@/lib/server/engine/headless'
+import { createRun, getRun, listRuns } from '@/lib/server/services/runs'
 import { inspectSession } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { importAndWait, useBulkWorkers } from '../support/imports'
@@ -50,12 +50,12 @@ describe('run views: list, progress with tokens and cost, the D/M/C inspector', 
       checker: { connectionId: conn.id, model: 'judge' },
     })
     if (!created.ok) throw new Error(created.error)
-    await runExperiment(created.data.id)
+    await runHeadless(created.data.id)
 
-    const listed = await execute(listExperiments, researcher, { studyId: study.id })
+    const listed = await execute(listRuns, researcher, { studyId: study.id })
     expect(listed).toMatchObject({ ok: true, data: { total: 1, items: [{ name: 'views', sessions: 2, done: 1 }] } })
 
-    const got = await execute(getExperiment, researcher, { runId: created.data.id })
+    const got = await execute(getRun, researcher, { runId: created.data.id })
     if (!got.ok) throw new Error(got.error)
     const calls = await db.llmCall.findMany({
       where: { sessionRef: { in: got.data.sessions.items.map((s) => s.id) } },
@@ -75,7 +75,7 @@ describe('run views: list, progress with tokens and cost, the D/M/C inspector', 
     const stalled = got.data.sessions.items.find((s) => s.status === 'stalled')
     expect(stalled?.stallError).toMatch(/500|server/i)
 
-    const onlyStalled = await execute(getExperiment, researcher, { runId: created.data.id, status: 'stalled' })
+    const onlyStalled = await execute(getRun, researcher, { runId: created.data.id, status: 'stalled' })
     expect(onlyStalled.ok && onlyStalled.data.sessions.items.map((s) => s.id)).toEqual([stalled?.id])
 
     // The inspector shows every message with its context and the exact request of each call.
@@ -105,9 +105,9 @@ describe('run views: list, progress with tokens and cost, the D/M/C inspector', 
     })
     if (!created.ok) throw new Error(created.error)
     const outsider = await makeUser('researcher')
-    expect(await execute(getExperiment, outsider, { runId: created.data.id })).toMatchObject({ status: 404 })
-    expect(await execute(listExperiments, outsider, {})).toMatchObject({ ok: true, data: { total: 0 } })
-    const session = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.data.id } })
+    expect(await execute(getRun, outsider, { runId: created.data.id })).toMatchObject({ status: 404 })
+    expect(await execute(listRuns, outsider, {})).toMatchObject({ ok: true, data: { total: 0 } })
+    const session = await db.protocolSession.findFirstOrThrow({ where: { runId: created.data.id } })
     expect(await execute(inspectSession, outsider, { sessionId: session.id })).toMatchObject({ status: 404 })
     const expert = await makeUser('expert')
     expect(await execute(inspectSession, expert, { sessionId: session.id })).toMatchObject({ status: 403 })

@@ -229,7 +229,7 @@ describe('a scorekeeping run of our demo game', () => {
       datasetId,
       answerer: { kind: 'human', userId: w.expert.userId },
     })
-    const s = await db.protocolSession.findFirstOrThrow({ where: { experimentId: created.id } })
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: created.id } })
     const game = instances[0] as ScorekeepingInstance
     // The person plays perfectly: each slot's value, and yes exactly for the slots already given.
     const given = new Set<string>()

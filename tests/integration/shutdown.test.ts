@@ -47,14 +47,14 @@ async function newRun(instances: number, latencyMs: number) {
 }
 
 const runStatus = (runId: string) =>
-  db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
-const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { experimentId: runId } } })
+  db.run.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
+const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { runId: runId } } })
 /** Steps of this run a worker is working now. */
 const activeSteps = async (runId: string) =>
   Number(
     (
       await sql().query(
-        `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'active' AND data->>'experimentId' = $2`,
+        `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'active' AND data->>'runId' = $2`,
         [STEP_QUEUE, runId],
       )
     ).rows[0].n,
@@ -156,7 +156,7 @@ describe.runIf(hasBuild())('the web process (next start)', () => {
     procs.push(web)
     const base = 'http://127.0.0.1:3404'
     const cookie = await signInCookie(base, researcher.email)
-    const res = await fetch(`${base}/api/live?topic=experiment:${runId}`, { headers: { cookie } })
+    const res = await fetch(`${base}/api/live?topic=run:${runId}`, { headers: { cookie } })
     expect(res.headers.get('x-accel-buffering')).toBe('no')
     const s = sse(res)
     await waitFor(
@@ -178,7 +178,7 @@ describe.runIf(hasBuild())('the web process (next start)', () => {
     )
     expect(s.text()).toContain('"type":"down"')
     await sql().query(`SELECT pg_notify('parley_live', $1)`, [
-      JSON.stringify({ topic: `experiment:${runId}`, type: 'progress' }),
+      JSON.stringify({ topic: `run:${runId}`, type: 'progress' }),
     ])
     await waitFor(
       'the next event',
@@ -196,7 +196,7 @@ describe.runIf(hasBuild())('the web process (next start)', () => {
     procs.push(web)
     const base = 'http://127.0.0.1:3405'
     const cookie = await signInCookie(base, researcher.email)
-    const stream = await fetch(`${base}/api/live?topic=experiment:${runId}`, { headers: { cookie } })
+    const stream = await fetch(`${base}/api/live?topic=run:${runId}`, { headers: { cookie } })
     expect(stream.status).toBe(200)
     const streamEnded = sse(stream).ended
     await execute(startRun, researcher, { runId })

@@ -7,7 +7,7 @@ import { makeStudy, makeUser } from '../support/fixtures'
 afterAll(() => db.$disconnect())
 
 async function run(studyId: string, protocol: string, name: string) {
-  await db.experiment.create({
+  await db.run.create({
     data: { studyId, name, protocol, task: 'x', datasetId: 'none', config: {}, seats: {}, repetitions: 1 },
   })
 }

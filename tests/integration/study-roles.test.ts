@@ -49,7 +49,7 @@ describe('study roles', () => {
     const owner = await makeUser('researcher')
     const viewer = await makeUser('researcher')
     const studyId = await studyOf(owner, [[viewer, 'viewer']])
-    const experiment = await db.experiment.create({
+    const experiment = await db.run.create({
       data: {
         studyId,
         name: 'pilot',
@@ -246,7 +246,7 @@ describe('a member in an expert or annotator study role sees only their own work
       [viewer, 'viewer'],
       [expert, 'expert'],
     ])
-    const e = await db.experiment.create({
+    const e = await db.run.create({
       data: {
         studyId,
         name: 'live',
@@ -258,9 +258,9 @@ describe('a member in an expert or annotator study role sees only their own work
         repetitions: 1,
       },
     })
-    expect(await mayWatch(viewer, `experiment:${e.id}`)).toBe(true)
-    expect(await mayWatch(expert, `experiment:${e.id}`)).toBe(false)
-    expect(await mayWatch(await makeUser('researcher'), `experiment:${e.id}`)).toBe(false)
+    expect(await mayWatch(viewer, `run:${e.id}`)).toBe(true)
+    expect(await mayWatch(expert, `run:${e.id}`)).toBe(false)
+    expect(await mayWatch(await makeUser('researcher'), `run:${e.id}`)).toBe(false)
   })
 })
 

@@ -28,8 +28,8 @@ afterAll(async () => {
 })
 
 const runStatus = (runId: string) =>
-  db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
-const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { experimentId: runId } } })
+  db.run.findUniqueOrThrow({ where: { id: runId }, select: { status: true } }).then((e) => e.status)
+const messageCount = (runId: string) => db.protocolMessage.count({ where: { session: { runId: runId } } })
 
 describe('a worker rides out a database outage', () => {
   it('PostgreSQL refuses connections for 5 s mid-run: the worker lives on and the run finishes', async () => {

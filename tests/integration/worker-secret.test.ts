@@ -100,13 +100,13 @@ describe('parley worker finds the secret as npm start does', () => {
       checker: { connectionId: conn.id, model: 'judge' },
     })
     if (!created.ok) throw new Error(created.error)
-    const experimentId = created.data.id
-    expect(await execute(startRun, researcher, { runId: experimentId })).toMatchObject({ ok: true })
+    const runId = created.data.id
+    expect(await execute(startRun, researcher, { runId: runId })).toMatchObject({ ok: true })
     const w = worker(dataDir(secret))
     try {
       const sessions = await waitFor(
         'the session to finish or stall',
-        () => db.protocolSession.findMany({ where: { experimentId }, select: { status: true, stallError: true } }),
+        () => db.protocolSession.findMany({ where: { runId }, select: { status: true, stallError: true } }),
         (s) => s.length > 0 && s.every((x) => x.status === 'done' || x.status === 'stalled'),
       )
       expect(sessions).toEqual([{ status: 'done', stallError: null }])

@@ -6,7 +6,7 @@ import { pluginFor } from '@/lib/server/engine/plugins'
 /** Every session's log replays through its protocol to Done, j = 1..N with no gap, one C row per M row. */
 export async function expectIntact(runId: string) {
   const sessions = await db.protocolSession.findMany({
-    where: { experimentId: runId },
+    where: { runId: runId },
     include: { messages: { orderBy: { seq: 'asc' } }, contexts: { orderBy: { seq: 'asc' } } },
   })
   for (const s of sessions) {

@@ -39,7 +39,7 @@ export async function scriptedRun(
   const r = await execute(createRun, actor, { protocol: 'scorekeeping', name: input.name ?? 'scripted', ...input })
   if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
   const sessions = await db.protocolSession.findMany({
-    where: { experimentId: r.data.id },
+    where: { runId: r.data.id },
     orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
   })
   for (const s of sessions) {

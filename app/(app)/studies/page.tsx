@@ -74,7 +74,7 @@ export default async function StudiesPage({
                   )}
                 </Td>
                 <Td>{s._count.members}</Td>
-                <Td>{s._count.experiments}</Td>
+                <Td>{s._count.runs}</Td>
                 <Td className="whitespace-nowrap text-stone-500">{formatDate(s.createdAt)}</Td>
               </tr>
             ))}

@@ -5,10 +5,10 @@ import { mayWatch } from '@/lib/server/live-access'
 
 export const dynamic = 'force-dynamic'
 
-const Topic = z.string().regex(/^(session|experiment|dataset):[\w-]{1,100}$/)
+const Topic = z.string().regex(/^(session|run|dataset):[\w-]{1,100}$/)
 
 /**
- * GET /api/live?topic=session:<id>|experiment:<id>|dataset:<id> — server-sent events: `update` with the event
+ * GET /api/live?topic=session:<id>|run:<id>|dataset:<id> — server-sent events: `update` with the event
  * (message, status, delta, progress) whenever the topic changes in any process, `down` / `resync`
  * while the process's LISTEN connection is lost and once it is back (lib/server/live.ts), and a
  * comment every 15 s to keep proxies from closing the stream. The page re-reads its data on

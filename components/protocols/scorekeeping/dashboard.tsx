@@ -20,7 +20,7 @@ export function ScorekeepingDashboard({ data }: DashboardProps) {
         <ClemTable rows={d.overall} unit="Game" testId="clem-study" />
       </Card>
       <Card title="Per experiment">
-        <ClemTable rows={d.byExperiment} unit="Experiment" testId="clem-study-experiments" />
+        <ClemTable rows={d.byExperiment} unit="Run" testId="clem-study-experiments" />
       </Card>
       <Card
         title="Accuracy per probing round"

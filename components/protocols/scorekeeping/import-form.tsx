@@ -58,7 +58,7 @@ export function ImportClembenchForm({ studyId }: { studyId: string }) {
         />
       ) : (
         <div className="grid gap-3 sm:grid-cols-3">
-          <Field name="experiment" label="Experiment" placeholder="travel-booking" />
+          <Field name="experiment" label="Run" placeholder="travel-booking" />
           <Field name="count" label="Instances" type="number" defaultValue="10" />
           <Field name="seed" label="Seed" type="number" defaultValue="42" />
         </div>

@@ -18,7 +18,7 @@ export function ScorekeepingRunSummary({ run, data, params, basePath }: RunSumma
         <ClemTable rows={d.overall} unit="Game" testId="clem-overall" />
         <details className="mt-3">
           <summary className="cursor-pointer text-sm text-stone-600">Per experiment</summary>
-          <ClemTable rows={d.byExperiment} unit="Experiment" testId="clem-experiments" />
+          <ClemTable rows={d.byExperiment} unit="Run" testId="clem-experiments" />
         </details>
       </Card>
       <Card title="Episodes">

@@ -39,7 +39,7 @@ export const StudySummary = z
     createdAt: isoDate,
     updatedAt: isoDate,
     archivedAt: isoDate.nullable(),
-    _count: z.object({ members: int(), experiments: int().meta({ description: 'Its runs' }) }),
+    _count: z.object({ members: int(), runs: int().meta({ description: 'Its runs' }) }),
   })
   .meta({ id: 'StudySummary' })
 

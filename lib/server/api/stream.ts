@@ -49,7 +49,7 @@ export function streamedDownload(
 /**
  * GET handler of an export route `…/[runId]/export?table=…&format=jsonl|csv`: the session cookie or
  * an API key, the operation's scope and visibility checks, then the streamed lines. Routes whose
- * segment has another name (the old `/api/experiments/[experimentId]/export`) map it to `runId`.
+ * segment has another name (the old `/api/experiments/[runId]/export`) map it to `runId`.
  */
 export function exportRoute(
   op: Operation<

@@ -20,17 +20,16 @@ export async function runHeadless(
   runId: string,
   opts: { concurrency?: number; onProgress?: (p: RunProgress) => void } = {},
 ): Promise<RunProgress> {
-  const run = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+  const run = await db.run.findUniqueOrThrow({ where: { id: runId } })
   if (run.status === 'preparing')
     throw new Error('The run is still creating its sessions; run it once they are all there.')
-  const closed = () =>
-    db.protocolSession.count({ where: { experimentId: runId, status: { in: ['done', 'cancelled'] } } })
-  const total = () => db.protocolSession.count({ where: { experimentId: runId } })
+  const closed = () => db.protocolSession.count({ where: { runId: runId, status: { in: ['done', 'cancelled'] } } })
+  const total = () => db.protocolSession.count({ where: { runId: runId } })
   const progress: RunProgress = { total: await total(), done: await closed(), stalled: 0, awaiting: 0 }
   if (run.status === 'draft' || run.status === 'paused')
-    await db.experiment.update({ where: { id: runId }, data: { status: 'running' } })
+    await db.run.update({ where: { id: runId }, data: { status: 'running' } })
   // A stalled session is tried again; a waiting one moves when its scheduler starts it.
-  await db.protocolSession.updateMany({ where: { experimentId: runId, status: 'stalled' }, data: { status: 'queued' } })
+  await db.protocolSession.updateMany({ where: { runId: runId, status: 'stalled' }, data: { status: 'queued' } })
   const count = (r: StepResult) => {
     if (r.kind === 'done') progress.done++
     else if (r.kind === 'stalled') progress.stalled++
@@ -41,7 +40,7 @@ export async function runHeadless(
   for (;;) {
     const round = (
       await db.protocolSession.findMany({
-        where: { experimentId: runId, status: 'queued' },
+        where: { runId: runId, status: 'queued' },
         orderBy: [{ repetition: 'asc' }, { position: 'asc' }, { createdAt: 'asc' }],
         select: { id: true },
       })

@@ -21,19 +21,19 @@ import { isDraining, jobFinished, jobStarted, worksQueue } from '@/lib/server/pr
  * rather than written on the session, so the hot path pays no extra commit for it.
  */
 export async function workingSessions(where: {
-  experimentIds?: string[]
+  runIds?: string[]
   sessionId?: string
 }): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>()
   try {
-    const { rows } = await sql().query<{ sessionId: string; experimentId: string | null }>(
-      `SELECT DISTINCT data->>'sessionId' AS "sessionId", data->>'experimentId' AS "experimentId" FROM pgboss.job
+    const { rows } = await sql().query<{ sessionId: string; runId: string | null }>(
+      `SELECT DISTINCT data->>'sessionId' AS "sessionId", data->>'runId' AS "runId" FROM pgboss.job
        WHERE name = $1 AND state = 'active'
-         AND ($2::text[] IS NULL OR data->>'experimentId' = ANY($2)) AND ($3::text IS NULL OR data->>'sessionId' = $3)`,
-      [STEP_QUEUE, where.experimentIds ?? null, where.sessionId ?? null],
+         AND ($2::text[] IS NULL OR data->>'runId' = ANY($2)) AND ($3::text IS NULL OR data->>'sessionId' = $3)`,
+      [STEP_QUEUE, where.runIds ?? null, where.sessionId ?? null],
     )
     for (const r of rows) {
-      const key = r.experimentId ?? ''
+      const key = r.runId ?? ''
       if (!out.has(key)) out.set(key, new Set())
       out.get(key)?.add(r.sessionId)
     }
@@ -72,26 +72,25 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
       // Not an LLM failure (those stall inside the step): record it and leave the session resumable.
       log().error({ err, sessionId: job.sessionId }, 'step failed')
       await markStalled(
-        { id: job.sessionId, experimentId: job.experimentId, status: 'running' },
+        { id: job.sessionId, runId: job.runId, status: 'running' },
         `internal: ${(err as Error).message}`,
       ).catch(() => {})
-      if (job.experimentId)
-        await admitSessions(job.experimentId, { onlyIfLimited: true, limited: job.limited }).catch(() => {})
+      if (job.runId) await admitSessions(job.runId, { onlyIfLimited: true, limited: job.limited }).catch(() => {})
       return
     }
     hooks.onStep?.(r)
     if (r.kind !== 'appended' || r.done) {
       // The session left the queue (done, awaiting a person, stalled, paused): a run with a limit of
       // sessions in flight lets its next waiting session in.
-      if (job.experimentId) await admitSessions(job.experimentId, { onlyIfLimited: true, limited: job.limited })
+      if (job.runId) await admitSessions(job.runId, { onlyIfLimited: true, limited: job.limited })
       return
     }
     loaded = r.next
     // Past the quantum, or this process is shutting down: hand the session back after this step.
     if (Date.now() - started > budgetMs || isDraining()) {
       // Back of the queue, unless the run stopped meanwhile (as of this job's last append).
-      if (!job.experimentId || r.next.session.runStatus === 'running')
-        await enqueueSteps([job.sessionId], job.experimentId, undefined, {
+      if (!job.runId || r.next.session.runStatus === 'running')
+        await enqueueSteps([job.sessionId], job.runId, undefined, {
           interactive: job.interactive,
           limited: job.limited,
         })
@@ -125,7 +124,7 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
           try {
             await handleStep({
               sessionId: job.data.sessionId,
-              experimentId: job.data.experimentId ?? null,
+              runId: job.data.runId ?? null,
               interactive: job.data.interactive,
             })
           } finally {

@@ -20,7 +20,7 @@ import type { ProtocolCli } from '@/lib/cli/tools'
 export interface StepSession {
   id: string
   studyId: string
-  experimentId: string | null
+  runId: string | null
   protocol: string
   task: string
   repetition: number
@@ -149,7 +149,7 @@ export type SessionEndReason = 'done' | 'cancelled' | 'stalled'
 export interface SessionEndContext {
   sessionId: string
   studyId: string
-  experimentId: string | null
+  runId: string | null
   protocol: string
 }
 

@@ -136,7 +136,7 @@ export async function prepareSessions(job: PrepareSessionsJob): Promise<void> {
       moved = await prepareLocked(job, client)
     } catch (err) {
       await client
-        .query('UPDATE "Experiment" SET "prepareError" = $2 WHERE id = $1', [
+        .query('UPDATE "Run" SET "prepareError" = $2 WHERE id = $1', [
           job.runId,
           `Creating the sessions failed (retrying): ${(err as Error).message}`.slice(0, 2000),
         ])
@@ -153,7 +153,7 @@ export async function prepareSessions(job: PrepareSessionsJob): Promise<void> {
     await wakeStepWorkers()
     await closeIfFinished(job.runId)
   }
-  if (moved) await publish(`experiment:${job.runId}`, { type: 'status', status: job.plan.statusWhenReady })
+  if (moved) await publish(`run:${job.runId}`, { type: 'status', status: job.plan.statusWhenReady })
 }
 
 const defaultSnapshot = (row: InstanceRow) => ({
@@ -166,7 +166,7 @@ async function prepareLocked(
   { runId, studyId, protocol, plan }: PrepareSessionsJob,
   client: PoolClient,
 ): Promise<boolean> {
-  const status = await client.query<{ status: string }>('SELECT status FROM "Experiment" WHERE id = $1', [runId])
+  const status = await client.query<{ status: string }>('SELECT status FROM "Run" WHERE id = $1', [runId])
   if (status.rows[0]?.status !== 'preparing') return false
   const plugin = await pluginFor(protocol)
   const snapshot = (await plugin.setup()).snapshot ?? defaultSnapshot
@@ -217,14 +217,14 @@ async function prepareLocked(
            SELECT * FROM jsonb_to_recordset($8::jsonb)
              AS x(id text, "instanceId" text, instance jsonb, v int, repetition int, position int, waiting boolean)
          ), ins AS (
-           INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task,
+           INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task,
              "instanceId", instance, seats, repetition, position, key, status, "updatedAt")
            SELECT x.id, $2, $1, $3, $4, $5::jsonb, $6, x."instanceId", x.instance, ($7::jsonb) -> x.v,
              x.repetition, x.position, x.repetition || ':' || x.position,
              CASE WHEN x.waiting THEN 'waiting' ELSE 'queued' END, now()
            FROM x
-           WHERE EXISTS (SELECT 1 FROM "Experiment" WHERE id = $1 AND status = 'preparing')
-           ON CONFLICT ("experimentId", key) DO NOTHING
+           WHERE EXISTS (SELECT 1 FROM "Run" WHERE id = $1 AND status = 'preparing')
+           ON CONFLICT ("runId", key) DO NOTHING
            RETURNING id
          ), seated AS (
            INSERT INTO "SessionSeat" ("sessionId", seat, "userId", claimable)
@@ -232,7 +232,7 @@ async function prepareLocked(
            FROM ins JOIN x ON x.id = ins.id
            CROSS JOIN LATERAL jsonb_to_recordset(($9::jsonb) -> x.v) AS h(seat text, "userId" text, claimable boolean)
          )
-         UPDATE "Experiment" SET "sessionsCreated" = "sessionsCreated" + (SELECT count(*) FROM ins)
+         UPDATE "Run" SET "sessionsCreated" = "sessionsCreated" + (SELECT count(*) FROM ins)
          WHERE id = $1 RETURNING status`,
         [
           runId,
@@ -248,7 +248,7 @@ async function prepareLocked(
       )
       if (after[0]?.status !== 'preparing') return false // cancelled meanwhile
       // Not awaited: a notice waits for a pool connection of its own, and this job holds one.
-      void publish(`experiment:${runId}`, { type: 'progress' })
+      void publish(`run:${runId}`, { type: 'progress' })
       await yieldToLoop()
     }
   }
@@ -257,8 +257,8 @@ async function prepareLocked(
   await client.query('BEGIN')
   try {
     const r = await client.query(
-      `UPDATE "Experiment" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
-         "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "experimentId" = $1)
+      `UPDATE "Run" SET status = $2, "prepareError" = NULL, "updatedAt" = now(),
+         "sessionsCreated" = (SELECT count(*) FROM "ProtocolSession" WHERE "runId" = $1)
        WHERE id = $1 AND status = 'preparing'`,
       [runId, plan.statusWhenReady],
     )

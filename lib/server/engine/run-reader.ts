@@ -12,7 +12,7 @@ import { db } from '@/lib/server/db'
 /** A session as the cache reads it to derive from: its row, its people and its messages in order. */
 export interface StoredSession {
   id: string
-  experimentId: string | null
+  runId: string | null
   repetition: number
   position: number
   status: string
@@ -61,7 +61,7 @@ export function replayCache<R>(
           where: { id: { in: stale.slice(i, i + batch).map((s) => s.id) } },
           select: {
             id: true,
-            experimentId: true,
+            runId: true,
             repetition: true,
             position: true,
             status: true,

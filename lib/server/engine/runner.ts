@@ -66,11 +66,11 @@ type Row = Omit<StepSession, 'messages'> & { messages: BaseMessage[] | null }
  */
 export async function loadSession(sessionId: string): Promise<StepSession> {
   const { rows } = await sql().query<Row>(
-    `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
+    `SELECT s.id, s."studyId", s."runId", s.protocol, s.task, s.repetition, s.position, s.status,
             s."awaitingSeat", s.config, s.seats, s.instance, e.status AS "runStatus", s.key, s."parentId",
             s."forkSeq",
             (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
-     FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     FROM "ProtocolSession" s LEFT JOIN "Run" e ON e.id = s."runId"
      WHERE s.id = $1`,
     [sessionId],
   )
@@ -109,7 +109,7 @@ export async function stepSession(sessionId: string, opts: StepOptions = {}): Pr
 async function step(sessionId: string, clock: { llmMs: number }, opts: StepOptions): Promise<StepResult> {
   const loaded = opts.loaded?.session.id === sessionId ? opts.loaded : await prepare(await loadSession(sessionId))
   const { session, plugin, ctx } = loaded
-  if (opts.onlyIfRunning && session.experimentId && session.runStatus !== 'running') return { kind: 'paused' }
+  if (opts.onlyIfRunning && session.runId && session.runStatus !== 'running') return { kind: 'paused' }
   if (session.status === 'waiting' || session.status === 'cancelled') return { kind: 'idle', status: session.status }
   // On the queue a stalled session waits for a Retry (a stale duplicate job must not call the model).
   if (opts.onlyIfRunning && session.status === 'stalled') return { kind: 'idle', status: session.status }
@@ -213,7 +213,7 @@ export const WATCH_INTERVAL_MS = 500
  * it would have to survive reconnects and still re-read the status on every progress event.
  */
 function watchStep(
-  session: Pick<StepSession, 'id' | 'experimentId'>,
+  session: Pick<StepSession, 'id' | 'runId'>,
   seatLabel: string,
   timeoutSeconds: number | undefined,
 ): { signal: AbortSignal; stop(): void } {
@@ -231,7 +231,7 @@ function watchStep(
     if (stopped || ac.signal.aborted) return
     try {
       const { rows } = await sql().query<{ run: string | null; status: string }>(
-        `SELECT e.status AS run, s.status FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+        `SELECT e.status AS run, s.status FROM "ProtocolSession" s LEFT JOIN "Run" e ON e.id = s."runId"
          WHERE s.id = $1`,
         [session.id],
       )
@@ -278,15 +278,12 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
  * end by whoever ended it; its errors are logged, never thrown.
  */
 export async function sessionEnded(
-  s: { id: string; studyId: string; experimentId: string | null; protocol: string },
+  s: { id: string; studyId: string; runId: string | null; protocol: string },
   reason: SessionEndReason,
 ): Promise<void> {
   try {
     const plugin = await pluginFor(s.protocol)
-    await plugin.onSessionEnd?.(
-      { sessionId: s.id, studyId: s.studyId, experimentId: s.experimentId, protocol: s.protocol },
-      reason,
-    )
+    await plugin.onSessionEnd?.({ sessionId: s.id, studyId: s.studyId, runId: s.runId, protocol: s.protocol }, reason)
   } catch (err) {
     log().error({ err, sessionId: s.id, reason }, 'the plugin failed at the end of a session')
   }
@@ -294,13 +291,13 @@ export async function sessionEnded(
 
 /** The bodies of the run's earlier sessions of a session's repetition, by position. */
 async function earlierLogs(session: StepSession): Promise<BaseMessage[][]> {
-  if (!session.experimentId) return []
+  if (!session.runId) return []
   const { rows } = await sql().query<{ messages: BaseMessage[] | null }>(
     `SELECT (SELECT json_agg(m.body ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
      FROM "ProtocolSession" s
-     WHERE s."experimentId" = $1 AND s.repetition = $2 AND s.position < $3
+     WHERE s."runId" = $1 AND s.repetition = $2 AND s.position < $3
      ORDER BY s.position`,
-    [session.experimentId, session.repetition, session.position],
+    [session.runId, session.repetition, session.position],
   )
   return rows.map((r) => r.messages ?? [])
 }
@@ -355,7 +352,7 @@ export async function appendMessage(
        WHERE id = (SELECT "sessionId" FROM m)
        RETURNING id
      )
-     SELECT (SELECT count(*) FROM u) AS updated, (SELECT status FROM "Experiment" WHERE id = $16) AS "runStatus"`,
+     SELECT (SELECT count(*) FROM u) AS updated, (SELECT status FROM "Run" WHERE id = $16) AS "runStatus"`,
     [
       randomUUID(),
       session.id,
@@ -372,28 +369,24 @@ export async function appendMessage(
       pgJson(produced.context ?? null),
       doneReason,
       awaitingSeat,
-      session.experimentId,
+      session.runId,
     ],
   )
   return rows[0]?.runStatus ?? null
 }
 
 /** The live notice of an append, sent after its commit (a NOTIFY inside would serialise commits). */
-export function notifyAppended(
-  session: Pick<StepSession, 'id' | 'experimentId'>,
-  seq: number,
-  doneReason: string | null,
-) {
+export function notifyAppended(session: Pick<StepSession, 'id' | 'runId'>, seq: number, doneReason: string | null) {
   void publishSession(
     session.id,
-    session.experimentId,
+    session.runId,
     doneReason ? { type: 'status', status: 'done' } : { type: 'message', seq },
   )
 }
 
 interface SessionRef {
   id: string
-  experimentId: string | null
+  runId: string | null
   status: string
   awaitingSeat?: string | null
 }
@@ -405,10 +398,10 @@ async function finish(s: SessionRef, reason: string): Promise<void> {
       `UPDATE "ProtocolSession" SET status = 'done', "stopReason" = $2, "doneAt" = COALESCE("doneAt", now()),
          "stallError" = NULL, "awaitingSeat" = NULL, "updatedAt" = now()
        WHERE id = $1 AND status <> 'done'
-       RETURNING id, "studyId", "experimentId", protocol`,
+       RETURNING id, "studyId", "runId", protocol`,
       [s.id, reason],
     )
-    void publishSession(s.id, s.experimentId, { type: 'status', status: 'done' })
+    void publishSession(s.id, s.runId, { type: 'status', status: 'done' })
     await afterSessionDone(s.id)
     if (rows[0]) await sessionEnded(rows[0], 'done')
     return
@@ -416,7 +409,7 @@ async function finish(s: SessionRef, reason: string): Promise<void> {
   await afterSessionDone(s.id)
 }
 
-type Ended = { id: string; studyId: string; experimentId: string | null; protocol: string }
+type Ended = { id: string; studyId: string; runId: string | null; protocol: string }
 
 export async function markAwaiting(s: SessionRef, seat: string): Promise<void> {
   if (s.status === 'awaiting' && s.awaitingSeat === seat) return
@@ -425,7 +418,7 @@ export async function markAwaiting(s: SessionRef, seat: string): Promise<void> {
      WHERE id = $1 AND status NOT IN ('done', 'cancelled')`,
     [s.id, seat],
   )
-  await publishSession(s.id, s.experimentId, { type: 'status', status: 'awaiting' })
+  await publishSession(s.id, s.runId, { type: 'status', status: 'awaiting' })
 }
 
 /** Nothing was appended: the session stays resumable from the message it could not write. */
@@ -435,10 +428,10 @@ export async function markStalled(s: SessionRef, error: string): Promise<{ kind:
     `WITH old AS (SELECT status FROM "ProtocolSession" WHERE id = $1 FOR UPDATE)
      UPDATE "ProtocolSession" SET status = 'stalled', "stallError" = $2, "updatedAt" = now()
      WHERE id = $1 AND status NOT IN ('done', 'cancelled')
-     RETURNING id, "studyId", "experimentId", protocol, (SELECT status FROM old) AS was`,
+     RETURNING id, "studyId", "runId", protocol, (SELECT status FROM old) AS was`,
     [s.id, pgText(error.slice(0, 4000))],
   )
-  await publishSession(s.id, s.experimentId, { type: 'status', status: 'stalled' })
+  await publishSession(s.id, s.runId, { type: 'status', status: 'stalled' })
   const ended = rows[0]
   if (ended && ended.was !== 'stalled') await sessionEnded(ended, 'stalled')
   return { kind: 'stalled', error }

@@ -92,7 +92,7 @@ export async function writeRun(
   if (!instances) throw badRequest('The run has no sessions: the dataset is empty.')
   const planned = checkSessionCap(instances, plan.repetitions, plan.sample ? 'sample' : 'repetitions')
   const run = await db.$transaction(async (tx) => {
-    const run = await tx.experiment.create({
+    const run = await tx.run.create({
       data: {
         studyId,
         name: plan.name,
@@ -114,7 +114,7 @@ export async function writeRun(
     await writeAudit(tx, {
       actor: actorRef(actor),
       action: 'run.create',
-      resourceType: 'experiment',
+      resourceType: 'run',
       resourceId: run.id,
       studyId,
       after: { name: plan.name, protocol: protocolId, sessions: planned, ...(plan.audit ?? {}) },

@@ -52,7 +52,7 @@ const lockRun = async (client: Client, runId: string): Promise<RunRow | undefine
   (
     await client.query(
       `SELECT id, "studyId", protocol, task, "datasetId", config, seats, status, schedule
-       FROM "Experiment" WHERE id = $1 FOR UPDATE`,
+       FROM "Run" WHERE id = $1 FOR UPDATE`,
       [runId],
     )
   ).rows[0] as RunRow | undefined
@@ -65,7 +65,7 @@ function contextOf(client: Client, run: RunRow): ScheduleContext {
     async sessions(where = {}) {
       const { rows } = await client.query(
         `SELECT ${SESSION_COLS} FROM "ProtocolSession"
-         WHERE "experimentId" = $1 AND ($2::int IS NULL OR repetition = $2)
+         WHERE "runId" = $1 AND ($2::int IS NULL OR repetition = $2)
          ORDER BY "createdAt", repetition, position, key`,
         [run.id, where.repetition ?? null],
       )
@@ -74,7 +74,7 @@ function contextOf(client: Client, run: RunRow): ScheduleContext {
     async messages(sessionId) {
       const { rows } = await client.query(
         `SELECT m.body FROM "ProtocolMessage" m JOIN "ProtocolSession" s ON s.id = m."sessionId"
-         WHERE m."sessionId" = $1 AND s."experimentId" = $2 ORDER BY m.seq`,
+         WHERE m."sessionId" = $1 AND s."runId" = $2 ORDER BY m.seq`,
         [sessionId, run.id],
       )
       return rows.map((r) => r.body as BaseMessage)
@@ -142,7 +142,7 @@ async function insertSessions(
       const { rows } = await client.query(
         `SELECT s.config, s.instance, s."instanceId", s.seats, s.repetition, s.position, s."protocolVersion",
                 (SELECT count(*)::int FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS messages
-         FROM "ProtocolSession" s WHERE s.id = $1 AND s."experimentId" = $2`,
+         FROM "ProtocolSession" s WHERE s.id = $1 AND s."runId" = $2`,
         [spec.parentId, run.id],
       )
       const parent = rows[0]
@@ -172,10 +172,10 @@ async function insertSessions(
     const seats = Seats.parse(spec.seats ?? source.seats)
     const id = randomUUID()
     const { rows: inserted } = await client.query(
-      `INSERT INTO "ProtocolSession" (id, "studyId", "experimentId", protocol, "protocolVersion", config, task,
+      `INSERT INTO "ProtocolSession" (id, "studyId", "runId", protocol, "protocolVersion", config, task,
          "instanceId", instance, seats, repetition, position, key, "parentId", "forkSeq", status, "updatedAt")
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9::jsonb, $10::jsonb, $11, $12, $13, $14, $15, $16, now())
-       ON CONFLICT ("experimentId", key) DO NOTHING RETURNING id`,
+       ON CONFLICT ("runId", key) DO NOTHING RETURNING id`,
       [
         id,
         run.studyId,
@@ -241,7 +241,7 @@ async function applyDecision(
   if (d.start?.length) {
     const r = await client.query(
       `UPDATE "ProtocolSession" SET status = 'queued', "updatedAt" = now()
-       WHERE "experimentId" = $1 AND id = ANY($2) AND status = 'waiting'`,
+       WHERE "runId" = $1 AND id = ANY($2) AND status = 'waiting'`,
       [run.id, d.start],
     )
     started = r.rowCount ?? 0
@@ -255,7 +255,7 @@ async function applyDecision(
   }
   if (Object.keys(patch).length || created.length)
     await client.query(
-      `UPDATE "Experiment" SET schedule = COALESCE(schedule, '{}'::jsonb) || $2::jsonb,
+      `UPDATE "Run" SET schedule = COALESCE(schedule, '{}'::jsonb) || $2::jsonb,
          "sessionsCreated" = "sessionsCreated" + $3, "sessionsPlanned" = "sessionsPlanned" + $3, "updatedAt" = now()
        WHERE id = $1`,
       [run.id, JSON.stringify(patch), created.length],
@@ -266,9 +266,9 @@ async function applyDecision(
 /** Mark a running run done when none of its sessions is open and its scheduler did not say it goes on. */
 async function closeIn(client: Client, runId: string): Promise<{ open: boolean; closed: boolean }> {
   const { rows } = await client.query(
-    `WITH o AS (SELECT EXISTS (SELECT 1 FROM "ProtocolSession" WHERE "experimentId" = $1
+    `WITH o AS (SELECT EXISTS (SELECT 1 FROM "ProtocolSession" WHERE "runId" = $1
                                 AND status NOT IN ('done', 'cancelled')) AS open),
-          u AS (UPDATE "Experiment" SET status = 'done', "updatedAt" = now()
+          u AS (UPDATE "Run" SET status = 'done', "updatedAt" = now()
                 WHERE id = $1 AND status = 'running' AND NOT (SELECT open FROM o)
                   AND COALESCE((schedule->>'done')::boolean, true) RETURNING id)
      SELECT open, (SELECT count(*) FROM u) AS closed FROM o`,
@@ -278,9 +278,9 @@ async function closeIn(client: Client, runId: string): Promise<{ open: boolean; 
 }
 
 /** Mark a running run done when none of its sessions is open (and its scheduler agrees). */
-export async function closeIfFinished(experimentId: string): Promise<boolean> {
-  const r = await closeIn({ query: (t, v) => sql().query(t, v) }, experimentId)
-  if (r.closed) void publish(`experiment:${experimentId}`, { type: 'progress' })
+export async function closeIfFinished(runId: string): Promise<boolean> {
+  const r = await closeIn({ query: (t, v) => sql().query(t, v) }, runId)
+  if (r.closed) void publish(`run:${runId}`, { type: 'progress' })
   return !r.open
 }
 
@@ -290,11 +290,11 @@ export async function closeIfFinished(experimentId: string): Promise<boolean> {
  * is finished. Sessions it queued go on the step queue while the run runs.
  */
 export async function afterSessionDone(sessionId: string): Promise<void> {
-  const { rows } = await sql().query<{ experimentId: string | null; protocol: string }>(
-    `SELECT "experimentId", protocol FROM "ProtocolSession" WHERE id = $1`,
+  const { rows } = await sql().query<{ runId: string | null; protocol: string }>(
+    `SELECT "runId", protocol FROM "ProtocolSession" WHERE id = $1`,
     [sessionId],
   )
-  const runId = rows[0]?.experimentId
+  const runId = rows[0]?.runId
   if (!runId) return
   const plugin = await pluginFor(rows[0]?.protocol as string)
   const onDone = plugin.schedule?.onSessionDone
@@ -321,7 +321,7 @@ export async function afterSessionDone(sessionId: string): Promise<void> {
     return { queued, closed: closed.closed, running: run.status === 'running' }
   })
   if (r?.queued && r.running) await admitSessions(runId)
-  if (r?.queued || r?.closed) void publish(`experiment:${runId}`, { type: 'progress' })
+  if (r?.queued || r?.closed) void publish(`run:${runId}`, { type: 'progress' })
 }
 
 /**
@@ -353,7 +353,7 @@ export async function createRunSessions(runId: string, specs: SessionSpec[]): Pr
     const made = await insertSessions(client, run, plugin, specs, 'refuse')
     if (made.length)
       await client.query(
-        `UPDATE "Experiment" SET "sessionsCreated" = "sessionsCreated" + $2, "sessionsPlanned" = "sessionsPlanned" + $2
+        `UPDATE "Run" SET "sessionsCreated" = "sessionsCreated" + $2, "sessionsPlanned" = "sessionsPlanned" + $2
          WHERE id = $1`,
         [runId, made.length],
       )

@@ -11,7 +11,7 @@ export const STEP_QUEUE = 'session-step'
 export interface StepJob {
   sessionId: string
   /** The run (for cancel to drop its queued jobs); null for a session without a run. */
-  experimentId: string | null
+  runId: string | null
   /** Set off by a person's turn: taken before every batch step (and kept when its quantum ends). */
   interactive?: boolean
   /**
@@ -27,7 +27,7 @@ export const INTERACTIVE_PRIORITY = 10
 
 export async function enqueueSteps(
   sessionIds: readonly string[],
-  experimentId: string | null,
+  runId: string | null,
   /** Insert through this connection (inside the caller's transaction); then call wakeStepWorkers after its commit. */
   db?: PgBoss.Db,
   /** A person's turn set these steps off: they go before the batch's (INTERACTIVE_PRIORITY). */
@@ -40,7 +40,7 @@ export async function enqueueSteps(
     name: STEP_QUEUE,
     data: {
       sessionId,
-      experimentId,
+      runId,
       ...(opts.interactive ? { interactive: true } : {}),
       ...(opts.limited !== undefined ? { limited: opts.limited } : {}),
     } satisfies StepJob,
@@ -60,11 +60,11 @@ export async function enqueueSteps(
 export const wakeStepWorkers = () => wakeWorkers(STEP_QUEUE)
 
 /** Drop the queued (not yet started) steps of a run. */
-export async function dropQueuedSteps(experimentId: string): Promise<number> {
+export async function dropQueuedSteps(runId: string): Promise<number> {
   try {
     const { rowCount } = await sql().query(
-      `DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'experimentId' = $2`,
-      [STEP_QUEUE, experimentId],
+      `DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'runId' = $2`,
+      [STEP_QUEUE, runId],
     )
     return rowCount ?? 0
   } catch {
@@ -74,7 +74,7 @@ export async function dropQueuedSteps(experimentId: string): Promise<number> {
 
 /**
  * Put the run's queued sessions that have no step on the queue on it: all of them, or as many as keep
- * the run within its limit of sessions in flight (`Experiment.maxInFlight`: sessions with a step queued
+ * the run within its limit of sessions in flight (`Run.maxInFlight`: sessions with a step queued
  * or being worked). Called when a run starts or resumes, after a Retry, and (for a run with a limit)
  * whenever one of its jobs ends without handing its session back, so the next waiting session takes its
  * place. Under a transaction-level advisory lock per run, so two workers ending jobs at once never queue
@@ -92,7 +92,7 @@ export async function admitSessions(
   if (opts.onlyIfLimited && opts.limited === false) return 0
   if (opts.onlyIfLimited && opts.limited === undefined) {
     const { rows } = await sql().query<{ limited: boolean }>(
-      `SELECT "maxInFlight" IS NOT NULL AS limited FROM "Experiment" WHERE id = $1 AND status = 'running'`,
+      `SELECT "maxInFlight" IS NOT NULL AS limited FROM "Run" WHERE id = $1 AND status = 'running'`,
       [runId],
     )
     if (!rows[0]?.limited) return 0
@@ -103,19 +103,19 @@ export async function admitSessions(
   try {
     if (own) await client.query('BEGIN')
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('run-admission:' || $1))`, [runId])
-    const { rows: run } = await client.query(`SELECT status, "maxInFlight" FROM "Experiment" WHERE id = $1`, [runId])
+    const { rows: run } = await client.query(`SELECT status, "maxInFlight" FROM "Run" WHERE id = $1`, [runId])
     const r = run[0] as { status: string; maxInFlight: number | null } | undefined
     let ids: string[] = []
     if (r?.status === 'running') {
       const { rows: flying } = await client.query(
         `SELECT DISTINCT data->>'sessionId' AS id FROM pgboss.job
-         WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'experimentId' = $2`,
+         WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'runId' = $2`,
         [STEP_QUEUE, runId],
       )
       const room = r.maxInFlight == null ? null : Math.max(0, r.maxInFlight - flying.length)
       if (room !== 0) {
         const { rows } = await client.query(
-          `SELECT id FROM "ProtocolSession" WHERE "experimentId" = $1 AND status = 'queued' AND NOT (id = ANY($2))
+          `SELECT id FROM "ProtocolSession" WHERE "runId" = $1 AND status = 'queued' AND NOT (id = ANY($2))
            ORDER BY repetition, position LIMIT $3`,
           [runId, flying.map((f) => (f as { id: string }).id), room],
         )

@@ -10,7 +10,7 @@ type Lookup = (ids: string[]) => Promise<Named[]>
 const NAMES: Record<string, Lookup> = {
   user: (ids) => db.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   study: (ids) => db.study.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
-  experiment: (ids) => db.experiment.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
+  run: (ids) => db.run.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   dataset: (ids) => db.dataset.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   connection: (ids) => db.llmConnection.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   preset: (ids) => db.modelPreset.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),

@@ -62,7 +62,7 @@ async function* sessionPages(runId: string) {
   let cursor: string | undefined
   for (;;) {
     const page = await db.protocolSession.findMany({
-      where: { experimentId: runId },
+      where: { runId: runId },
       orderBy: { id: 'asc' },
       take: 1000,
       ...(cursor ? { skip: 1, cursor: { id: cursor } } : {}),
@@ -198,7 +198,7 @@ export async function* tableLines(rows: AsyncIterable<Row>, format: 'jsonl' | 'c
 
 /** The lines of a generic table of a run (the CLI's `parley pxp export` reads M as JSONL). */
 export async function* runTableLines(runId: string, table: 'd' | 'm' | 'c', format: 'jsonl' | 'csv') {
-  const run = await db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { protocol: true } })
+  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { protocol: true } })
   const names = (await pluginFor(run.protocol)).projectionNames ?? {}
   yield* tableLines(genericRows(runId, table, names), format, columnsOf(table, names))
 }
@@ -227,7 +227,7 @@ export const exportRun = defineOperation({
     await writeAudit(db, {
       actor: actorRef(actor),
       action: 'run.export',
-      resourceType: 'experiment',
+      resourceType: 'run',
       resourceId: e.id,
       studyId: e.studyId,
       after: { table, format },
@@ -261,7 +261,7 @@ export const exportRunFile = defineOperation({
     await writeAudit(db, {
       actor: actorRef(actor),
       action: 'run.export',
-      resourceType: 'experiment',
+      resourceType: 'run',
       resourceId: e.id,
       studyId: e.studyId,
       after: { file },

@@ -47,7 +47,7 @@ export const RUN_STATUSES = ['preparing', 'draft', 'running', 'paused', 'done', 
  * they cannot see its study and 403 when they only read it.
  */
 export async function findRun(actor: Actor, runId: string, need: 'read' | 'write' = 'read') {
-  const e = await db.experiment.findUnique({ where: { id: runId } })
+  const e = await db.run.findUnique({ where: { id: runId } })
   if (!e) throw notFound('Run')
   const { access } = await requireStudyAccess(db, actor, e.studyId, need)
   return { ...e, access }
@@ -242,7 +242,7 @@ export const createRun = defineOperation({
     const first = created.preparing
       ? null
       : await db.protocolSession.findFirst({
-          where: { experimentId: created.id },
+          where: { runId: created.id },
           orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
           select: { id: true },
         })
@@ -281,18 +281,18 @@ export async function runCounts(runId: string): Promise<RunCounts> {
     cost: number | null
   }>(
     `SELECT (SELECT json_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM "ProtocolSession"
-              WHERE "experimentId" = $1 GROUP BY status) x) AS by,
+              WHERE "runId" = $1 GROUP BY status) x) AS by,
             count(c.id) AS calls, count(c.id) FILTER (WHERE c.status <> 'ok') AS failed,
             sum(c."tokensIn") AS tin, sum(c."tokensOut") AS tout, sum(c."costUsd") AS cost
      FROM "LlmCall" c
-     WHERE c."sessionRef" IN (SELECT s.id FROM "ProtocolSession" s WHERE s."experimentId" = $1)`,
+     WHERE c."sessionRef" IN (SELECT s.id FROM "ProtocolSession" s WHERE s."runId" = $1)`,
     [runId],
   )
   const r = rows[0]
   const by = r?.by ?? {}
   const n = (s: string) => Number(by[s] ?? 0)
   // "Running" is a queued session a worker has now (an active job); the rest wait their turn.
-  const running = (await workingSessions({ experimentIds: [runId] })).get(runId)?.size ?? 0
+  const running = (await workingSessions({ runIds: [runId] })).get(runId)?.size ?? 0
   return {
     total: Object.values(by).reduce((a, b) => a + Number(b), 0),
     queued: Math.max(0, n('queued') - running),
@@ -334,9 +334,9 @@ export function blockedBy(
 }
 
 /** A page of runs (any protocol) with session counts by status, in two statements. */
-export async function runPage(where: Prisma.ExperimentWhereInput, page: number, pageSize: number) {
+export async function runPage(where: Prisma.RunWhereInput, page: number, pageSize: number) {
   const [items, total] = await Promise.all([
-    db.experiment.findMany({
+    db.run.findMany({
       where,
       orderBy: { createdAt: 'desc' },
       select: {
@@ -351,24 +351,24 @@ export async function runPage(where: Prisma.ExperimentWhereInput, page: number, 
       },
       ...skipTake(page, pageSize),
     }),
-    db.experiment.count({ where }),
+    db.run.count({ where }),
   ])
   const ids = items.map((e) => e.id)
   const counts = ids.length
     ? (
-        await sql().query<{ experimentId: string; status: string; n: number }>(
-          `SELECT "experimentId", status, count(*)::int AS n FROM "ProtocolSession"
-           WHERE "experimentId" = ANY($1) GROUP BY "experimentId", status`,
+        await sql().query<{ runId: string; status: string; n: number }>(
+          `SELECT "runId", status, count(*)::int AS n FROM "ProtocolSession"
+           WHERE "runId" = ANY($1) GROUP BY "runId", status`,
           [ids],
         )
       ).rows
     : []
   const labels = new Map((await allPlugins()).map((p) => [p.protocol.id, p.protocol.label]))
-  const working = ids.length ? await workingSessions({ experimentIds: ids }) : new Map<string, Set<string>>()
+  const working = ids.length ? await workingSessions({ runIds: ids }) : new Map<string, Set<string>>()
   return pageOf(
     items.map((e) => {
       const c = { queued: 0, waiting: 0, running: 0, awaiting: 0, stalled: 0, done: 0, cancelled: 0 }
-      for (const r of counts) if (r.experimentId === e.id) c[r.status as keyof typeof c] = r.n
+      for (const r of counts) if (r.runId === e.id) c[r.status as keyof typeof c] = r.n
       c.running = working.get(e.id)?.size ?? 0
       c.queued = Math.max(0, c.queued - c.running)
       const sessions = Object.values(c).reduce((a, b) => a + b, 0)
@@ -422,7 +422,7 @@ export const getRun = defineOperation({
     repetition: z.coerce.number().int().min(1).max(1000).optional(),
   }),
   async run(actor, { runId, page, pageSize, status, repetition }) {
-    const run = await db.experiment.findUnique({
+    const run = await db.run.findUnique({
       where: { id: runId },
       include: { study: { select: { id: true, name: true } } },
     })
@@ -430,9 +430,9 @@ export const getRun = defineOperation({
     const { access } = await requireStudyAccess(db, actor, run.studyId, 'read')
     const plugin = await pluginFor(run.protocol)
     const [views, exportsOf] = await Promise.all([plugin.views(), plugin.exports?.()])
-    const working = (await workingSessions({ experimentIds: [runId] })).get(runId) ?? new Set<string>()
+    const working = (await workingSessions({ runIds: [runId] })).get(runId) ?? new Set<string>()
     const where: Prisma.ProtocolSessionWhereInput = {
-      experimentId: runId,
+      runId: runId,
       // "running" = queued sessions a worker has now; "queued" = the others.
       ...(status === 'running'
         ? { status: 'queued', id: { in: [...working] } }
@@ -475,7 +475,7 @@ export const getRun = defineOperation({
       runCounts(runId),
       db.dataset.findUnique({ where: { id: run.datasetId }, select: { id: true, name: true, kind: true } }),
       db.protocolSession.findFirst({
-        where: { experimentId: runId, status: 'stalled' },
+        where: { runId: runId, status: 'stalled' },
         orderBy: { updatedAt: 'desc' },
         select: { id: true, stallError: true, retryCount: true, updatedAt: true },
       }),
@@ -595,7 +595,7 @@ export const compareChoices = defineOperation({
     const plugins = withViews.filter(({ views }) => views.compare)
     if (!plugins.length) return []
     const byId = new Map(plugins.map((x) => [x.p.protocol.id, x]))
-    const runs = await db.experiment.findMany({
+    const runs = await db.run.findMany({
       where: { study: studiesWhere(actor, 'read'), protocol: { in: [...byId.keys()] } },
       orderBy: { createdAt: 'desc' },
       take: 200,
@@ -654,12 +654,12 @@ async function move(
 ) {
   const e = await findRun(actor, runId, 'write')
   const moved = await db.$transaction(async (tx) => {
-    const r = await tx.experiment.updateMany({ where: { id: e.id, status: { in: from } }, data: { status: to } })
+    const r = await tx.run.updateMany({ where: { id: e.id, status: { in: from } }, data: { status: to } })
     if (r.count !== 1) return false
     await writeAudit(tx, {
       actor: actorRef(actor),
       action,
-      resourceType: 'experiment',
+      resourceType: 'run',
       resourceId: e.id,
       studyId: e.studyId,
       before: { status: e.status },
@@ -668,10 +668,10 @@ async function move(
     return true
   })
   if (!moved) {
-    const now = await db.experiment.findUniqueOrThrow({ where: { id: e.id }, select: { status: true } })
+    const now = await db.run.findUniqueOrThrow({ where: { id: e.id }, select: { status: true } })
     throw conflict(refusal(now.status))
   }
-  await publish(`experiment:${e.id}`, { type: 'progress' })
+  await publish(`run:${e.id}`, { type: 'progress' })
   return e
 }
 
@@ -758,12 +758,12 @@ export const cancelRun = defineOperation({
     const { rows: ended } = await sql().query<{
       id: string
       studyId: string
-      experimentId: string | null
+      runId: string | null
       protocol: string
     }>(
       `UPDATE "ProtocolSession" SET status = 'cancelled', "awaitingSeat" = NULL, "updatedAt" = now()
-       WHERE "experimentId" = $1 AND status NOT IN ('done', 'cancelled')
-       RETURNING id, "studyId", "experimentId", protocol`,
+       WHERE "runId" = $1 AND status NOT IN ('done', 'cancelled')
+       RETURNING id, "studyId", "runId", protocol`,
       [runId],
     )
     // A step still working sees the cancel within WATCH_INTERVAL_MS (its ctx.signal aborts).
@@ -776,7 +776,7 @@ export const cancelRun = defineOperation({
 async function retry(actor: Actor, where: Prisma.ProtocolSessionWhereInput, studyId: string, resourceId: string) {
   const stalled = await db.protocolSession.findMany({
     where: { ...where, status: 'stalled' },
-    select: { id: true, experimentId: true, stallError: true, experiment: { select: { status: true } } },
+    select: { id: true, runId: true, stallError: true, run: { select: { status: true } } },
   })
   if (!stalled.length) return []
   const ids = stalled.map((s) => s.id)
@@ -788,7 +788,7 @@ async function retry(actor: Actor, where: Prisma.ProtocolSessionWhereInput, stud
     await writeAudit(tx, {
       actor: actorRef(actor),
       action: 'session.retry',
-      resourceType: ids.length === 1 ? 'session' : 'experiment',
+      resourceType: ids.length === 1 ? 'session' : 'run',
       resourceId,
       studyId,
       before: {
@@ -804,8 +804,8 @@ async function retry(actor: Actor, where: Prisma.ProtocolSessionWhereInput, stud
   })
   const byRun = new Map<string | null, string[]>()
   for (const s of stalled)
-    if (moved.includes(s.id) && (!s.experimentId || s.experiment?.status === 'running'))
-      byRun.set(s.experimentId, [...(byRun.get(s.experimentId) ?? []), s.id])
+    if (moved.includes(s.id) && (!s.runId || s.run?.status === 'running'))
+      byRun.set(s.runId, [...(byRun.get(s.runId) ?? []), s.id])
   for (const [runId, sessionIds] of byRun) {
     if (runId) await admitSessions(runId)
     else await enqueueSteps(sessionIds, runId)
@@ -820,13 +820,13 @@ export const retrySession = defineOperation({
   async run(actor, { sessionId }) {
     const s = await db.protocolSession.findUnique({
       where: { id: sessionId },
-      select: { id: true, studyId: true, status: true, experiment: { select: { status: true } } },
+      select: { id: true, studyId: true, status: true, run: { select: { status: true } } },
     })
     if (!s) throw notFound('Session')
     await requireStudyAccess(db, actor, s.studyId, 'write')
     const moved = await retry(actor, { id: s.id }, s.studyId, s.id)
     if (!moved.length) throw conflict('Only a stalled session can be retried; this one has moved on.')
-    return { sessionId: s.id, enqueued: !s.experiment || s.experiment.status === 'running' }
+    return { sessionId: s.id, enqueued: !s.run || s.run.status === 'running' }
   },
 })
 
@@ -836,7 +836,7 @@ export const retryStalled = defineOperation({
   input: RunRef,
   async run(actor, { runId }) {
     const e = await findRun(actor, runId, 'write')
-    const moved = await retry(actor, { experimentId: e.id }, e.studyId, e.id)
+    const moved = await retry(actor, { runId: e.id }, e.studyId, e.id)
     if (!moved.length) throw conflict('No session of this run is stalled.')
     return { runId, retried: moved.length, enqueued: e.status === 'running' }
   },
@@ -914,12 +914,12 @@ export const changeSeatModel = defineOperation({
     if (from && !changed.length)
       throw badRequest('No seat of this run uses that connection.', { from: ['Choose a connection the run uses.'] })
     const n = await db.$transaction(async (tx) => {
-      await tx.experiment.update({ where: { id: e.id }, data: { seats: runSeats as Prisma.InputJsonValue } })
+      await tx.run.update({ where: { id: e.id }, data: { seats: runSeats as Prisma.InputJsonValue } })
       // Sessions may hold seat variants (people round robin): each distinct set of seats is rewritten
       // once, by value, so a large run takes a few statements, not one per session.
       const variants = await tx.$queryRaw<Array<{ seats: unknown }>>`
         SELECT DISTINCT seats FROM "ProtocolSession"
-        WHERE "experimentId" = ${e.id} AND status NOT IN ('done', 'cancelled')`
+        WHERE "runId" = ${e.id} AND status NOT IN ('done', 'cancelled')`
       let n = 0
       for (const v of variants) {
         const parsed = Seats.safeParse(v.seats)
@@ -928,13 +928,13 @@ export const changeSeatModel = defineOperation({
         if (JSON.stringify(next) === JSON.stringify(parsed.data)) continue
         n += await tx.$executeRaw`
           UPDATE "ProtocolSession" SET seats = ${JSON.stringify(next)}::jsonb, "updatedAt" = now()
-          WHERE "experimentId" = ${e.id} AND status NOT IN ('done', 'cancelled')
+          WHERE "runId" = ${e.id} AND status NOT IN ('done', 'cancelled')
             AND seats = ${JSON.stringify(v.seats)}::jsonb`
       }
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'run.change-seat-model',
-        resourceType: 'experiment',
+        resourceType: 'run',
         resourceId: e.id,
         studyId: e.studyId,
         before: {
@@ -947,8 +947,8 @@ export const changeSeatModel = defineOperation({
       })
       return n
     })
-    const retried = retryStalledToo ? await retry(actor, { experimentId: e.id }, e.studyId, e.id) : []
-    await publish(`experiment:${e.id}`, { type: 'progress' })
+    const retried = retryStalledToo ? await retry(actor, { runId: e.id }, e.studyId, e.id) : []
+    await publish(`run:${e.id}`, { type: 'progress' })
     return {
       runId,
       seat: seat ?? null,

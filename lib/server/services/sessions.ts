@@ -128,7 +128,7 @@ export const myQueue = defineOperation({
              -- With the run's order hint: how many sessions of this session's instance are finished.
              CASE WHEN e."fillFirst" IS NOT NULL AND ${freeSql()} THEN
                (SELECT count(*)::int FROM "ProtocolSession" s3
-                WHERE s3."experimentId" = s."experimentId" AND s3."instanceId" = s."instanceId" AND s3.status = 'done')
+                WHERE s3."runId" = s."runId" AND s3."instanceId" = s."instanceId" AND s3.status = 'done')
              END AS "instanceDone",
              CASE
                WHEN ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat THEN 'yours'
@@ -141,7 +141,7 @@ export const myQueue = defineOperation({
       FROM "SessionSeat" p
       JOIN "ProtocolSession" s ON s.id = p."sessionId"
       JOIN "Study" st ON st.id = s."studyId" AND st."archivedAt" IS NULL
-      LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+      LEFT JOIN "Run" e ON e.id = s."runId"
       WHERE (${holdsSql('$1')}
              OR (${freeSql()} AND p.claimable AND s.status NOT IN ('done', 'cancelled')
                  AND EXISTS (SELECT 1 FROM "StudyMember" sm
@@ -163,9 +163,9 @@ export const myQueue = defineOperation({
     >(
       `SELECT q.*,
               (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
-                WHERE ${holdsSql('$1', 'p2', 's2')} AND s2."experimentId" = q."runId") AS "runMine",
+                WHERE ${holdsSql('$1', 'p2', 's2')} AND s2."runId" = q."runId") AS "runMine",
               (SELECT count(*)::int FROM "SessionSeat" p2 JOIN "ProtocolSession" s2 ON s2.id = p2."sessionId"
-                WHERE ${holdsSql('$1', 'p2', 's2')} AND s2."experimentId" = q."runId" AND s2.status = 'done') AS "runDone",
+                WHERE ${holdsSql('$1', 'p2', 's2')} AND s2."runId" = q."runId" AND s2.status = 'done') AS "runDone",
               -- What a waiting session waits for: the first unfinished session before it in its chain.
               CASE WHEN q.grp = 'waiting' THEN (
                 SELECT json_build_object('id', b.id, 'status', b.status, 'position', b.position, 'task', b.task,
@@ -174,7 +174,7 @@ export const myQueue = defineOperation({
                          'yours', b.status = 'awaiting' AND EXISTS (SELECT 1 FROM "SessionSeat" pb
                                     WHERE pb."sessionId" = b.id AND ${holdsSql('$1', 'pb', 'b')} AND pb.seat = b."awaitingSeat"))
                 FROM "ProtocolSession" b
-                WHERE b."experimentId" = q."runId" AND b.repetition = q.repetition AND b.position < q.position
+                WHERE b."runId" = q."runId" AND b.repetition = q.repetition AND b.position < q.position
                   AND b.status NOT IN ('done', 'cancelled')
                 ORDER BY b.position LIMIT 1) END AS blocker
        FROM (${base}) q
@@ -242,7 +242,7 @@ export async function nextSessionFor(userId: string, after?: string): Promise<st
   const { rows } = await sql().query<{ id: string }>(
     `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
      WHERE ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
-     ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."experimentId", s.id)), s.repetition, s.position, s.id
+     ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."runId", s.id)), s.repetition, s.position, s.id
      LIMIT 1`,
     [userId, after ?? null],
   )
@@ -259,7 +259,7 @@ type PageRow = StepSession & {
   stopReason: string | null
   retryCount: number
   study: { id: string; name: string; guidelines: string | null }
-  experiment: { id: string; name: string; status: string } | null
+  run: { id: string; name: string; status: string } | null
   memberRole: string | null
   people: Array<{
     seat: string
@@ -283,12 +283,12 @@ type PageRow = StepSession & {
  */
 async function loadSessionForViewer(sessionId: string, userId: string): Promise<PageRow | null> {
   const { rows } = await sql().query<PageRow>(
-    `SELECT s.id, s."studyId", s."experimentId", s.protocol, s.task, s.repetition, s.position, s.status,
+    `SELECT s.id, s."studyId", s."runId", s.protocol, s.task, s.repetition, s.position, s.status,
             s."awaitingSeat", s.config, s.seats, s.instance, s."updatedAt", s."stallError", s."stopReason",
             s."retryCount", e.status AS "runStatus", s.key, s."parentId", s."forkSeq",
             json_build_object('id', st.id, 'name', st.name, 'guidelines', st.guidelines) AS study,
             CASE WHEN e.id IS NULL THEN NULL
-                 ELSE json_build_object('id', e.id, 'name', e.name, 'status', e.status) END AS experiment,
+                 ELSE json_build_object('id', e.id, 'name', e.name, 'status', e.status) END AS run,
             (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
             COALESCE((SELECT json_agg(json_build_object('seat', p.seat, 'userId', p."userId", 'claimable', p.claimable,
                                                         'name', u.name, 'email', u.email, 'leaseUntil', p."leaseUntil",
@@ -302,7 +302,7 @@ async function loadSessionForViewer(sessionId: string, userId: string): Promise<
                       FROM "TurnDraft" d WHERE d."sessionId" = s.id AND d."userId" = $2), '[]') AS drafts
      FROM "ProtocolSession" s
      JOIN "Study" st ON st.id = s."studyId"
-     LEFT JOIN "Experiment" e ON e.id = s."experimentId"
+     LEFT JOIN "Run" e ON e.id = s."runId"
      WHERE s.id = $1`,
     [sessionId, userId],
   )
@@ -343,7 +343,7 @@ export const getSession = defineOperation({
       stopReason,
       retryCount,
       study,
-      experiment,
+      run,
       memberRole: _r,
       people,
       rows,
@@ -355,7 +355,7 @@ export const getSession = defineOperation({
     const meta = {
       people: held.map((p) => ({ ...p, user: p.userId ? { name: p.name ?? '', email: p.email ?? '' } : null })),
       study,
-      experiment,
+      run,
       updatedAt,
       stallError,
       stopReason,
@@ -387,7 +387,7 @@ export const getSession = defineOperation({
       task: session.task,
       title: plugin.title?.(session.instance, session.task) ?? null,
       study: meta.study,
-      run: meta.experiment,
+      run: meta.run,
       updatedAt: meta.updatedAt,
       seats: plugin.protocol.seats.map((d) => {
         const fill = ctx.seats[d.name]
@@ -566,8 +566,8 @@ export const submitTurn = defineOperation({
     if (doneReason) {
       await afterSessionDone(session.id)
       await sessionEnded(session, 'done')
-    } else if (!awaitingSeat && (!session.experimentId || session.runStatus === 'running'))
-      await enqueueSteps([session.id], session.experimentId, undefined, { interactive: true })
+    } else if (!awaitingSeat && (!session.runId || session.runStatus === 'running'))
+      await enqueueSteps([session.id], session.runId, undefined, { interactive: true })
     return { sessionId: session.id, seq: next.j, done: doneReason, message: produced.message }
   },
 })
@@ -651,7 +651,7 @@ async function seatPerson(
     // Another session of the same instance of this run that the person holds or has worked on.
     const other = await client.query(
       `SELECT 1 FROM "ProtocolSession" me
-       JOIN "ProtocolSession" o ON o."experimentId" = me."experimentId" AND o."instanceId" = me."instanceId" AND o.id <> me.id
+       JOIN "ProtocolSession" o ON o."runId" = me."runId" AND o."instanceId" = me."instanceId" AND o.id <> me.id
        WHERE me.id = $1
          AND (EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = o.id AND ${holdsSql('$2', 'p', 'o')})
               OR EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = o.id AND m."authorUserId" = $2))
@@ -692,18 +692,18 @@ export const claimSeat = defineOperation({
   async run(actor, { sessionId, seat }) {
     const { rows } = await sql().query<{
       studyId: string
-      experimentId: string | null
+      runId: string | null
       status: string
       distinct: boolean
       memberRole: string | null
       heldSeat: string | null
       hasClaimable: boolean
     }>(
-      `SELECT s."studyId", s."experimentId", s.status, COALESCE(e."distinctClaimants", false) AS "distinct",
+      `SELECT s."studyId", s."runId", s.status, COALESCE(e."distinctClaimants", false) AS "distinct",
               (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = s."studyId" AND sm."userId" = $2) AS "memberRole",
               (SELECT p.seat FROM "SessionSeat" p WHERE p."sessionId" = s.id AND ${holdsSql('$2')} LIMIT 1) AS "heldSeat",
               EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND p.claimable) AS "hasClaimable"
-       FROM "ProtocolSession" s LEFT JOIN "Experiment" e ON e.id = s."experimentId" WHERE s.id = $1`,
+       FROM "ProtocolSession" s LEFT JOIN "Run" e ON e.id = s."runId" WHERE s.id = $1`,
       [sessionId, actor.userId],
     )
     const s = rows[0]
@@ -725,7 +725,7 @@ export const claimSeat = defineOperation({
         sessionId,
         seat,
         userId: actor.userId,
-        runId: s.distinct ? s.experimentId : null,
+        runId: s.distinct ? s.runId : null,
         leaseSeconds: ttl,
       })
       if (taken.refused === 'holds') throw conflict(`You already fill the ${taken.seat} seat of this session.`)
@@ -745,7 +745,7 @@ export const claimSeat = defineOperation({
       return taken.leaseUntil
     })
     if (!claimed) throw conflict('Someone else took this seat, or it cannot be claimed.')
-    await publishSession(sessionId, s.experimentId, { type: 'status', status: s.status })
+    await publishSession(sessionId, s.runId, { type: 'status', status: s.status })
     return { sessionId, seat, leaseUntil: claimed }
   },
 })
@@ -769,7 +769,7 @@ export const listOpenSeats = defineOperation({
       free: number
     }>(
       `SELECT e.id AS "runId", e.name AS "runName", e.protocol, p.seat, count(*)::int AS free
-       FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId" JOIN "Experiment" e ON e.id = s."experimentId"
+       FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId" JOIN "Run" e ON e.id = s."runId"
        WHERE e."studyId" = $1 AND e.status NOT IN ('done', 'cancelled') AND p.claimable AND ${freeSql()}
          AND s.status NOT IN ('done', 'cancelled')
        GROUP BY e.id, e.name, e.protocol, e."createdAt", p.seat
@@ -811,7 +811,7 @@ export const assignSeats = defineOperation({
   }),
   async run(actor, { studyId, runId, seat, userId, count }) {
     await requireStudyAccess(db, actor, studyId, 'write')
-    const run = await db.experiment.findFirst({
+    const run = await db.run.findFirst({
       where: { id: runId, studyId },
       select: { id: true, name: true, status: true, seats: true, distinctClaimants: true },
     })
@@ -849,7 +849,7 @@ export const assignSeats = defineOperation({
     const named = await pgTransaction(async (client) => {
       const { rows: open } = await client.query<{ sessionId: string; status: string }>(
         `SELECT p."sessionId", s.status FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
-         WHERE s."experimentId" = $1 AND p.seat = $2 AND p.claimable AND ${freeSql()}
+         WHERE s."runId" = $1 AND p.seat = $2 AND p.claimable AND ${freeSql()}
            AND s.status NOT IN ('done', 'cancelled')
          ORDER BY s.repetition, s.position, s.id`,
         [runId, seat],
@@ -948,9 +948,9 @@ export const releaseSeat = defineOperation({
         claimable: boolean
         status: string
         studyId: string
-        experimentId: string | null
+        runId: string | null
       }>(
-        `SELECT p.seat, p.claimable, s.status, s."studyId", s."experimentId"
+        `SELECT p.seat, p.claimable, s.status, s."studyId", s."runId"
          FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
          WHERE p."sessionId" = $1 AND p."userId" = $2 AND ($3::text IS NULL OR p.seat = $3)
          ORDER BY p.claimable DESC, p.seat
@@ -981,7 +981,7 @@ export const releaseSeat = defineOperation({
       return held
     })
     if (!out) return notSeated(actor, sessionId)
-    await publishSession(sessionId, out.experimentId, { type: 'status', status: out.status })
+    await publishSession(sessionId, out.runId, { type: 'status', status: out.status })
     return { sessionId, seat: out.seat }
   },
 })
@@ -1006,7 +1006,7 @@ export const inspectSession = defineOperation({
       include: {
         messages: { orderBy: { seq: 'asc' } },
         contexts: { orderBy: { seq: 'asc' } },
-        experiment: { select: { id: true, name: true } },
+        run: { select: { id: true, name: true } },
         study: { select: { id: true, name: true } },
         people: { select: { seat: true, claimable: true, user: { select: { email: true } } } },
       },

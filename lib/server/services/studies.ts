@@ -86,8 +86,8 @@ const studySummary = {
   createdAt: true,
   updatedAt: true,
   archivedAt: true,
-  _count: { select: { members: true, experiments: true } },
-} as const
+  _count: { select: { members: true, runs: true } },
+} as const satisfies Prisma.StudySelect
 
 export const listStudies = defineOperation({
   name: 'studies.list',
@@ -133,7 +133,7 @@ export const getStudy = defineOperation({
     })
     // The protocols the study's runs use, most runs first: what the study page names when the study
     // itself names no protocol (a study may run several).
-    const used = await db.experiment.groupBy({
+    const used = await db.run.groupBy({
       by: ['protocol'],
       where: { studyId },
       _count: { _all: true },

@@ -32,7 +32,7 @@ function definedParams(params: Record<string, string | undefined>): Record<strin
 
 const HREF: Record<string, (id: string) => string> = {
   study: (id) => `/studies/${id}`,
-  experiment: (id) => `/runs/${id}`,
+  run: (id) => `/runs/${id}`,
   dataset: (id) => `/datasets/${id}`,
   connection: (id) => `/connections/${id}`,
   preset: (id) => `/presets/${id}`,

@@ -138,7 +138,7 @@ export default async function RunPage({
                 </Link>
               )}
             </div>
-            <LiveRefresh topic={`experiment:${run.id}`} />
+            <LiveRefresh topic={`run:${run.id}`} />
           </div>
         }
       />

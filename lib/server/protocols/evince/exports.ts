@@ -20,7 +20,7 @@ async function* debates(runId: string) {
   let cursor: string | undefined
   for (;;) {
     const page = await db.protocolSession.findMany({
-      where: { experimentId: runId },
+      where: { runId: runId },
       orderBy: { id: 'asc' },
       take: 200,
       ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
@@ -42,7 +42,7 @@ async function* debates(runId: string) {
 
 /** The run's k and the aliases its results use (config aliases and label merges). */
 async function exportSettings(runId: string) {
-  const e = await db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { config: true, analysis: true } })
+  const e = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { config: true, analysis: true } })
   const config = evinceConfig.parse(e.config)
   return { k: config.k, aliases: { ...config.aliases, ...analysisOf(e.analysis).merges } }
 }

@@ -29,7 +29,7 @@ export const mergeDebateLabels = defineOperation({
     z.object({ runId: id, clear: z.literal(true) }),
   ]),
   async run(actor, input) {
-    const e = await db.experiment.findFirst({ where: { id: input.runId, protocol: 'evince' } })
+    const e = await db.run.findFirst({ where: { id: input.runId, protocol: 'evince' } })
     if (!e) throw notFound('Debate')
     await requireStudyAccess(db, actor, e.studyId, 'write')
     const before = analysisOf(e.analysis)
@@ -37,11 +37,11 @@ export const mergeDebateLabels = defineOperation({
     if ('from' in input && canonicalLabel(input.from) === canonicalLabel(input.into, merges))
       throw badRequest('A label cannot be merged into itself.', { into: ['Choose another label.'] })
     await db.$transaction(async (tx) => {
-      await tx.experiment.update({ where: { id: e.id }, data: { analysis: { ...before, merges } } })
+      await tx.run.update({ where: { id: e.id }, data: { analysis: { ...before, merges } } })
       await writeAudit(tx, {
         actor: actorRef(actor),
         action: 'debate.merge-labels',
-        resourceType: 'experiment',
+        resourceType: 'run',
         resourceId: e.id,
         studyId: e.studyId,
         before: { merges: before.merges },

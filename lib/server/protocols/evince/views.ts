@@ -71,12 +71,12 @@ const caseResults = (sessions: ReadonlyArray<{ id: string; updatedAt: Date }>): 
 
 async function runView(runId: string, rawArgs: Record<string, string | undefined>) {
   const { page, pageSize } = z.object(pageInput).parse(rawArgs)
-  const e = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+  const e = await db.run.findUniqueOrThrow({ where: { id: runId } })
   const config = evinceConfig.parse(e.config)
   const merges = analysisOf(e.analysis).merges
   const resultAliases = { ...config.aliases, ...merges }
   const sessions = await db.protocolSession.findMany({
-    where: { experimentId: runId },
+    where: { runId: runId },
     orderBy: { position: 'asc' },
     select: { id: true, position: true, status: true, stopReason: true, stallError: true, updatedAt: true },
   })
@@ -118,10 +118,10 @@ export type EvinceRunView = Awaited<ReturnType<typeof runView>>
  */
 async function compareView(runA: string, runB: string) {
   const one = async (runId: string) => {
-    const e = await db.experiment.findUniqueOrThrow({ where: { id: runId } })
+    const e = await db.run.findUniqueOrThrow({ where: { id: runId } })
     const config = evinceConfig.parse(e.config)
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: runId },
+      where: { runId: runId },
       orderBy: { position: 'asc' },
       select: { id: true, position: true, status: true, stopReason: true, stallError: true, updatedAt: true },
     })

@@ -19,7 +19,7 @@ import {
  */
 
 /** One row per session: the summary of Definitions 1–2 (see lib/metrics/intelligibility.ts). */
-const summaries = (experimentId: string) => Prisma.sql`
+const summaries = (runId: string) => Prisma.sql`
   SELECT ps.id, ps.repetition, ps.position, max(m.seq) AS len,
     count(*) FILTER (WHERE m.sender = 'h' AND m.label <> 'INIT') AS h_sent,
     count(*) FILTER (WHERE m.sender = 'h' AND m.label IN ('RATIFY', 'REVISE')) AS h_good,
@@ -33,7 +33,7 @@ const summaries = (experimentId: string) => Prisma.sql`
     min(m.seq) FILTER (WHERE m.sender = 'm' AND m.label = 'REJECT') AS m_fr
   FROM "ProtocolSession" ps
   JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
-  WHERE ps."experimentId" = ${experimentId}
+  WHERE ps."runId" = ${runId}
   GROUP BY ps.id, ps.repetition, ps.position`
 
 // Definitions 1–2 on a summary row `s` (h_/m_ prefixes).
@@ -57,10 +57,10 @@ type N = bigint | number
 const num = (v: N | null | undefined) => Number(v ?? 0)
 
 /** The report of `parley pxp stats`, computed in SQL; null when no session has a message yet. */
-export async function experimentIntelligibility(experimentId: string): Promise<IntelligibilityReport | null> {
+export async function experimentIntelligibility(runId: string): Promise<IntelligibilityReport | null> {
   const [counts, bounds] = await Promise.all([
     db.$queryRaw<Array<{ repetition: number; sessions: N; oh: N; om: N; tw: N; sh: N; sm: N; uh: N; um: N; len: N }>>`
-      WITH s AS (${summaries(experimentId)})
+      WITH s AS (${summaries(runId)})
       SELECT s.repetition, count(*) AS sessions,
         count(*) FILTER (WHERE ${ONE_WAY('h')}) AS oh,
         count(*) FILTER (WHERE ${ONE_WAY('m')}) AS om,
@@ -73,7 +73,7 @@ export async function experimentIntelligibility(experimentId: string): Promise<I
       FROM s GROUP BY s.repetition ORDER BY s.repetition`,
     // Fig. 5: oneWay(a) restricted to messages 1..j, for j = 1..L (L = the longest session overall).
     db.$queryRaw<Array<{ repetition: number; j: number; h: N; m: N }>>`
-      WITH s AS (${summaries(experimentId)})
+      WITH s AS (${summaries(runId)})
       SELECT s.repetition, g.j,
         count(*) FILTER (WHERE s.h_fg <= g.j AND (s.h_fr IS NULL OR s.h_fr > g.j)) AS h,
         count(*) FILTER (WHERE s.m_fg <= g.j AND (s.m_fr IS NULL OR s.m_fr > g.j)) AS m
@@ -95,12 +95,12 @@ export async function experimentIntelligibility(experimentId: string): Promise<I
 }
 
 /** The most frequent tag sequences, written as the paper does: INIT_m REFUTE_h REVISE_m … */
-export async function tagSequences(experimentId: string, limit = 15) {
+export async function tagSequences(runId: string, limit = 15) {
   const rows = await db.$queryRaw<Array<{ sequence: string; sessions: N }>>`
     SELECT t.sequence, count(*) AS sessions FROM (
       SELECT string_agg(m.label || '_' || m.sender, ' ' ORDER BY m.seq) AS sequence
       FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
-      WHERE ps."experimentId" = ${experimentId}
+      WHERE ps."runId" = ${runId}
       GROUP BY ps.id
     ) t GROUP BY t.sequence ORDER BY count(*) DESC, t.sequence LIMIT ${limit}`
   return rows.map((r) => ({ sequence: r.sequence, sessions: num(r.sessions) }))
@@ -112,13 +112,13 @@ export const PxpDashboardArgs = z.object({
   class: z.enum(Object.keys(SESSION_CLASSES) as [SessionClass, ...SessionClass[]]).optional(),
 })
 
-export async function pxpDashboard(experimentId: string, rawArgs: Record<string, string | undefined>) {
+export async function pxpDashboard(runId: string, rawArgs: Record<string, string | undefined>) {
   const input = PxpDashboardArgs.parse(rawArgs)
   const filter = input.class ? Prisma.sql`WHERE ${SESSION_CLASSES[input.class]}` : Prisma.empty
   const { skip, take } = skipTake(input.page, input.pageSize)
   const [report, sequences, sessions, totals] = await Promise.all([
-    experimentIntelligibility(experimentId),
-    tagSequences(experimentId),
+    experimentIntelligibility(runId),
+    tagSequences(runId),
     db.$queryRaw<
       Array<{
         id: string
@@ -133,7 +133,7 @@ export async function pxpDashboard(experimentId: string, rawArgs: Record<string,
         um: boolean
       }>
     >`
-      WITH s AS (${summaries(experimentId)})
+      WITH s AS (${summaries(runId)})
       SELECT s.id, s.repetition, s.position,
         (SELECT string_agg(m.label || '_' || m.sender, ' ' ORDER BY m.seq) FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS sequence,
         ${ONE_WAY('h')} AS oh, ${ONE_WAY('m')} AS om, ${STRONG('h')} AS sh, ${STRONG('m')} AS sm,
@@ -141,9 +141,9 @@ export async function pxpDashboard(experimentId: string, rawArgs: Record<string,
       FROM s ${filter}
       ORDER BY s.repetition, s.position LIMIT ${take} OFFSET ${skip}`,
     db.$queryRaw<Array<{ n: N; open: N }>>`
-      WITH s AS (${summaries(experimentId)})
+      WITH s AS (${summaries(runId)})
       SELECT count(*) AS n,
-        (SELECT count(*) FROM "ProtocolSession" p WHERE p."experimentId" = ${experimentId} AND p.status NOT IN ('done', 'cancelled')) AS open
+        (SELECT count(*) FROM "ProtocolSession" p WHERE p."runId" = ${runId} AND p.status NOT IN ('done', 'cancelled')) AS open
       FROM s ${filter}`,
   ])
   const total = num(totals[0]?.n)

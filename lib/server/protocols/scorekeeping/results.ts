@@ -147,7 +147,7 @@ const episodeCache = replayCache((s): Episode => {
   const answerer = answererOf(s.seats, s.people)
   return {
     sessionId: s.id,
-    runId: s.experimentId ?? '',
+    runId: s.runId ?? '',
     repetition: s.repetition,
     position: s.position,
     status: s.status,
@@ -164,10 +164,10 @@ const episodeCache = replayCache((s): Episode => {
   }
 })
 
-export async function episodes(where: { experimentId?: string; experimentIds?: string[] }): Promise<Episode[]> {
+export async function episodes(where: { runId?: string; runIds?: string[] }): Promise<Episode[]> {
   const rows = await db.protocolSession.findMany({
-    where: where.experimentIds ? { experimentId: { in: where.experimentIds } } : { experimentId: where.experimentId },
-    orderBy: [{ experimentId: 'asc' }, { repetition: 'asc' }, { position: 'asc' }],
+    where: where.runIds ? { runId: { in: where.runIds } } : { runId: where.runId },
+    orderBy: [{ runId: 'asc' }, { repetition: 'asc' }, { position: 'asc' }],
     select: { id: true, updatedAt: true },
   })
   return episodeCache.of(rows)
@@ -237,7 +237,7 @@ const row = (e: Episode) => ({
 /** The run page's part: the episode table (paged) and the run's clem numbers. */
 export async function scorekeepingRunView(runId: string, rawArgs: Record<string, string | undefined>) {
   const { page, pageSize } = z.object(pageInput).parse(rawArgs)
-  const list = await episodes({ experimentId: runId })
+  const list = await episodes({ runId: runId })
   const start = (page - 1) * pageSize
   return {
     ...tables(list),
@@ -250,13 +250,13 @@ export type ScorekeepingRunView = Awaited<ReturnType<typeof scorekeepingRunView>
 
 /** Results: every scorekeeping run of the run's study side by side (models and people in one table). */
 export async function scorekeepingDashboard(runId: string) {
-  const run = await db.experiment.findUniqueOrThrow({ where: { id: runId }, select: { studyId: true } })
-  const runs = await db.experiment.findMany({
+  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { studyId: true } })
+  const runs = await db.run.findMany({
     where: { studyId: run.studyId, protocol: scorekeeping.id },
     orderBy: { createdAt: 'asc' },
     select: { id: true, name: true, status: true },
   })
-  const list = await episodes({ experimentIds: runs.map((r) => r.id) })
+  const list = await episodes({ runIds: runs.map((r) => r.id) })
   return { runs, ...tables(list), curves: curves(list), finished: list.filter((e) => e.scores).length }
 }
 export type ScorekeepingDashboard = Awaited<ReturnType<typeof scorekeepingDashboard>>
@@ -265,7 +265,7 @@ export const scorekeepingExports: Record<string, ExportTable> = {
   episodes: {
     label: 'Episode scores (one row per episode)',
     async *rows(runId) {
-      for (const e of await episodes({ experimentId: runId })) yield row(e)
+      for (const e of await episodes({ runId: runId })) yield row(e)
     },
   },
 }
@@ -301,7 +301,7 @@ export const scorekeepingFiles: Record<string, ExportFile> = {
     filename: 'clembench-results.zip',
     contentType: 'application/zip',
     async build(runId) {
-      const list = (await episodes({ experimentId: runId })).filter((e) => e.json)
+      const list = (await episodes({ runId: runId })).filter((e) => e.json)
       const players = await clemPlayers(list)
       const json = clembenchResultsFiles(
         list.map((e) => ({

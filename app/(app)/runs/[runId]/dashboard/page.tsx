@@ -43,7 +43,7 @@ export default async function RunDashboardPage({
             </Link>
           </>
         }
-        actions={<LiveRefresh topic={`experiment:${runId}`} />}
+        actions={<LiveRefresh topic={`run:${runId}`} />}
       />
       <ui.Dashboard
         runId={runId}

@@ -38,7 +38,7 @@ export default async function SessionInspectorPage({
   } = await loadForPage(inspectSession, {
     sessionId,
   })
-  if (s.experimentId !== runId) notFound()
+  if (s.runId !== runId) notFound()
   const ui = uiFor(s.protocol)
   const instance = (s.instance ?? {}) as { datasetId?: unknown }
   const datasetId = typeof instance.datasetId === 'string' ? instance.datasetId : null
@@ -76,7 +76,7 @@ export default async function SessionInspectorPage({
           <>
             {s.protocolLabel} ·{' '}
             <Link href={`/runs/${runId}`} className="text-brand-700 underline">
-              {s.experiment?.name ?? 'Run'}
+              {s.run?.name ?? 'Run'}
             </Link>{' '}
             ·{' '}
             <Link href={`/sessions/${s.id}`} className="text-brand-700 underline">

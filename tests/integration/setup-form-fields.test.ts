@@ -95,7 +95,7 @@ const props = (over: Partial<SetupFormProps> = {}): SetupFormProps => ({
     { value: 'u1', label: 'Expert One' },
     { value: 'u2', label: 'Expert Two' },
   ],
-  templates: [],
+  extra: {},
   ...over,
 })
 

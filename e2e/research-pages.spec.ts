@@ -91,7 +91,7 @@ test('the PXP dashboard at 1280 px: Fig. 5 in steps at whole bounds, whole tag s
   const clipped = await cells.evaluateAll((cs) => cs.filter((c) => c.scrollWidth > c.clientWidth + 1).length)
   expect(clipped).toBe(0)
   const [top] = await sql<{ sequence: string }>(
-    `SELECT string_agg(m.tag || '_' || m.sender, ' ' ORDER BY m.seq) AS sequence
+    `SELECT string_agg(m.label || '_' || m.sender, ' ' ORDER BY m.seq) AS sequence
      FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
      WHERE ps."runId" = $1 GROUP BY ps.id ORDER BY count(*) DESC LIMIT 1`,
     [await runId(RAD)],

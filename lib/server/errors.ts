@@ -5,6 +5,8 @@ export class AppError extends Error {
     readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429,
     message: string,
     readonly fieldErrors?: Record<string, string[]>,
+    /** The message only sums up `fieldErrors` (a form shows those beside their fields instead). */
+    readonly fieldsOnly?: boolean,
   ) {
     super(message)
     this.name = 'AppError'

@@ -82,6 +82,7 @@ export function failureFrom(err: unknown, opName: string): Failure {
       status: err.status,
       error: err.message,
       ...(err.fieldErrors ? { fieldErrors: err.fieldErrors } : {}),
+      ...(err.fieldErrors && err.fieldsOnly ? { fieldsOnly: true } : {}),
     }
   }
   if (err instanceof z.ZodError) return validationFailure(err)

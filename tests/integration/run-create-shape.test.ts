@@ -352,6 +352,123 @@ describe('the set-up forms post the seat picker’s fields', () => {
   })
 })
 
+describe('the PXP set-up form posts the seat picker’s fields', () => {
+  it('makes the one body: the machine an LLM with the shared checker, the proxy tester with it too', async () => {
+    const w = await world()
+    const setup = await (await pluginFor('pxp')).setup()
+    const gen = JSON.stringify({ connectionId: w.connectionId, model: 'gen' })
+    const body = setup.fromForm?.({
+      name: 'form experiment',
+      datasetId: await pxpFixture.dataset(w, 2),
+      sample: '1',
+      'seats.m.kind': 'llm',
+      'seats.m.model': gen,
+      'seats.m.modelName': 'gen-2',
+      'seats.m.temperature': '0.3',
+      'seats.h.kind': 'proxy',
+      'helpers.checker': gen,
+      'helpers.checker.modelName': 'judge',
+      'config.n': '6',
+      'config.k': '2',
+      'options.carryOver': 'on',
+      repetitions: '2',
+    }) as Record<string, unknown>
+    const checker = { connectionId: w.connectionId, model: 'judge' }
+    expect(body).toMatchObject({
+      seats: {
+        m: {
+          kind: 'llm',
+          model: { connectionId: w.connectionId, model: 'gen-2', temperature: 0.3 },
+          helpers: { checker },
+        },
+        h: { kind: 'proxy', helpers: { checker } },
+      },
+      config: { n: 6, k: 2 },
+      options: { carryOver: true },
+      shuffle: false,
+    })
+    const r = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'pxp', ...body })
+    expect(r.ok, r.ok ? '' : r.error).toBe(true)
+    if (r.ok) {
+      expect(r.data.sessions).toBe(2)
+      const run = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+      expect(run.config).toEqual({ n: 6, k: 2, carryOver: true })
+      expect(run.seats).toMatchObject({
+        m: { kind: 'llm', model: { model: 'gen-2', temperature: 0.3 }, helpers: { checker } },
+        h: { kind: 'proxy', helpers: { checker } },
+      })
+    }
+  })
+
+  it('experts in the machine seat take the sessions round robin; the tag-only proxy rule is recorded', async () => {
+    const w = await world()
+    const setup = await (await pluginFor('pxp')).setup()
+    const gen = JSON.stringify({ connectionId: w.connectionId, model: 'gen' })
+    const body = setup.fromForm?.({
+      name: 'experts play the machine',
+      datasetId: await pxpFixture.dataset(w, 2),
+      'seats.m.kind': 'human',
+      'seats.m.userId': [w.expert.userId, w.other],
+      // The machine's LLM fields of a way not chosen are ignored.
+      'seats.m.model': gen,
+      'seats.h.kind': 'proxy',
+      'helpers.checker': gen,
+      'config.proxyAnswer': 'tag-only',
+    }) as Record<string, unknown>
+    expect((body.seats as Record<string, unknown>).m).toEqual([
+      { kind: 'human', userId: w.expert.userId },
+      { kind: 'human', userId: w.other },
+    ])
+    const r = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'pxp', ...body })
+    expect(r.ok, r.ok ? '' : r.error).toBe(true)
+    if (!r.ok) return
+    const run = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+    expect(run.config).toMatchObject({ proxyAnswer: 'tag-only', n: 10, k: 3, carryOver: false })
+    const sessions = await db.protocolSession.findMany({
+      where: { experimentId: r.data.id },
+      orderBy: { position: 'asc' },
+      select: { people: { select: { seat: true, userId: true } } },
+    })
+    expect(sessions.map((s) => s.people.map((p) => `${p.seat}:${p.userId}`))).toEqual([
+      [`m:${w.expert.userId}`],
+      [`m:${w.other}`],
+    ])
+  })
+
+  it('refused fields come back together, each under the name of its form field, as field errors only', async () => {
+    const w = await world()
+    const setup = await (await pluginFor('pxp')).setup()
+    const gen = JSON.stringify({ connectionId: w.connectionId, model: 'gen' })
+    const form = {
+      name: 'bad bounds',
+      datasetId: await pxpFixture.dataset(w, 1),
+      'seats.m.kind': 'llm',
+      'seats.m.model': gen,
+      'seats.h.kind': 'proxy',
+      'helpers.checker': gen,
+      'config.n': '101',
+      repetitions: '0',
+    }
+    const r = await execute(createRun, w.researcher, {
+      studyId: w.studyId,
+      protocol: 'pxp',
+      ...(setup.fromForm?.(form) as object),
+    })
+    expect(r).toMatchObject({
+      ok: false,
+      status: 400,
+      fieldsOnly: true,
+      fieldErrors: { repetitions: ['Enter a number of at least 1.'], 'config.n': ['Enter a number of at most 100.'] },
+    })
+    // Experts picked for the machine seat, none chosen: the error names the seat.
+    const none = setup.fromForm?.({ ...form, 'config.n': '10', repetitions: '1', 'seats.m.kind': 'human' }) as object
+    const m = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'pxp', ...none })
+    expect(m).toMatchObject({ ok: false, status: 400 })
+    if (!m.ok) expect(m.fieldErrors).toHaveProperty(['seats.m'])
+    expect(await db.experiment.count({ where: { studyId: w.studyId } })).toBe(0)
+  })
+})
+
 describe('parley runs create', () => {
   const parley = (args: string[], input: string) =>
     spawnSync(process.execPath, [path.join(ROOT, 'bin/parley.mjs'), ...args], {

@@ -195,20 +195,37 @@ export const createRun = defineOperation({
     let body: unknown = rest
     if (!('seats' in rest) && setupOf.legacy)
       body = setupOf.legacy.toRun(setupOf.legacy.input.parse({ ...rest, studyId }))
+    // The body, its config and its options are checked together, so a form shows every refused field
+    // at once (each beside its field: `repetitions`, `config.n`, `options.templateId` …).
     const parsed = RunSetupBody.safeParse(body)
-    if (!parsed.success) {
-      const { fields, message } = fieldErrorsOf(parsed.error, '')
-      throw badRequest(message, fields)
+    const given = (body ?? {}) as { config?: unknown; options?: unknown }
+    const parts = [
+      { prefix: '', r: parsed },
+      {
+        prefix: 'config',
+        r: (setupOf.config ?? plugin.protocol.config).safeParse(
+          parsed.success ? parsed.data.config : (given.config ?? {}),
+        ),
+      },
+      {
+        prefix: 'options',
+        r: (setupOf.options ?? z.strictObject({})).safeParse(
+          parsed.success ? parsed.data.options : (given.options ?? {}),
+        ),
+      },
+    ]
+    const fields: Record<string, string[]> = {}
+    let message: string | undefined
+    for (const { prefix, r } of parts) {
+      if (r.success) continue
+      const e = fieldErrorsOf(r.error, prefix)
+      message ??= e.message
+      for (const [k, v] of Object.entries(e.fields)) fields[k] = [...(fields[k] ?? []), ...v]
     }
+    if (message !== undefined || !parsed.success) throw new AppError(400, message ?? 'Invalid input.', fields, true)
     const input = parsed.data
-    const part = <T>(schema: z.ZodType<T, any>, value: unknown, prefix: string): T => {
-      const r = schema.safeParse(value)
-      if (r.success) return r.data
-      const { fields, message } = fieldErrorsOf(r.error, prefix)
-      throw badRequest(message, fields)
-    }
-    const config = part(setupOf.config ?? plugin.protocol.config, input.config, 'config')
-    const options = part(setupOf.options ?? z.strictObject({}), input.options, 'options')
+    const config = parts[1]?.r.data
+    const options = parts[2]?.r.data
     const { seats, seatCycle } = await checkSeats(actor, studyId, plugin, withFixedSeats(plugin.protocol, input.seats))
     const setup: RunSetup = {
       name: input.name,

@@ -1,11 +1,12 @@
 import { z } from 'zod'
-import { pxpConfig } from '@/lib/protocols/pxp'
+import { PXP_SEAT_DECLS, pxpConfig } from '@/lib/protocols/pxp'
 import { TaskTemplate } from '@/lib/tasks/generic'
 import {
   badRequest,
   boolParam,
   db,
   notFound,
+  seatsFromForm,
   type Actor,
   type InstanceRow,
   type RunPlan,
@@ -64,47 +65,42 @@ export const PxpSetupInput = z.object({
 })
 export type PxpSetupInput = z.output<typeof PxpSetupInput>
 
-/** A model choice posted by the set-up form: a JSON ref with the form's overrides. */
-function modelRef(raw: unknown, overrides: Record<string, unknown>) {
-  if (typeof raw !== 'string' || !raw) return raw
-  try {
-    const ref = JSON.parse(raw) as Record<string, unknown>
-    for (const [k, v] of Object.entries(overrides)) if (v !== undefined && v !== '') ref[k] = v
-    return ref
-  } catch {
-    return undefined
-  }
-}
+const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
+const num = (v: unknown) => (typeof v === 'number' ? v : text(v) === undefined ? undefined : Number(text(v)))
+const on = (v: unknown) => v === 'on' || v === true
 
-/** The set-up form's fields → the setup input. */
-export function pxpSetupFromForm(f: Record<string, unknown>) {
-  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v])
+/**
+ * The set-up form's fields → the one run-create body. The seats are the generic seat pickers'
+ * (`seats.m.*`, `seats.h.*`: several experts are a list the sessions take round robin) with the AGREE
+ * checker asked once (`helpers.checker`) for every seat that uses it; the config and options fields
+ * are named by their place in the body (`config.n`, `options.carryOver` …), so a refusal sits beside
+ * its field. The task template keeps its field (`templateId`).
+ */
+export function pxpSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   return {
-    studyId: f.studyId,
-    name: f.name,
-    datasetId: f.datasetId,
-    templateId: f.templateId,
-    sample: f.sample,
-    repetitions: f.repetitions,
-    n: f.n,
-    k: f.k,
-    generator: modelRef(f.generator, {
-      model: f.machineModel,
-      temperature: f.temperature === undefined ? undefined : Number(f.temperature),
-    }),
-    checker: modelRef(f.checker, { model: f.checkerModel }),
-    tester: f.tester,
-    machine: f.machine,
-    testerGenerator: f.tester === 'llm' ? modelRef(f.testerModel, {}) : undefined,
-    proxyAnswer: f.proxyAnswer || undefined,
-    expertIds: list(f.expertIds),
-    carryOver: f.carryOver === 'on' || f.carryOver === true,
-    shuffle: f.shuffle === 'on' || f.shuffle === true,
+    name: text(f.name) as string,
+    datasetId: text(f.datasetId),
+    seats: seatsFromForm(PXP_SEAT_DECLS, f) as RunSetupBody['seats'],
+    config: {
+      n: num(f['config.n']),
+      k: num(f['config.k']),
+      ...(text(f['config.proxyAnswer']) ? { proxyAnswer: text(f['config.proxyAnswer']) } : {}),
+    },
+    options: {
+      ...(text(f.templateId) ? { templateId: text(f.templateId) } : {}),
+      carryOver: on(f['options.carryOver']),
+    },
+    repetitions: f.repetitions as RunSetupBody['repetitions'],
+    sample: f.sample as RunSetupBody['sample'],
+    shuffle: on(f.shuffle),
   }
 }
 
 /** PXP's config as a client gives it: n and k, and how experts see the proxy's answer. */
 export const PxpRunConfig = pxpConfig.extend({
+  /** At most 100 messages and k below that, as the set-up always allowed (the protocol itself takes any). */
+  n: z.number().int().min(1).max(100).default(10),
+  k: z.number().int().min(1).max(100).default(3),
   /**
    * Experts in the machine seat against the proxy tester: the proxy answers with the ground truth, so
    * its first REFUTE shows them the reference answer. `tag-only` shows them only its tag (recorded in

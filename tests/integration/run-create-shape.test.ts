@@ -391,7 +391,7 @@ describe('the PXP set-up form posts the seat picker’s fields', () => {
     expect(r.ok, r.ok ? '' : r.error).toBe(true)
     if (r.ok) {
       expect(r.data.sessions).toBe(2)
-      const run = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+      const run = await db.run.findUniqueOrThrow({ where: { id: r.data.id } })
       expect(run.config).toEqual({ n: 6, k: 2, carryOver: true })
       expect(run.seats).toMatchObject({
         m: { kind: 'llm', model: { model: 'gen-2', temperature: 0.3 }, helpers: { checker } },
@@ -422,10 +422,10 @@ describe('the PXP set-up form posts the seat picker’s fields', () => {
     const r = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'pxp', ...body })
     expect(r.ok, r.ok ? '' : r.error).toBe(true)
     if (!r.ok) return
-    const run = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+    const run = await db.run.findUniqueOrThrow({ where: { id: r.data.id } })
     expect(run.config).toMatchObject({ proxyAnswer: 'tag-only', n: 10, k: 3, carryOver: false })
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: r.data.id },
+      where: { runId: r.data.id },
       orderBy: { position: 'asc' },
       select: { people: { select: { seat: true, userId: true } } },
     })
@@ -465,7 +465,7 @@ describe('the PXP set-up form posts the seat picker’s fields', () => {
     const m = await execute(createRun, w.researcher, { studyId: w.studyId, protocol: 'pxp', ...none })
     expect(m).toMatchObject({ ok: false, status: 400 })
     if (!m.ok) expect(m.fieldErrors).toHaveProperty(['seats.m'])
-    expect(await db.experiment.count({ where: { studyId: w.studyId } })).toBe(0)
+    expect(await db.run.count({ where: { studyId: w.studyId } })).toBe(0)
   })
 })
 

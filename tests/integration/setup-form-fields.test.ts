@@ -182,7 +182,7 @@ describe('the PXP set-up form on the generic seat picker', () => {
     const r = await execute(createRun, researcher, { studyId, protocol, ...body })
     expect(r.ok, r.ok ? '' : r.error).toBe(true)
     if (!r.ok) return
-    const run = await db.experiment.findUniqueOrThrow({ where: { id: r.data.id } })
+    const run = await db.run.findUniqueOrThrow({ where: { id: r.data.id } })
     const checker = { connectionId: conn.id }
     expect(run.seats).toMatchObject({
       m: { kind: 'llm', model: { connectionId: conn.id }, helpers: { checker } },

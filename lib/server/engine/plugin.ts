@@ -16,8 +16,12 @@ import type { ProtocolCli } from '@/lib/cli/tools'
  * engine (lib/server/engine) and the generic services and pages only ever talk to this interface.
  */
 
-/** A session as a step sees it: the stored row with its message bodies, in seq order. */
-export interface StepSession {
+/**
+ * A session as a step sees it: the stored row with its message bodies, in seq order. A hook sees its
+ * protocol's messages (`StepSession<MessageOf<P>>`): every stored message was accepted by that
+ * protocol's `apply` before it was written, and `prepare` replays them through it again.
+ */
+export interface StepSession<M extends BaseMessage = BaseMessage> {
   id: string
   studyId: string
   experimentId: string | null
@@ -30,7 +34,7 @@ export interface StepSession {
   config: unknown
   seats: unknown
   instance: unknown
-  messages: BaseMessage[]
+  messages: M[]
   /** The run's status (null for a session without a run). */
   runStatus: string | null
   /** Its name in its run (unique per run). */
@@ -51,16 +55,18 @@ export interface SessionConfig<C = unknown, X = unknown> {
 // `init`/`apply` to any instance for its own tests, which would make inference say unknown.
 export type ConfigOf<P> = P extends { config: z.ZodType<infer C, any> } ? C : never
 export type StateOf<P> = P extends { next(state: infer S): unknown } ? S : never
-export type MessageOf<P> = P extends { message: z.ZodType<infer M, any> } ? M : never
+export type MessageOf<P> = P extends { message: z.ZodType<infer M extends BaseMessage, any> } ? M : never
 export type InstanceOf<P> = P extends { instance: z.ZodType<infer I, any> } ? I : never
 export type AskOf<P> = P extends { next(state: any): infer R } ? Exclude<R, Done<string>> : never
+/** The seats a protocol's asks name (the seat a person fills when it is their turn). */
+export type SeatOf<P> = AskOf<P> extends { seat: infer S extends string } ? S : string
 
 /**
  * Everything a step knows about the session, parsed: typed by the protocol `P` (its Config, Instance
  * and State) and the plugin's own extras `X` (what `sessionConfig` keeps beside the protocol's config).
  */
 export interface SessionContext<P extends AnyProtocol = AnyProtocol, X = any> {
-  session: StepSession
+  session: StepSession<MessageOf<P>>
   config: ConfigOf<P>
   extras: X
   instance: InstanceOf<P>
@@ -78,7 +84,7 @@ export interface AgentContext<P extends AnyProtocol = AnyProtocol, X = any> exte
    * The message bodies of the run's earlier sessions of this session's repetition (lower position),
    * in position order; empty for a session without a run. Read once per job.
    */
-  earlierSessions(): Promise<BaseMessage[][]>
+  earlierSessions(): Promise<MessageOf<P>[][]>
   /**
    * Aborted when the step must stop: its run was paused or cancelled, or its seat's time limit passed
    * (the fill's `timeoutSeconds`, else the plugin's `timeouts`). `llm` passes it to every model call
@@ -170,8 +176,8 @@ export type Agent<P extends AnyProtocol = AnyProtocol, X = any> = (
 
 export interface HumanContext<P extends AnyProtocol = AnyProtocol, X = any> extends SessionContext<P, X> {
   ask: AskOf<P>
-  /** The seat the person fills (whose turn it is). */
-  seat: string
+  /** The seat the person fills (whose turn it is): the ask's seat. */
+  seat: SeatOf<P>
   actor: Actor
 }
 
@@ -406,7 +412,10 @@ export interface PluginRuntime<P extends AnyProtocol = AnyProtocol, X = any> {
   project(message: MessageOf<P>, meta: Record<string, unknown> | undefined, seats: Seats): Projection
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined
-  /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
+  /**
+   * What a session is about, in a few words (the case, the molecule, the game): lists and titles. It
+   * gets the instance parsed by the protocol's schema (`sessionTitle` parses a stored snapshot).
+   */
   title?(instance: InstanceOf<P>, task: string): string
 }
 
@@ -533,11 +542,12 @@ function capability<T>(spec: CapabilitySpec<T>): Capability<T> {
 /**
  * A protocol's plugin: every hook typed by the protocol's Config, Instance, State, Ask and Message
  * (and the plugin's extras `X`), so a plugin needs no casts; each capability given as a value or as a
- * lazy `() => import('./module').then(…)`.
+ * lazy `() => import('./module').then(…)`. The protocol alone fixes `P` (`NoInfer`): a hook typed
+ * more loosely (an `Agent` of any protocol) cannot widen it, it fails to compile instead.
  */
 export function definePlugin<P extends AnyProtocol, X = Record<string, never>>(
   protocol: P,
-  spec: PluginSpec<P, X>,
+  spec: PluginSpec<NoInfer<P>, X>,
 ): ProtocolPlugin {
   const { setup, views, exports, seed, ops, ...runtime } = spec
   const plugin: ProtocolPlugin<P, X> = {

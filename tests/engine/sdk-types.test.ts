@@ -26,6 +26,7 @@ import {
   type InstanceOf,
   type MessageOf,
   type PluginRuntime,
+  type SessionConfig,
   type StateOf,
   type ViewContext,
 } from '@/lib/server/sdk'
@@ -64,6 +65,18 @@ const toyPlugin = definePlugin(toy, {
       const m: typeof ctx.ask.seat = 'm'
       void m
       return { message: { seq: ctx.ask.j, sender: 'guesser', kind: 'guess', value: 1 } satisfies ToyMessage }
+    },
+  },
+  schedule: {
+    waits(config) {
+      // The run's config, split as a session's is.
+      expectTypeOf(config).toEqualTypeOf<SessionConfig<ToyConfig, ToyExtras>>()
+      return false
+    },
+    onSessionDone(ctx) {
+      expectTypeOf(ctx.run.config).toEqualTypeOf<SessionConfig<ToyConfig, ToyExtras>>()
+      expectTypeOf(ctx.messages).returns.resolves.toEqualTypeOf<ToyMessage[]>()
+      return {}
     },
   },
   human: {

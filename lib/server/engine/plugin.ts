@@ -50,6 +50,26 @@ export interface SessionConfig<C = unknown, X = unknown> {
   extras: X
 }
 
+/** What parses a session of a protocol: the protocol, and how its plugin splits the stored config. */
+export interface SessionParser<P extends AnyProtocol, X> {
+  protocol: P
+  sessionConfig?(raw: unknown, task: string): SessionConfig<ConfigOf<P>, X>
+}
+
+/**
+ * A stored config (a session's, or its run's, which every session of the run starts from) split into
+ * the protocol's config and the plugin's extras: the plugin's `sessionConfig`, else the protocol's schema.
+ */
+export function splitConfig<P extends AnyProtocol, X>(
+  parser: SessionParser<P, X>,
+  raw: unknown,
+  task: string,
+): SessionConfig<ConfigOf<P>, X> {
+  return parser.sessionConfig
+    ? parser.sessionConfig(raw, task)
+    : { config: parser.protocol.config.parse(raw), extras: undefined as X }
+}
+
 /** A protocol's own types, read off its pure module: what every hook of its plugin is typed by. */
 // Read off the fields (schemas and `next`), not the generic parameters: a protocol may widen its
 // `init`/`apply` to any instance for its own tests, which would make inference say unknown.
@@ -338,25 +358,36 @@ export interface ScheduleDecision {
 }
 
 /** What the scheduler reads, inside the transaction that holds the run's lock. */
-export interface ScheduleContext {
-  run: { id: string; studyId: string; config: unknown; status: string }
+export interface ScheduleContext<P extends AnyProtocol = AnyProtocol, X = any> {
+  run: {
+    id: string
+    studyId: string
+    /** The run's config, split as every session's is (the plugin's `sessionConfig`, else the protocol's schema). */
+    config: SessionConfig<ConfigOf<P>, X>
+    status: string
+  }
   /** The run's sessions (of one repetition when asked), by creation order: lineage, status, key. */
   sessions(where?: { repetition?: number }): Promise<ScheduledSession[]>
   /** The message bodies of one session of the run, in seq order. */
-  messages(sessionId: string): Promise<BaseMessage[]>
+  messages(sessionId: string): Promise<MessageOf<P>[]>
 }
 
 /**
  * A protocol's run scheduler: which sessions a run has beyond its plan's grid, and when it is done.
  * The engine calls it under the run's row lock (one call at a time per run), once per session end.
  */
-export interface RunSchedule {
-  /** Whether a session of the plan's grid starts waiting (held until a decision starts it). */
-  waits?(config: unknown, at: { repetition: number; position: number }): boolean
+export interface RunSchedule<P extends AnyProtocol = AnyProtocol, X = any> {
+  /**
+   * Whether a session of the plan's grid starts waiting (held until a decision starts it), given the
+   * plan's config split as a session's is.
+   */
+  waits?(config: SessionConfig<ConfigOf<P>, X>, at: { repetition: number; position: number }): boolean
   /** Once, when the run starts running: sessions to add to the plan's grid. */
-  onRunStart?(ctx: ScheduleContext): ScheduleDecision | Promise<ScheduleDecision>
+  onRunStart?(ctx: ScheduleContext<P, X>): ScheduleDecision | Promise<ScheduleDecision>
   /** Once per session that ended done: what comes next. */
-  onSessionDone?(ctx: ScheduleContext & { session: ScheduledSession }): ScheduleDecision | Promise<ScheduleDecision>
+  onSessionDone?(
+    ctx: ScheduleContext<P, X> & { session: ScheduledSession },
+  ): ScheduleDecision | Promise<ScheduleDecision>
 }
 
 /**
@@ -385,7 +416,7 @@ export type Capability<T> = () => Promise<T>
 /** What a worker needs to step a session of the protocol. */
 export interface PluginRuntime<P extends AnyProtocol = AnyProtocol, X = any> {
   /** The run's scheduler (default: the plan's grid, done when none of its sessions is open). */
-  schedule?: RunSchedule
+  schedule?: RunSchedule<P, X>
   /** Splits a session's stored config (default: all of it is the protocol's). */
   sessionConfig?(raw: unknown, task: string): SessionConfig<ConfigOf<P>, X>
   /** Agents by kind; `program` agents by program name. */

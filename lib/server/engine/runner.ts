@@ -5,18 +5,18 @@ import { sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { execTools, StepAborted } from '@/lib/server/engine/exec'
 import { llmTools } from '@/lib/server/engine/llm'
-import type {
-  AgentContext,
-  ConfigOf,
-  InstanceOf,
-  MessageOf,
-  ProtocolPlugin,
-  Produced,
-  SessionContext,
-  SessionConfig,
-  SessionEndReason,
-  StateOf,
-  StepSession,
+import {
+  type AgentContext,
+  type InstanceOf,
+  type MessageOf,
+  type ProtocolPlugin,
+  type Produced,
+  type SessionContext,
+  type SessionEndReason,
+  type SessionParser,
+  type StateOf,
+  type StepSession,
+  splitConfig,
 } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { Seats } from '@/lib/server/engine/seats'
@@ -90,12 +90,6 @@ export async function prepare(session: StepSession): Promise<Loaded> {
   return { session, plugin, ctx: parseSession(plugin, session) }
 }
 
-/** What parses a session of a protocol: the protocol, and how its plugin splits the stored config. */
-export interface SessionParser<P extends AnyProtocol, X> {
-  protocol: P
-  sessionConfig?(raw: unknown, task: string): SessionConfig<ConfigOf<P>, X>
-}
-
 /**
  * A session as the hooks of its protocol's plugin see it: config and extras split by the plugin,
  * the instance parsed, the log replayed. Typed by the protocol it is given, so a protocol's own
@@ -109,9 +103,7 @@ export function parseSession<P extends AnyProtocol, X = undefined>(
   const { protocol } = parser
   if (session.protocol !== protocol.id)
     throw new Error(`Session ${session.id} runs ${session.protocol}, not ${protocol.id}.`)
-  const { config, extras } = parser.sessionConfig
-    ? parser.sessionConfig(session.config, session.task)
-    : { config: protocol.config.parse(session.config) as ConfigOf<P>, extras: undefined as X }
+  const { config, extras } = splitConfig(parser, session.config, session.task)
   const instance: InstanceOf<P> = protocol.instance.parse(session.instance)
   const seats = Seats.parse(session.seats)
   const state: StateOf<P> = replay(protocol, config, instance, session.messages)

@@ -18,7 +18,7 @@ export type { CliTools, ProtocolCli } from '@/lib/cli/tools'
 // Reading a run's sessions for results and exports (replayed once per version), and loading one
 // session as a step sees it (a protocol's own operation on the session a person sits in).
 export { replayCache, type ReplayCache, type StoredSession } from '@/lib/server/engine/run-reader'
-export { loadSession, prepare } from '@/lib/server/engine/runner'
+export { loadSession, parseSession, prepare } from '@/lib/server/engine/runner'
 
 // The database, for a protocol's own queries (its dashboard, its exports, its seed).
 export { db } from '@/lib/server/db'

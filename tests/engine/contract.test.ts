@@ -5,8 +5,11 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { db, sql } from '@/lib/server/db'
 import { startWorkers } from '@/lib/server/engine/jobs'
 import { registerPlugin } from '@/lib/server/engine/plugins'
+import { stepSession } from '@/lib/server/engine/runner'
 import { STEP_QUEUE } from '@/lib/server/engine/step-queue'
 import { queue, stopBoss } from '@/lib/server/jobs/queue'
+import { execute } from '@/lib/server/operation'
+import { myQueue } from '@/lib/server/services/sessions'
 import { expectIntact } from '../support/intact'
 import { useFakeLlm } from '../support/llm'
 import {
@@ -57,6 +60,23 @@ describe('engine contract (toy protocol)', () => {
     cancelDropsQueue,
   ])
     c('toy', toyFixture, fake)
+
+  it('the work queue titles a session by its parsed instance, and one whose snapshot no longer parses as #n', async () => {
+    const w = await world(fake)
+    const run = await create(w, 'toy', toyFixture.humanSetup(w, await toyFixture.dataset(w, 2)))
+    await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
+    const sessions = await db.protocolSession.findMany({
+      where: { experimentId: run.id },
+      orderBy: { position: 'asc' },
+    })
+    for (const s of sessions) expect((await stepSession(s.id)).kind).toBe('awaiting')
+    // A snapshot the toy's instance schema refuses (written by hand, or before a rule existed).
+    await db.protocolSession.update({ where: { id: sessions[1]?.id }, data: { instance: { target: 'eleven' } } })
+    const queue = await execute(myQueue, w.expert, {})
+    if (!queue.ok) throw new Error(queue.error)
+    const titles = Object.fromEntries(queue.data.items.map((i) => [i.id, i.title]))
+    expect(titles).toEqual({ [sessions[0]?.id ?? '']: 'number 10', [sessions[1]?.id ?? '']: '#2' })
+  })
 })
 
 const LEGACY_MIGRATION = readFileSync(

@@ -199,11 +199,12 @@ export interface EvinceState<Instance = unknown> {
   readonly report: ReportMessage | null
 }
 
+/** A debater is asked for its turn; the moderator for CRIT and the report. */
 export type EvinceAsk = Ask<EvinceSeat, string, 'turn' | 'crit' | 'report'> &
   (
-    | { kind: 'turn'; round: number; delta: number }
-    | { kind: 'crit'; round: number; target: Debater }
-    | { kind: 'report'; round: number }
+    | { kind: 'turn'; seat: Debater; round: number; delta: number }
+    | { kind: 'crit'; seat: 'moderator'; round: number; target: Debater }
+    | { kind: 'report'; seat: 'moderator'; round: number }
   )
 export type EvinceDone = Done<EvinceStopReason>
 

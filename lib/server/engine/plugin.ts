@@ -16,8 +16,12 @@ import type { ProtocolCli } from '@/lib/cli/tools'
  * engine (lib/server/engine) and the generic services and pages only ever talk to this interface.
  */
 
-/** A session as a step sees it: the stored row with its message bodies, in seq order. */
-export interface StepSession {
+/**
+ * A session as a step sees it: the stored row with its message bodies, in seq order. A hook sees its
+ * protocol's messages (`StepSession<MessageOf<P>>`): every stored message was accepted by that
+ * protocol's `apply` before it was written, and `prepare` replays them through it again.
+ */
+export interface StepSession<M extends BaseMessage = BaseMessage> {
   id: string
   studyId: string
   runId: string | null
@@ -30,7 +34,7 @@ export interface StepSession {
   config: unknown
   seats: unknown
   instance: unknown
-  messages: BaseMessage[]
+  messages: M[]
   /** The run's status (null for a session without a run). */
   runStatus: string | null
   /** Its name in its run (unique per run). */
@@ -46,21 +50,43 @@ export interface SessionConfig<C = unknown, X = unknown> {
   extras: X
 }
 
+/** What parses a session of a protocol: the protocol, and how its plugin splits the stored config. */
+export interface SessionParser<P extends AnyProtocol, X> {
+  protocol: P
+  sessionConfig?(raw: unknown, task: string): SessionConfig<ConfigOf<P>, X>
+}
+
+/**
+ * A stored config (a session's, or its run's, which every session of the run starts from) split into
+ * the protocol's config and the plugin's extras: the plugin's `sessionConfig`, else the protocol's schema.
+ */
+export function splitConfig<P extends AnyProtocol, X>(
+  parser: SessionParser<P, X>,
+  raw: unknown,
+  task: string,
+): SessionConfig<ConfigOf<P>, X> {
+  return parser.sessionConfig
+    ? parser.sessionConfig(raw, task)
+    : { config: parser.protocol.config.parse(raw), extras: undefined as X }
+}
+
 /** A protocol's own types, read off its pure module: what every hook of its plugin is typed by. */
 // Read off the fields (schemas and `next`), not the generic parameters: a protocol may widen its
 // `init`/`apply` to any instance for its own tests, which would make inference say unknown.
 export type ConfigOf<P> = P extends { config: z.ZodType<infer C, any> } ? C : never
 export type StateOf<P> = P extends { next(state: infer S): unknown } ? S : never
-export type MessageOf<P> = P extends { message: z.ZodType<infer M, any> } ? M : never
+export type MessageOf<P> = P extends { message: z.ZodType<infer M extends BaseMessage, any> } ? M : never
 export type InstanceOf<P> = P extends { instance: z.ZodType<infer I, any> } ? I : never
 export type AskOf<P> = P extends { next(state: any): infer R } ? Exclude<R, Done<string>> : never
+/** The seats a protocol's asks name (the seat a person fills when it is their turn). */
+export type SeatOf<P> = AskOf<P> extends { seat: infer S extends string } ? S : string
 
 /**
  * Everything a step knows about the session, parsed: typed by the protocol `P` (its Config, Instance
  * and State) and the plugin's own extras `X` (what `sessionConfig` keeps beside the protocol's config).
  */
 export interface SessionContext<P extends AnyProtocol = AnyProtocol, X = any> {
-  session: StepSession
+  session: StepSession<MessageOf<P>>
   config: ConfigOf<P>
   extras: X
   instance: InstanceOf<P>
@@ -78,7 +104,7 @@ export interface AgentContext<P extends AnyProtocol = AnyProtocol, X = any> exte
    * The message bodies of the run's earlier sessions of this session's repetition (lower position),
    * in position order; empty for a session without a run. Read once per job.
    */
-  earlierSessions(): Promise<BaseMessage[][]>
+  earlierSessions(): Promise<MessageOf<P>[][]>
   /**
    * Aborted when the step must stop: its run was paused or cancelled, or its seat's time limit passed
    * (the fill's `timeoutSeconds`, else the plugin's `timeouts`). `llm` passes it to every model call
@@ -170,8 +196,8 @@ export type Agent<P extends AnyProtocol = AnyProtocol, X = any> = (
 
 export interface HumanContext<P extends AnyProtocol = AnyProtocol, X = any> extends SessionContext<P, X> {
   ask: AskOf<P>
-  /** The seat the person fills (whose turn it is). */
-  seat: string
+  /** The seat the person fills (whose turn it is): the ask's seat. */
+  seat: SeatOf<P>
   actor: Actor
 }
 
@@ -340,25 +366,36 @@ export interface ScheduleDecision {
 }
 
 /** What the scheduler reads, inside the transaction that holds the run's lock. */
-export interface ScheduleContext {
-  run: { id: string; studyId: string; config: unknown; status: string }
+export interface ScheduleContext<P extends AnyProtocol = AnyProtocol, X = any> {
+  run: {
+    id: string
+    studyId: string
+    /** The run's config, split as every session's is (the plugin's `sessionConfig`, else the protocol's schema). */
+    config: SessionConfig<ConfigOf<P>, X>
+    status: string
+  }
   /** The run's sessions (of one repetition when asked), by creation order: lineage, status, key. */
   sessions(where?: { repetition?: number }): Promise<ScheduledSession[]>
   /** The message bodies of one session of the run, in seq order. */
-  messages(sessionId: string): Promise<BaseMessage[]>
+  messages(sessionId: string): Promise<MessageOf<P>[]>
 }
 
 /**
  * A protocol's run scheduler: which sessions a run has beyond its plan's grid, and when it is done.
  * The engine calls it under the run's row lock (one call at a time per run), once per session end.
  */
-export interface RunSchedule {
-  /** Whether a session of the plan's grid starts waiting (held until a decision starts it). */
-  waits?(config: unknown, at: { repetition: number; position: number }): boolean
+export interface RunSchedule<P extends AnyProtocol = AnyProtocol, X = any> {
+  /**
+   * Whether a session of the plan's grid starts waiting (held until a decision starts it), given the
+   * plan's config split as a session's is.
+   */
+  waits?(config: SessionConfig<ConfigOf<P>, X>, at: { repetition: number; position: number }): boolean
   /** Once, when the run starts running: sessions to add to the plan's grid. */
-  onRunStart?(ctx: ScheduleContext): ScheduleDecision | Promise<ScheduleDecision>
+  onRunStart?(ctx: ScheduleContext<P, X>): ScheduleDecision | Promise<ScheduleDecision>
   /** Once per session that ended done: what comes next. */
-  onSessionDone?(ctx: ScheduleContext & { session: ScheduledSession }): ScheduleDecision | Promise<ScheduleDecision>
+  onSessionDone?(
+    ctx: ScheduleContext<P, X> & { session: ScheduledSession },
+  ): ScheduleDecision | Promise<ScheduleDecision>
 }
 
 /**
@@ -387,7 +424,7 @@ export type Capability<T> = () => Promise<T>
 /** What a worker needs to step a session of the protocol. */
 export interface PluginRuntime<P extends AnyProtocol = AnyProtocol, X = any> {
   /** The run's scheduler (default: the plan's grid, done when none of its sessions is open). */
-  schedule?: RunSchedule
+  schedule?: RunSchedule<P, X>
   /** Splits a session's stored config (default: all of it is the protocol's). */
   sessionConfig?(raw: unknown, task: string): SessionConfig<ConfigOf<P>, X>
   /** Agents by kind; `program` agents by program name. */
@@ -419,7 +456,10 @@ export interface PluginRuntime<P extends AnyProtocol = AnyProtocol, X = any> {
   projectionNames?: Partial<Record<ProjectionName, string>>
   /** The offline demo model's reply to a request of this protocol's agents (undefined: not ours). */
   demo?(req: DemoRequest): string | undefined
-  /** What a session is about, in a few words (the case, the molecule, the game): lists and titles. */
+  /**
+   * What a session is about, in a few words (the case, the molecule, the game): lists and titles. It
+   * gets the instance parsed by the protocol's schema (`sessionTitle` parses a stored snapshot).
+   */
   title?(instance: InstanceOf<P>, task: string): string
 }
 
@@ -562,11 +602,12 @@ function capability<T>(spec: CapabilitySpec<T>): Capability<T> {
 /**
  * A protocol's plugin: every hook typed by the protocol's Config, Instance, State, Ask and Message
  * (and the plugin's extras `X`), so a plugin needs no casts; each capability given as a value or as a
- * lazy `() => import('./module').then(…)`.
+ * lazy `() => import('./module').then(…)`. The protocol alone fixes `P` (`NoInfer`): a hook typed
+ * more loosely (an `Agent` of any protocol) cannot widen it, it fails to compile instead.
  */
 export function definePlugin<P extends AnyProtocol, X = Record<string, never>>(
   protocol: P,
-  spec: PluginSpec<P, X>,
+  spec: PluginSpec<NoInfer<P>, X>,
 ): ProtocolPlugin {
   const { setup, views, exports, seed, ops, ...runtime } = spec
   const plugin: ProtocolPlugin<P, X> = {

@@ -71,6 +71,17 @@ export async function allPlugins(): Promise<ProtocolPlugin[]> {
   return [...registry().plugins.values()]
 }
 
+/**
+ * A session's title from its stored instance snapshot: the plugin's `title` gets the instance parsed
+ * by its protocol's schema, as every hook does. A snapshot the schema refuses (written before a rule
+ * existed, or by hand) and a plugin without `title` give null, so a list shows `#n` instead of failing.
+ */
+export function sessionTitle(plugin: ProtocolPlugin | undefined, snapshot: unknown, task: string): string | null {
+  if (!plugin?.title) return null
+  const parsed = plugin.protocol.instance.safeParse(snapshot)
+  return parsed.success ? plugin.title(parsed.data, task) : null
+}
+
 export class UnknownProtocolError extends Error {
   constructor(
     readonly protocol: string,

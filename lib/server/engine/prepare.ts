@@ -4,7 +4,7 @@ import { maxSessions } from '@/lib/limits.mjs'
 import type { PoolClient } from 'pg'
 import { sql } from '@/lib/server/db'
 import { admitSessions, wakeStepWorkers } from '@/lib/server/engine/step-queue'
-import type { InstanceRow } from '@/lib/server/engine/plugin'
+import { type InstanceRow, splitConfig } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished, runStarting } from '@/lib/server/engine/schedule'
 import { humanSeats, type Seats } from '@/lib/server/engine/seats'
@@ -171,7 +171,9 @@ async function prepareLocked(
   const plugin = await pluginFor(protocol)
   const snapshot = (await plugin.setup()).snapshot ?? defaultSnapshot
   const held = plugin.schedule?.waits
-  const waits = (repetition: number, position: number) => !!held?.(plan.config, { repetition, position })
+  const runConfig = held && splitConfig(plugin, plan.config, plan.task)
+  const waits = (repetition: number, position: number) =>
+    !!(held && runConfig && held(runConfig, { repetition, position }))
   const ids =
     plan.instanceIds ??
     (

@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto'
 import { LlmError } from '@/lib/llm/client'
-import { type Ask, type BaseMessage, ProtocolError, replay } from '@/lib/protocols/types'
+import { type AnyProtocol, type Ask, type BaseMessage, ProtocolError, replay } from '@/lib/protocols/types'
 import { sql } from '@/lib/server/db'
 import { isUniqueViolation } from '@/lib/server/errors'
 import { execTools, StepAborted } from '@/lib/server/engine/exec'
 import { llmTools } from '@/lib/server/engine/llm'
-import type {
-  AgentContext,
-  ProtocolPlugin,
-  Produced,
-  SessionContext,
-  SessionEndReason,
-  StepSession,
+import {
+  type AgentContext,
+  type InstanceOf,
+  type MessageOf,
+  type ProtocolPlugin,
+  type Produced,
+  type SessionContext,
+  type SessionEndReason,
+  type SessionParser,
+  type StateOf,
+  type StepSession,
+  splitConfig,
 } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { Seats } from '@/lib/server/engine/seats'
@@ -82,13 +87,30 @@ export async function loadSession(sessionId: string): Promise<StepSession> {
 /** Parse a loaded session and replay its log. Throws for an unknown protocol or a corrupt log. */
 export async function prepare(session: StepSession): Promise<Loaded> {
   const plugin = await pluginFor(session.protocol)
-  const { config, extras } = plugin.sessionConfig
-    ? plugin.sessionConfig(session.config, session.task)
-    : { config: plugin.protocol.config.parse(session.config), extras: undefined }
-  const instance = plugin.protocol.instance.parse(session.instance)
+  return { session, plugin, ctx: parseSession(plugin, session) }
+}
+
+/**
+ * A session as the hooks of its protocol's plugin see it: config and extras split by the plugin,
+ * the instance parsed, the log replayed. Typed by the protocol it is given, so a protocol's own
+ * operation (on a session it looked up) reads it as its hooks do; a session of another protocol
+ * throws. Throws for a corrupt log.
+ */
+export function parseSession<P extends AnyProtocol, X = undefined>(
+  parser: SessionParser<P, X>,
+  session: StepSession,
+): SessionContext<P, X> {
+  const { protocol } = parser
+  if (session.protocol !== protocol.id)
+    throw new Error(`Session ${session.id} runs ${session.protocol}, not ${protocol.id}.`)
+  const { config, extras } = splitConfig(parser, session.config, session.task)
+  const instance: InstanceOf<P> = protocol.instance.parse(session.instance)
   const seats = Seats.parse(session.seats)
-  const state = replay(plugin.protocol, config, instance, session.messages)
-  return { session, plugin, ctx: { session, config, extras, instance, seats, state } }
+  const state: StateOf<P> = replay(protocol, config, instance, session.messages)
+  // The log is P's: each message was accepted by P's `apply` when it was written, and `replay` just
+  // ran every one through it again.
+  const typed = session as StepSession<MessageOf<P>>
+  return { session: typed, config, extras, instance, seats, state }
 }
 
 export interface StepOptions {

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { BaseMessage } from '@/lib/protocols/types'
 import { sql } from '@/lib/server/db'
-import type {
-  InstanceRow,
-  ProtocolPlugin,
-  ScheduleContext,
-  ScheduleDecision,
-  ScheduledSession,
-  SessionSpec,
+import {
+  type InstanceRow,
+  type ProtocolPlugin,
+  type ScheduleContext,
+  type ScheduleDecision,
+  type ScheduledSession,
+  type SessionSpec,
+  splitConfig,
 } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { humanSeats, Seats } from '@/lib/server/engine/seats'
@@ -59,9 +60,9 @@ const lockRun = async (client: Client, runId: string): Promise<RunRow | undefine
 
 const SESSION_COLS = `id, key, "parentId", "forkSeq", repetition, position, status, "instanceId"`
 
-function contextOf(client: Client, run: RunRow): ScheduleContext {
+function contextOf(client: Client, run: RunRow, plugin: ProtocolPlugin): ScheduleContext {
   return {
-    run: { id: run.id, studyId: run.studyId, config: run.config, status: run.status },
+    run: { id: run.id, studyId: run.studyId, config: splitConfig(plugin, run.config, run.task), status: run.status },
     async sessions(where = {}) {
       const { rows } = await client.query(
         `SELECT ${SESSION_COLS} FROM "ProtocolSession"
@@ -313,7 +314,7 @@ export async function afterSessionDone(sessionId: string): Promise<void> {
     const session = s[0] as (ScheduledSession & { scheduledAt: Date | null }) | undefined
     if (session && session.status === 'done' && !session.scheduledAt) {
       const { scheduledAt: _, ...seen } = session
-      const decision = await onDone({ ...contextOf(client, run), session: seen })
+      const decision = await onDone({ ...contextOf(client, run, plugin), session: seen })
       queued = await applyDecision(client, run, plugin, decision ?? {})
       await client.query(`UPDATE "ProtocolSession" SET "scheduledAt" = now() WHERE id = $1`, [sessionId])
     }
@@ -335,7 +336,7 @@ export async function runStarting(runId: string, client?: Client): Promise<void>
       const plugin = await pluginFor(run.protocol)
       const onStart = plugin.schedule?.onRunStart
       if (!onStart || run.schedule?.started) return
-      const decision = await onStart(contextOf(c, run))
+      const decision = await onStart(contextOf(c, run, plugin))
       await applyDecision(c, run, plugin, decision ?? {}, { started: true })
     },
     client,

@@ -11,7 +11,7 @@ import { AppError, badRequest, conflict, forbidden, isUniqueViolation, notFound 
 import { workingSessions } from '@/lib/server/engine/jobs'
 import type { StepSession } from '@/lib/server/engine/plugin'
 import { enqueueSteps } from '@/lib/server/engine/step-queue'
-import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
+import { allPlugins, pluginFor, sessionTitle } from '@/lib/server/engine/plugins'
 import {
   afterSessionDone,
   sessionEnded,
@@ -199,7 +199,7 @@ export const myQueue = defineOperation({
       const plugin = plugins.get(r.protocol)
       const seat = plugin?.protocol.seats.find((d) => d.name === r.seat)
       const titleOf = (protocol: string, inst: unknown, task: string, position: number) =>
-        plugins.get(protocol)?.title?.(inst, task) ?? `#${position + 1}`
+        sessionTitle(plugins.get(protocol), inst, task) ?? `#${position + 1}`
       return {
         ...r,
         protocolLabel: plugin?.protocol.label ?? r.protocol,
@@ -385,7 +385,7 @@ export const getSession = defineOperation({
       stallError: researcher || mySeats.length ? meta.stallError : null,
       retryCount: meta.retryCount,
       task: session.task,
-      title: plugin.title?.(session.instance, session.task) ?? null,
+      title: plugin.title?.(ctx.instance, session.task) ?? null,
       study: meta.study,
       run: meta.run,
       updatedAt: meta.updatedAt,

@@ -2,7 +2,6 @@ import type { z } from 'zod'
 import { critScore } from '@/lib/metrics/evince'
 import {
   type CritMessage,
-  type Debater,
   EVINCE_SUM_TOLERANCE,
   evince,
   type EvinceConfig,
@@ -24,7 +23,7 @@ import {
 } from '@/lib/tasks/evince-prompts'
 import { LlmError } from '@/lib/llm/client'
 import { ProtocolError } from '@/lib/protocols/types'
-import type { Agent, AgentContext, ChatMessage } from '@/lib/server/sdk'
+import type { Agent } from '@/lib/server/sdk'
 
 /**
  * EVINCE's agents. A debater LLM answers a JSON top-k distribution, held to the protocol's rules
@@ -33,8 +32,6 @@ import type { Agent, AgentContext, ChatMessage } from '@/lib/server/sdk'
  * (temperature 0 unless set). The program "no-judge" fills the moderator without a model: the debate
  * then runs without CRIT and report (equal weights), so it is never asked anything.
  */
-export type EvinceCtx = AgentContext<typeof evince>
-
 const caseOf = (instance: EvinceInstance): DebateCase => ({ symptoms: instance.input.symptoms })
 export const turnsOf = (log: readonly EvinceMessage[]) => log.filter((m): m is TurnMessage => m.kind === 'turn')
 
@@ -110,15 +107,14 @@ function refusal(state: EvinceState, message: EvinceMessage): string | null {
   }
 }
 
-const llm: Agent = async (raw) => {
-  const ctx = raw as EvinceCtx
+const llm: Agent<typeof evince> = async (ctx) => {
   if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
   const { config, instance, state, ask } = ctx
-  const log = ctx.session.messages as EvinceMessage[]
+  const log = ctx.session.messages
   const model = ctx.fill.model
   if (ask.kind === 'turn') {
     const prompt = debaterPrompt({
-      seat: ask.seat as Debater,
+      seat: ask.seat,
       round: ask.round,
       delta: ask.delta,
       config,
@@ -131,7 +127,7 @@ const llm: Agent = async (raw) => {
       const message: TurnMessage = {
         seq: ask.j,
         kind: 'turn',
-        sender: ask.seat as Debater,
+        sender: ask.seat,
         round: ask.round,
         predictions: t.predictions,
         arguments: t.arguments,
@@ -140,7 +136,7 @@ const llm: Agent = async (raw) => {
       const refused = refusal(state, message)
       return refused ? { ok: false as const, error: refused } : { ...t, message }
     }
-    const r = await ctx.llm.json(model, { messages: prompt as ChatMessage[] }, turnReply, {
+    const r = await ctx.llm.json(model, { messages: prompt }, turnReply, {
       purpose: 'evince-debate',
       stream: true,
       check: (v) => {
@@ -177,7 +173,7 @@ const llm: Agent = async (raw) => {
       rivals: v.rivals,
       comment: v.comment,
     })
-    const r = await ctx.llm.json(judge, { messages: prompt as ChatMessage[] }, critReply, {
+    const r = await ctx.llm.json(judge, { messages: prompt }, critReply, {
       purpose: 'evince-crit',
       check: (v) => refusal(state, crit(v)),
     })
@@ -191,7 +187,7 @@ const llm: Agent = async (raw) => {
     sender: 'moderator',
     ...v,
   })
-  const r = await ctx.llm.json(judge, { messages: prompt as ChatMessage[] }, reportReply, {
+  const r = await ctx.llm.json(judge, { messages: prompt }, reportReply, {
     purpose: 'evince-report',
     check: (v) => refusal(state, report(v)),
   })
@@ -204,7 +200,7 @@ const llm: Agent = async (raw) => {
 }
 
 /** The moderator without a judge model: a run set up this way has CRIT and the report off. */
-const noJudge: Agent = async () => {
+const noJudge: Agent<typeof evince> = async () => {
   throw new LlmError('client', 'This debate has no judge model, so CRIT and the report cannot run.', [])
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { canonicalLabel } from '@/lib/metrics/evince'
-import { type Debater, type EvinceMessage, evince, type TurnMessage } from '@/lib/protocols/evince'
+import { type EvinceMessage, evince, type TurnMessage } from '@/lib/protocols/evince'
 import { badRequest, definePlugin, type HumanContext } from '@/lib/server/sdk'
 import { evinceAgents } from '@/lib/server/protocols/evince/agents'
 import { evinceDemo } from '@/lib/server/protocols/evince/demo'
@@ -53,7 +53,7 @@ function turnMessage(ctx: HumanContext<typeof evince>, input: EvinceTurnInput) {
   const message: TurnMessage = {
     seq: ask.j,
     kind: 'turn',
-    sender: ctx.seat as Debater,
+    sender: ask.seat,
     round: ask.round,
     predictions: input.predictions,
     arguments: input.arguments.filter(Boolean),
@@ -105,7 +105,7 @@ export const evincePlugin = definePlugin(evince, {
   },
   demo: evinceDemo,
   title: (instance) => {
-    const s = (instance as { input?: { symptoms?: string } } | null)?.input?.symptoms ?? 'case'
+    const s = instance.input.symptoms
     return s.length > 60 ? `${s.slice(0, 59)}…` : s
   },
 })

@@ -1,4 +1,4 @@
-import { type EvinceInstance, type EvinceMessage, type EvinceState, evince, evinceConfig } from '@/lib/protocols/evince'
+import { type EvinceMessage, evince, evinceConfig } from '@/lib/protocols/evince'
 import { replayAccepted } from '@/lib/protocols/types'
 
 /**
@@ -8,7 +8,7 @@ import { replayAccepted } from '@/lib/protocols/types'
  */
 export function replayed(s: { config: unknown; instance: unknown; messages: unknown[] }) {
   const config = evinceConfig.parse(s.config)
-  const instance = evince.instance.parse(s.instance) as EvinceInstance
+  const instance = evince.instance.parse(s.instance)
   const { state, refused } = replayAccepted(evince, config, instance, s.messages as EvinceMessage[])
-  return { config, instance, state: state as EvinceState, refused }
+  return { config, instance, state, refused }
 }

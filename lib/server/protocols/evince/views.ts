@@ -5,7 +5,6 @@ import {
   type CaseResult,
   caseResult,
   confusion,
-  type EvinceAsk,
   type evince,
   evinceConfig,
   finalDistribution,
@@ -25,7 +24,7 @@ import { replayed } from '@/lib/server/protocols/evince/replayed'
 function sessionView(ctx: ViewContext<typeof evince>) {
   const { config, instance, state } = ctx
   const final = finalDistribution(state)
-  const ask = ctx.ask as EvinceAsk | null
+  const { ask } = ctx
   return {
     config,
     symptoms: instance.input.symptoms,

@@ -87,13 +87,20 @@ function checker(task: string, ref: LlmRef, llm: LlmTools, template?: TaskTempla
   }
 }
 
+/**
+ * The built-in task of a session without a template (a generic task always has its template): the
+ * session's task column is the plugin's own word, a plain string; as the prompts read it, every task
+ * but RAD is DRUG.
+ */
+const builtInTask = (task: string): PxpTaskKind => (task === 'rad' ? 'rad' : 'drug')
+
 const asAnswer = (m?: PxpMessage): Answer | undefined => (m ? { y: m.prediction, e: m.explanation } : undefined)
 
 /** Procedure 2 for the seat's new answer. */
 async function tagged(ctx: PxpCtx, answer: Answer, checkerRef: LlmRef) {
-  const log = ctx.session.messages as PxpMessage[]
+  const log = ctx.session.messages
   const byJ = (n: number) => log.find((m) => m.seq === n)
-  const template = (ctx.extras as PxpExtras).template
+  const template = ctx.extras.template
   return agentTagAsync({
     j: ctx.ask.j,
     k: ctx.config.k,
@@ -120,12 +127,12 @@ async function prompt(
   ctx: PxpCtx,
   vision: boolean,
 ): Promise<{ messages: ChatMessage[]; carried: number; sessions: number }> {
-  const template = (ctx.extras as PxpExtras).template
-  const task = ctx.session.task as PxpTaskKind
+  const template = ctx.extras.template
+  const task = builtInTask(ctx.session.task)
   const seat = ctx.ask.seat
-  const chain = (ctx.extras as PxpExtras).carryOver ? await ctx.earlierSessions() : []
-  const earlier = chain.flat() as PxpMessage[]
-  const turns = [...earlier, ...(ctx.session.messages as PxpMessage[])].map((m) => {
+  const chain = ctx.extras.carryOver ? await ctx.earlierSessions() : []
+  const earlier = chain.flat()
+  const turns = [...earlier, ...ctx.session.messages].map((m) => {
     const msg = {
       sender: m.sender === seat ? ('m' as const) : ('h' as const),
       tag: m.tag,
@@ -134,19 +141,17 @@ async function prompt(
     }
     return template ? genericContextTurn(template, msg) : contextTurn(task, msg)
   })
-  const image = ctx.instance.input.image
+  const { image, smiles } = ctx.instance.input
   const imageUrl = !vision
     ? undefined
     : (ctx.instance.imageUrl ?? (typeof image === 'string' && ctx.instance.datasetId ? `asset:${image}` : undefined))
-  const messages = (
-    template
-      ? genericPrompt(template, turns, genericQuery(template, ctx.instance.input))
-      : assemblePrompt(
-          task,
-          turns,
-          queryTurn(task, { imageUrl, smiles: ctx.instance.input.smiles as string | undefined }),
-        )
-  ) as ChatMessage[]
+  const messages: ChatMessage[] = template
+    ? genericPrompt(template, turns, genericQuery(template, ctx.instance.input))
+    : assemblePrompt(
+        task,
+        turns,
+        queryTurn(task, { imageUrl, smiles: typeof smiles === 'string' ? smiles : undefined }),
+      )
   return { messages, carried: earlier.length, sessions: chain.length }
 }
 
@@ -165,17 +170,15 @@ function contextOf(p: { messages: ChatMessage[]; carried: number; sessions: numb
   ]
 }
 
-const llm: Agent = async (raw) => {
-  const ctx = raw as PxpCtx
+const llm: Agent<typeof pxp, PxpExtras> = async (ctx) => {
   if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
-  const template = (ctx.extras as PxpExtras).template
-  const task = ctx.session.task as PxpTaskKind
+  const template = ctx.extras.template
   const model = ctx.fill.model
   const p = await prompt(ctx, model.vision ?? true)
   const messages = p.messages
   const keys = template
     ? { prediction: template.predictionField, explanation: [template.explanationField] }
-    : { explanation: [EXPLANATION_KEY[task] ?? 'Explanation', 'Explanation'] }
+    : { explanation: [EXPLANATION_KEY[builtInTask(ctx.session.task)], 'Explanation'] }
   const r = await ctx.llm.ask(
     model,
     { messages },
@@ -203,8 +206,7 @@ const llm: Agent = async (raw) => {
   }
 }
 
-const proxy: Agent = async (raw) => {
-  const ctx = raw as PxpCtx
+const proxy: Agent<typeof pxp, PxpExtras> = async (ctx) => {
   const answer = { y: ctx.instance.prediction, e: ctx.instance.explanation }
   const t = await tagged(ctx, answer, helper(ctx, 'checker'))
   return {
@@ -216,4 +218,4 @@ const proxy: Agent = async (raw) => {
 
 export const pxpAgents = { llm, proxy }
 
-export const receiverOf = (sender: string) => otherSeat(sender as PxpSeat)
+export const receiverOf = (sender: PxpSeat) => otherSeat(sender)

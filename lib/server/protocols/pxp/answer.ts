@@ -132,8 +132,8 @@ export async function hintMatch(input: {
  * Seats whose answers a participant sees only as a tag: the ground-truth proxy's, when experts play
  * the machine against it and the run was set up to show them only the tester's tag.
  */
-export function hiddenSeats(ctx: { extras: unknown; seats: Seats; mySeats: string[] }): string[] {
-  if ((ctx.extras as PxpExtras | undefined)?.proxyAnswer !== 'tag-only' || !ctx.mySeats.length) return []
+export function hiddenSeats(ctx: { extras: PxpExtras; seats: Seats; mySeats: string[] }): string[] {
+  if (ctx.extras.proxyAnswer !== 'tag-only' || !ctx.mySeats.length) return []
   return Object.entries(ctx.seats)
     .filter(([name, fill]) => fill?.kind === 'proxy' && !ctx.mySeats.includes(name))
     .map(([name]) => name)

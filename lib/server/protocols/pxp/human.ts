@@ -1,14 +1,5 @@
 import { z } from 'zod'
-import {
-  allowedTags,
-  category,
-  deriveTag,
-  isTagAllowed,
-  type PxpMessage,
-  type PxpSeat,
-  type pxp,
-  pxpTag,
-} from '@/lib/protocols/pxp'
+import { allowedTags, category, deriveTag, isTagAllowed, type PxpMessage, type pxp, pxpTag } from '@/lib/protocols/pxp'
 import { badRequest, boolParam, type HumanContext, type Produced } from '@/lib/server/sdk'
 import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
 import { answerRules, checkPrediction, computedMatch } from '@/lib/server/protocols/pxp/answer'
@@ -67,7 +58,7 @@ export async function pxpTurnMessage(
     throw badRequest('Answer both questions about your partner’s message.', fieldErrors)
   if (!checked.ok) throw badRequest(checked.error, fieldErrors)
   const prediction = checked.value
-  const log = ctx.session.messages as PxpMessage[]
+  const log = ctx.session.messages
   const ownPrev = log.find((m) => m.seq === j - 2)
   const derived = derivedHumanTag({
     j,
@@ -88,13 +79,7 @@ export async function pxpTurnMessage(
     )
   }
   return {
-    message: {
-      seq: j,
-      sender: ctx.seat as PxpSeat,
-      tag,
-      prediction,
-      explanation: input.explanation,
-    } as PxpMessage,
+    message: { seq: j, sender: ctx.seat, tag, prediction, explanation: input.explanation },
     context: { person: ctx.actor.email },
     meta: {
       matchPrev: input.matchPrev,

@@ -1,8 +1,7 @@
 import { z } from 'zod'
-import type { PxpMessage } from '@/lib/protocols/pxp'
-import type { Ask } from '@/lib/protocols/types'
-import { db, defineOperation, enforceRate, id, loadSession, notFound, prepare, settings } from '@/lib/server/sdk'
-import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
+import { pxp } from '@/lib/protocols/pxp'
+import { db, defineOperation, enforceRate, id, loadSession, notFound, parseSession, settings } from '@/lib/server/sdk'
+import { pxpSessionConfig } from '@/lib/server/protocols/pxp/agents'
 import { answerRules, checkPrediction, drawPrediction, hiddenSeats, hintMatch } from '@/lib/server/protocols/pxp/answer'
 
 /**
@@ -24,10 +23,11 @@ export const checkPxpAnswer = defineOperation({
     })
     if (!seat) throw notFound('Session')
     await enforceRate(actor, 'pxp.check-answer', settings(['PARLEY_CHECK_ANSWER_PER_MINUTE']).checkAnswerPerMinute)
-    const { plugin, ctx, session } = await prepare(await loadSession(sessionId))
-    const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true }
+    const ctx = parseSession({ protocol: pxp, sessionConfig: pxpSessionConfig }, await loadSession(sessionId))
+    const { session } = ctx
+    const next = pxp.next(ctx.state)
     const j = next.done ? null : next.j
-    const template = (ctx.extras as PxpExtras).template
+    const template = ctx.extras.template
     const rules = answerRules(session.task, template)
     const checked = prediction.trim() ? await checkPrediction(rules, prediction) : null
     const y = checked?.ok ? checked.value : ''
@@ -44,7 +44,7 @@ export const checkPxpAnswer = defineOperation({
               j,
               task: session.task,
               template,
-              messages: session.messages as PxpMessage[],
+              messages: session.messages,
               prediction: y,
             }),
     }

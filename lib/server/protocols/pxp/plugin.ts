@@ -1,7 +1,7 @@
 import { type PxpInstance, type PxpMessage, pxp } from '@/lib/protocols/pxp'
 import { definePlugin } from '@/lib/server/sdk'
 import { pxpSchedule } from '@/lib/server/protocols/pxp/schedule'
-import { pxpAgents, type PxpExtras, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
+import { pxpAgents, pxpSessionConfig, receiverOf } from '@/lib/server/protocols/pxp/agents'
 import { pxpDemo } from '@/lib/server/protocols/pxp/demo'
 import { PxpTurnInput, pxpTurnMessage } from '@/lib/server/protocols/pxp/human'
 
@@ -13,14 +13,14 @@ export type { PxpSessionView } from '@/lib/server/protocols/pxp/views'
  * operations are modules loaded on first use.
  */
 function title(instance: PxpInstance, task: string): string {
-  const input = instance?.input ?? {}
+  const { input } = instance
   if (task === 'rad' && typeof input.image === 'string') return input.image.replace(/\.[a-z]+$/i, '')
   if (task === 'drug' && typeof input.smiles === 'string') return input.smiles
-  const first = Object.values(input).find((v) => typeof v === 'string') as string | undefined
+  const first = Object.values(input).find((v): v is string => typeof v === 'string')
   return first ? (first.length > 60 ? `${first.slice(0, 59)}…` : first) : 'instance'
 }
 
-export const pxpPlugin = definePlugin<typeof pxp, PxpExtras>(pxp, {
+export const pxpPlugin = definePlugin(pxp, {
   sessionConfig: pxpSessionConfig,
   schedule: pxpSchedule,
   agents: pxpAgents,

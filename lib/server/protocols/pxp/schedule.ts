@@ -1,7 +1,9 @@
-import type { RunSchedule } from '@/lib/server/sdk'
+import type { pxp } from '@/lib/protocols/pxp'
+import type { RunSchedule, SessionConfig } from '@/lib/server/sdk'
+import type { PxpExtras } from '@/lib/server/protocols/pxp/agents'
 
-/** Whether a PXP run (or session) config carries the machine's context over (the paper's setting). */
-export const carriesOver = (config: unknown) => (config as { carryOver?: unknown } | null)?.carryOver === true
+/** Whether a PXP run (or session) carries the machine's context over (the paper's setting). */
+export const carriesOver = (config: SessionConfig<unknown, PxpExtras>) => config.extras.carryOver === true
 
 /**
  * PXP's schedule. With carry-over the sessions of a repetition run one after another: every session
@@ -9,7 +11,7 @@ export const carriesOver = (config: unknown) => (config as { carryOver?: unknown
  * starts (its machine reads the earlier dialogues, agents.ts). Without it every session runs at once.
  * Done as the engine's default: when none of the run's sessions is open.
  */
-export const pxpSchedule: RunSchedule = {
+export const pxpSchedule: RunSchedule<typeof pxp, PxpExtras> = {
   waits: (config, at) => carriesOver(config) && at.position > 0,
   async onSessionDone({ run, session, sessions }) {
     if (!carriesOver(run.config)) return {}

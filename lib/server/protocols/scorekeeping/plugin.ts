@@ -8,7 +8,7 @@ import {
   type ScorekeepingMessage,
   scorekeeping,
 } from '@/lib/protocols/scorekeeping'
-import { badRequest, definePlugin, type AgentContext, type ChatMessage, type HumanContext } from '@/lib/server/sdk'
+import { badRequest, definePlugin, type HumanContext } from '@/lib/server/sdk'
 import { scorekeepingDemo } from '@/lib/server/protocols/scorekeeping/demo'
 
 /**
@@ -19,8 +19,6 @@ import { scorekeepingDemo } from '@/lib/server/protocols/scorekeeping/demo'
  * rules, applied by the protocol when the reply is appended. This entry holds what a worker needs to
  * play a game; set-up, results, exports, the demo seed and the import are modules loaded on first use.
  */
-type Ctx = AgentContext<typeof scorekeeping>
-
 /** A person's turn: a one-line answer to a request, or yes/no to a side question. */
 export const ScorekeepingTurnInput = z.object({
   reply: z.string().max(2000).optional(),
@@ -47,15 +45,13 @@ export const scorekeepingPlugin = definePlugin(scorekeeping, {
   sessionConfig: (raw) => ({ config: scorekeeping.config.parse(raw ?? {}), extras: {} }),
   agents: {
     program: {
-      async 'game-master'(raw) {
-        const ctx = raw as Ctx
+      async 'game-master'(ctx) {
         return { message: gameMaster(ctx.state, ctx.ask), context: { program: 'game-master' } }
       },
     },
-    async llm(raw) {
-      const ctx = raw as Ctx
+    async llm(ctx) {
       if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
-      const messages = answererPrompt(ctx.state, ctx.ask) as ChatMessage[]
+      const messages = answererPrompt(ctx.state, ctx.ask)
       const r = await ctx.llm.chat(
         ctx.fill.model,
         { messages },
@@ -64,7 +60,7 @@ export const scorekeepingPlugin = definePlugin(scorekeeping, {
       return { message: answererMessage(ctx.ask, r.text), context: messages, callId: r.callId }
     },
   },
-  human: { input: ScorekeepingTurnInput, toMessage: turnMessage as never },
+  human: { input: ScorekeepingTurnInput, toMessage: turnMessage },
   project: (m: ScorekeepingMessage) => ({
     receiver: m.sender === 'questioner' ? 'answerer' : 'questioner',
     label: m.kind,
@@ -99,8 +95,5 @@ export const scorekeepingPlugin = definePlugin(scorekeeping, {
       operations: [m.importClembench],
       rest: m.scorekeepingRest,
     })),
-  title: (instance) => {
-    const i = instance as { experiment?: string; gameId?: number } | null
-    return `${i?.experiment ?? 'game'} #${i?.gameId ?? '?'}`
-  },
+  title: (instance) => `${instance.experiment ?? 'game'} #${instance.gameId ?? '?'}`,
 })

@@ -39,8 +39,8 @@ export const GAME = 'privateshared'
 const nan = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? null : x)
 
 /** The session page: the dialogue and the probes; ground truth only for those outside the game. */
-export function scorekeepingSessionView(ctx: ViewContext) {
-  const state = ctx.state as ScorekeepingState
+export function scorekeepingSessionView(ctx: ViewContext<typeof scorekeeping>) {
+  const { state } = ctx
   const player = ctx.mySeats.length > 0
   const done = state.outcome !== null
   const dialogue = state.messages
@@ -142,7 +142,7 @@ const episodeCache = replayCache((s): Episode => {
     scorekeeping.config.parse(s.config ?? {}),
     s.instance as never,
     s.messages.map((m) => m.body as ScorekeepingMessage),
-  ) as ScorekeepingState
+  )
   const done = state.outcome !== null
   const answerer = answererOf(s.seats, s.people)
   return {

@@ -64,9 +64,9 @@ describe('engine contract (toy protocol)', () => {
   it('the work queue titles a session by its parsed instance, and one whose snapshot no longer parses as #n', async () => {
     const w = await world(fake)
     const run = await create(w, 'toy', toyFixture.humanSetup(w, await toyFixture.dataset(w, 2)))
-    await db.experiment.update({ where: { id: run.id }, data: { status: 'running' } })
+    await db.run.update({ where: { id: run.id }, data: { status: 'running' } })
     const sessions = await db.protocolSession.findMany({
-      where: { experimentId: run.id },
+      where: { runId: run.id },
       orderBy: { position: 'asc' },
     })
     for (const s of sessions) expect((await stepSession(s.id)).kind).toBe('awaiting')

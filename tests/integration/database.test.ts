@@ -59,3 +59,29 @@ describe('database', () => {
     expect((await sql().query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
   })
 })
+
+describe('migration 20261128070000 (an Experiment is a run)', () => {
+  it('renames the run id of step jobs still queued from experimentId to runId, and leaves other jobs alone', async () => {
+    const { queue: queueFor, stopBoss } = await import('@/lib/server/jobs/queue')
+    const { readFileSync } = await import('node:fs')
+    const name = `rename-test-${randomUUID().slice(0, 8)}`
+    const b = await queueFor(name)
+    try {
+      const old = await b.send(name, { sessionId: 's1', experimentId: 'r1' })
+      const other = await b.send(name, { sessionId: 's2' })
+      // The migration's job part, run again on jobs queued by an older version.
+      const text = readFileSync('prisma/migrations/20261128070000_experiment_is_a_run/migration.sql', 'utf8')
+      const block = text.slice(text.indexOf('DO $$'))
+      expect(block).toMatch(/END \$\$;/)
+      await sql().query(block)
+      const data = async (id: string | null) =>
+        (await sql().query<{ data: unknown }>('SELECT data FROM pgboss.job WHERE name = $1 AND id = $2', [name, id]))
+          .rows[0]?.data
+      expect(await data(old)).toEqual({ sessionId: 's1', runId: 'r1' })
+      expect(await data(other)).toEqual({ sessionId: 's2' })
+    } finally {
+      await sql().query('DELETE FROM pgboss.job WHERE name = $1', [name])
+      await stopBoss()
+    }
+  })
+})

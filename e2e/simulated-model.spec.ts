@@ -85,7 +85,7 @@ test('a researcher runs every protocol on the simulated model through the pages,
   for (const s of pxp.sessions) expect(s.messages).toBeGreaterThanOrEqual(2)
   const untagged = await query<{ n: number }>(
     `SELECT count(*)::int AS n FROM "ProtocolMessage" m JOIN "ProtocolSession" s ON s.id = m."sessionId"
-      WHERE s."runId" = $1 AND (m.tag IS NULL OR m.prediction IS NULL OR m.prediction = '')`,
+      WHERE s."runId" = $1 AND (m.label IS NULL OR m.value IS NULL OR m.value = '')`,
     [pxp.runId],
   )
   expect(untagged[0]?.n).toBe(0)

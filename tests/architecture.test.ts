@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PLANNED_PROTOCOLS, PROTOCOL_IDS } from '@/lib/protocols/registry'
@@ -240,5 +241,16 @@ describe('the layering rules', () => {
     }
     for (const v of graph.keys()) if (!idx.has(v)) visit(v)
     expect(cycles).toEqual([])
+  })
+})
+
+describe('the repository', () => {
+  it('tracks nothing that is installed or built (node_modules, .next, .data), not even as a link', () => {
+    const git = spawnSync('git', ['ls-files', '-z'], { encoding: 'utf8' })
+    // A copy without git (an unpacked archive) has nothing tracked to check.
+    if (git.status !== 0) return
+    const tracked = git.stdout.split('\0').filter(Boolean)
+    expect(tracked.length).toBeGreaterThan(0)
+    expect(tracked.filter((f) => /^(node_modules|\.next|\.data)(\/|$)/.test(f))).toEqual([])
   })
 })

@@ -2,9 +2,9 @@ import { defineConfig } from 'vitest/config'
 import base from './vitest.config'
 
 /**
- * Database-free tests only (lib/llm, lib/protocols, lib/metrics, lib/tasks, the pxp CLI): the
+ * Database-free tests only (lib/llm, lib/tasks, the protocols' cores and file-based CLI commands): the
  * settings of vitest.config.ts without its globalSetup, so no PostgreSQL is started.
- * `npx vitest run lib/llm lib/protocols lib/metrics lib/tasks tests/cli-pxp.test.ts tests/cli-evince.test.ts tests/cli-scorekeeping.test.ts --config vitest.pure.config.ts`
+ * `npx vitest run lib/llm lib/tasks core/ tests/cli.test.ts --config vitest.pure.config.ts`
  */
 export default defineConfig({
   resolve: base.resolve,

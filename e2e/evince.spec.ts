@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Page } from '@playwright/test'
 import { expect, test, watchCsp } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
-import { debateRules, loadDebateFixture } from '../tests/support/evince'
+import { debateRules, loadDebateFixture } from '../protocols/evince/tests/support'
 import { signIn, sql } from './helpers'
 
 let fake: FakeLlmServer

@@ -16,7 +16,7 @@
  */
 import os from 'node:os'
 import { benchArgs } from './bench-args'
-import { pairMetricsInto } from '../lib/metrics/evince'
+import { pairMetricsInto } from '../protocols/evince/core/metrics'
 import { benchWorld, fakeLlmChild, round, throwawayDatabase } from './bench-support'
 
 const values = benchArgs(

@@ -101,7 +101,7 @@ const { execute } = await import('../lib/server/operation')
 const { createRun, startRun } = await import('../lib/server/services/runs')
 const { startWorkers } = await import('../lib/server/engine/jobs')
 const { observeSteps } = await import('../lib/server/engine/runner')
-const { experimentIntelligibility } = await import('../lib/server/protocols/pxp/dashboard')
+const { experimentIntelligibility } = await import('../protocols/pxp/server/dashboard')
 
 let summary = ''
 try {

@@ -52,10 +52,10 @@ const { db, sql } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
 const { createRun, startRun } = await import('../lib/server/services/runs')
 const { startWorkers } = await import('../lib/server/engine/jobs')
-const { demoInstances } = await import('../lib/server/protocols/scorekeeping/demo')
-const { scorekeeping, episodeOf } = await import('../lib/protocols/scorekeeping')
+const { demoInstances } = await import('../protocols/scorekeeping/server/demo')
+const { scorekeeping, episodeOf } = await import('../protocols/scorekeeping/core')
 const { replay } = await import('../lib/protocols/types')
-const { scoresJson } = await import('../lib/metrics/clembench')
+const { scoresJson } = await import('../protocols/scorekeeping/core/clemscore')
 
 let summary = ''
 try {

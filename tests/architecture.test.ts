@@ -7,13 +7,14 @@ import { plugins } from '@/lib/server/protocols/registry'
 
 /**
  * The layering rules of docs/ARCHITECTURE.md, checked on the source:
- * - outside the per-protocol folders (lib/server/protocols/<id>/, components/protocols/<id>/) and
- *   the registries, no code under lib/server, lib/cli, app or components names a protocol id;
- * - lib/metrics imports nothing from lib/;
- * - lib/protocols never imports lib/server, app or components (nor do lib/metrics, lib/tasks, lib/llm);
+ * - a protocol is one folder, protocols/<id>/: core/ (pure: protocol, tasks, metrics), server/ (its
+ *   plugin), ui/, tests/ and fixture.ts; outside it and the registries, no code under lib/server,
+ *   lib/cli, app or components names a protocol id;
+ * - the pure code (lib/protocols, lib/tasks, lib/llm and every protocols/<id>/core/) never imports
+ *   lib/server, lib/cli, app, components or a protocol's server or UI;
  * - the engine (lib/server/engine) imports no service, no protocol's plugin and no registry: a process's
  *   entry point binds the plugins (lib/server/protocols/bind.ts);
- * - a plugin (lib/server/protocols/<id>/) imports only the SDK (lib/server/sdk.ts), its own folder and
+ * - a plugin (protocols/<id>/server/) imports only the SDK (lib/server/sdk.ts), its own folder and
  *   the pure libraries;
  * - nor a dataset kind a plugin declares (rad, cases, clembench …): the kinds are the plugins';
  * - no import cycles (value imports, a lazy `await import()` among them; `import type` is not an edge);
@@ -40,6 +41,7 @@ const ALL = [
   ...files('app'),
   ...files('components'),
   ...files('scripts'),
+  ...files('protocols'),
   'instrumentation.ts',
   'proxy.ts',
   'prisma/seed.ts',
@@ -80,14 +82,15 @@ const REGISTRIES = [
   'lib/server/protocols/registry.ts',
   'components/protocols/registry.tsx',
 ]
-const perProtocol = (f: string) =>
-  /^(lib\/server\/protocols|components\/protocols)\/[^/]+\//.test(f) && !REGISTRIES.includes(f)
+const perProtocol = (f: string) => /^protocols\/[^/]+\//.test(f)
+/** The pure code: no I/O, no server, no pages. */
+const pure = (f: string) => /^lib\/(protocols|tasks|llm)\//.test(f) || /^protocols\/[^/]+\/core\//.test(f)
 
 describe('the layering rules', () => {
   it('no code under lib/server, lib/cli, app or components names a protocol id outside its folder and the registries', () => {
     const offenders: string[] = []
     const literal = new RegExp(`(['"\`])(${IDS.join('|')})\\1`)
-    const moduleOf = new RegExp(`(lib/protocols|lib/server/protocols|components/protocols)/(${IDS.join('|')})(/|['"])`)
+    const moduleOf = new RegExp(`protocols/(${IDS.join('|')})(/|['"])`)
     for (const f of ALL) {
       if (!/^(lib\/server|lib\/cli|app|components)\//.test(f) && f !== 'instrumentation.ts') continue
       if (perProtocol(f) || REGISTRIES.includes(f)) continue
@@ -114,23 +117,19 @@ describe('the layering rules', () => {
     expect(offenders).toEqual([])
   })
 
-  it('lib/metrics imports nothing from lib/; pure folders never import the server, pages or components', () => {
+  it("pure code (the protocols' cores, tasks, the LLM client) never imports the server, pages, components or a protocol's server or UI", () => {
     const offenders: string[] = []
-    for (const f of ALL) {
-      const targets = imports(f)
-        .map((s) => resolve(f, s))
-        .filter((x): x is string => !!x)
-      if (f.startsWith('lib/metrics/'))
-        for (const t of targets)
-          if (t.startsWith('lib/') && !t.startsWith('lib/metrics/')) offenders.push(`${f} → ${t}`)
-      if (/^lib\/(protocols|metrics|tasks|llm)\//.test(f))
-        for (const t of targets) if (/^(lib\/server|app|components)\//.test(t)) offenders.push(`${f} → ${t}`)
-    }
+    const pures = ALL.filter(pure)
+    expect(pures.filter((f) => f.startsWith('protocols/')).length).toBeGreaterThan(0)
+    for (const f of pures)
+      for (const t of imports(f).map((s) => resolve(f, s)))
+        if (t && /^(lib\/server|lib\/cli|app|components)\/|^protocols\/[^/]+\/(server|ui|tests)\//.test(t))
+          offenders.push(`${f} → ${t}`)
     expect(offenders).toEqual([])
   })
 
   it('components never touch the database: pages load their data through the operations', () => {
-    const offenders = ALL.filter((f) => f.startsWith('components/')).flatMap((f) =>
+    const offenders = ALL.filter((f) => /^components\/|^protocols\/[^/]+\/ui\//.test(f)).flatMap((f) =>
       imports(f)
         .map((s) => resolve(f, s))
         .filter((t): t is string => !!t && /^lib\/(server\/db|generated\/prisma)/.test(t))
@@ -144,7 +143,7 @@ describe('the layering rules', () => {
     for (const f of ALL.filter((x) => x.startsWith('lib/server/engine/'))) {
       for (const spec of imports(f)) {
         const to = resolve(f, spec) ?? ''
-        if (/^lib\/server\/(services|protocols)\/|^lib\/protocols\/registry|^components\/|^app\//.test(to))
+        if (/^lib\/server\/(services|protocols)\/|^lib\/protocols\/registry|^components\/|^app\/|^protocols\//.test(to))
           offenders.push(`${f} -> ${to}`)
       }
     }
@@ -154,7 +153,7 @@ describe('the layering rules', () => {
   it('a plugin imports only the SDK, its own folder and the pure libraries (types included)', () => {
     const offenders: string[] = []
     for (const f of ALL) {
-      const own = /^lib\/server\/protocols\/([^/]+)\//.exec(f)?.[1]
+      const own = /^protocols\/([^/]+)\/server\//.exec(f)?.[1]
       if (!own) continue
       const specs = [...code(f).matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map(
         (m) => m[1] as string,
@@ -164,7 +163,8 @@ describe('the layering rules', () => {
         if (!to) continue // a package or node: built-in
         const allowed =
           to === 'lib/server/sdk.ts' ||
-          to.startsWith(`lib/server/protocols/${own}/`) ||
+          to.startsWith(`protocols/${own}/server/`) ||
+          to.startsWith(`protocols/${own}/core/`) ||
           (to.startsWith('lib/') && !/^lib\/(server|cli|generated)\//.test(to))
         if (!allowed) offenders.push(`${f} -> ${to}`)
       }
@@ -176,7 +176,7 @@ describe('the layering rules', () => {
     // What a worker steps a session with is the plugin's entry and what it imports eagerly; every other
     // capability is a module the entry loads with import() on first use. None of those may be reachable
     // from the entry without it (it would then load in every worker).
-    const entries = ALL.filter((f) => /^lib\/server\/protocols\/[^/]+\/plugin\.ts$/.test(f))
+    const entries = ALL.filter((f) => /^protocols\/[^/]+\/server\/plugin\.ts$/.test(f))
     expect(entries.length).toBeGreaterThan(0)
     for (const entry of entries) {
       const eager = new Set<string>()

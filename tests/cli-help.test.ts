@@ -57,8 +57,8 @@ describe('parley commands', () => {
     )
   })
 
-  it("finds each protocol's commands in its folder (lib/server/protocols/<id>/cli.ts), with no list to keep", () => {
-    const withCli = PROTOCOL_IDS.filter((id) => existsSync(path.join(ROOT, 'lib/server/protocols', id, 'cli.ts')))
+  it("finds each protocol's commands in its folder (protocols/<id>/server/cli.ts), with no list to keep", () => {
+    const withCli = PROTOCOL_IDS.filter((id) => existsSync(path.join(ROOT, 'protocols', id, 'server', 'cli.ts')))
     expect(withCli).toEqual(['pxp', 'evince', 'scorekeeping'])
     for (const id of withCli)
       expect(

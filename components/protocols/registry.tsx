@@ -1,6 +1,6 @@
-import { evinceUi } from '@/components/protocols/evince'
-import { pxpUi } from '@/components/protocols/pxp'
-import { scorekeepingUi } from '@/components/protocols/scorekeeping'
+import { evinceUi } from '@/protocols/evince/ui'
+import { pxpUi } from '@/protocols/pxp/ui'
+import { scorekeepingUi } from '@/protocols/scorekeeping/ui'
 import type { ProtocolUi } from '@/components/protocols/types'
 import { isProtocolId, type ProtocolId, protocols } from '@/lib/protocols/registry'
 

@@ -23,15 +23,15 @@ export const CLI_ACTOR: Actor = { userId: '', email: 'cli', name: 'parley CLI', 
 
 /**
  * The protocols' command modules, found from their ids (lib/protocols/registry.ts): a protocol with
- * commands has `lib/server/protocols/<id>/cli.ts` exporting `cli` (a ProtocolCli). Loaded once; they
+ * commands has `protocols/<id>/server/cli.ts` exporting `cli` (a ProtocolCli). Loaded once; they
  * import their heavy parts only when a command of theirs runs.
  */
 async function loadProtocolClis(): Promise<Array<{ id: string; cli: ProtocolCli }>> {
   const found: Array<{ id: string; cli: ProtocolCli }> = []
   for (const id of PROTOCOL_IDS) {
-    if (!existsSync(path.join(import.meta.dirname, '../server/protocols', id, 'cli.ts'))) continue
-    const m = (await import(`../server/protocols/${id}/cli.ts`)) as { cli?: ProtocolCli }
-    if (!m.cli) throw new Error(`lib/server/protocols/${id}/cli.ts exports no \`cli\``)
+    if (!existsSync(path.join(import.meta.dirname, '../../protocols', id, 'server', 'cli.ts'))) continue
+    const m = (await import(`../../protocols/${id}/server/cli.ts`)) as { cli?: ProtocolCli }
+    if (!m.cli) throw new Error(`protocols/${id}/server/cli.ts exports no \`cli\``)
     found.push({ id, cli: m.cli })
   }
   return found
@@ -435,7 +435,7 @@ left out. Every problem is printed with the field it concerns (seats.<seat>, con
     .argument('<runId>', 'the run id')
     .option('--concurrency <n>', 'sessions (or chains of carried-over sessions) at once', wholeNumber, 4)
     .action((runId: string, opts: { concurrency: number }) => runHeadlessCommand(runId, opts.concurrency))
-  // Each protocol's own commands (statistics from files …), from its folder: lib/server/protocols/<id>/cli.ts.
+  // Each protocol's own commands (statistics from files …), from its folder: protocols/<id>/server/cli.ts.
   const tools: CliTools = {
     out,
     readLines,

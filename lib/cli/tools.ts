@@ -44,7 +44,7 @@ export function wholeNumber(v: string): number {
 /**
  * What the host gives a protocol's commands (`parley <protocol> …`): output, file reading, errors,
  * and the generic run tasks they may offer under their own name. A protocol's commands live in its
- * folder (`lib/server/protocols/<id>/cli.ts`) and are found from its id; they never import the CLI.
+ * folder (`protocols/<id>/server/cli.ts`) and are found from its id; they never import the CLI.
  */
 export interface CliTools {
   out(line: string): void

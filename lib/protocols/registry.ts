@@ -1,12 +1,12 @@
 /**
  * The protocols Parley runs, in one place. Adding a protocol: its pure module under
- * lib/protocols/<id>, its id here, its server plugin in lib/server/protocols/registry.ts and its UI in
+ * protocols/<id>/core, its id here, its server plugin in lib/server/protocols/registry.ts and its UI in
  * components/protocols/registry.tsx; each registry is typed by {@link ProtocolId}, so a protocol
  * missing from any of them does not compile.
  */
-import { evince } from './evince'
-import { pxp } from './pxp'
-import { scorekeeping } from './scorekeeping'
+import { evince } from '../../protocols/evince/core'
+import { pxp } from '../../protocols/pxp/core'
+import { scorekeeping } from '../../protocols/scorekeeping/core'
 import type { AnyProtocol } from './types'
 
 export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping'] as const

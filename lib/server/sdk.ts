@@ -1,5 +1,5 @@
 /**
- * The plugin SDK: the one module a protocol's server plugin (lib/server/protocols/<id>/) imports from
+ * The plugin SDK: the one module a protocol's server plugin (protocols/<id>/server/) imports from
  * the host. Besides it, a plugin imports only its own folder and the pure libraries (lib/protocols,
  * lib/tasks, lib/metrics, lib/llm …); tests/architecture.test.ts holds it to that. What is here is
  * what the plugins need and nothing of the host's internals: `definePlugin` and the types of every hook,

@@ -8,8 +8,8 @@ import {
   type RowOptions,
   streamRecords,
 } from './datasets'
-import { casesRows } from './evince-cases'
-import { drugRows, type GenericMapping, genericRows, RAD_LABELS, radRows } from './pxp-datasets'
+import { casesRows } from '../../protocols/evince/core/cases'
+import { drugRows, type GenericMapping, genericRows, RAD_LABELS, radRows } from '../../protocols/pxp/core/datasets'
 
 // The released PXP data, read in place from ../shared (never copied into the project).
 import { describeShared, PXP_DATA as DATA, sharedMissing } from '../../tests/support/shared'

@@ -7,8 +7,8 @@ import { parse } from 'csv-parse/sync'
  * Dataset files → instances (x, y, e): the generic machinery every dataset kind shares. Pure: bytes
  * in, records, rows and per-row errors out; the server stores the rows only when there is no error
  * at all, so nothing is ever half-imported. The kinds themselves (which columns, what a row becomes)
- * belong to the protocols: a kind's rows are a `RowKind` (lib/tasks/pxp-datasets.ts,
- * lib/tasks/evince-cases.ts), declared as a dataset kind by the protocol's plugin.
+ * belong to the protocols: a kind's rows are a `RowKind` (protocols/pxp/core/datasets.ts,
+ * protocols/evince/core/cases.ts), declared as a dataset kind by the protocol's plugin.
  */
 export interface InstanceInput {
   index: number

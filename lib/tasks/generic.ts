@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import type { PxpSeat, PxpTag } from '@/lib/protocols/pxp/tags'
+import type { PxpSeat, PxpTag } from '@/protocols/pxp/core/tags'
 import { firstGroups, patternProblem } from './pattern'
-import type { ChatTurn } from './pxp-prompts'
+import type { ChatTurn } from '../../protocols/pxp/core/prompts'
 
 /**
  * The generic PXP task template a researcher defines in the UI: the system prompt, the names of the

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalSet, canonicalSmiles, depictSvg, reactantsMatch, sanitizeSvg, smilesProblem } from './chem'
 import { parseDataset } from './datasets'
-import { drugRows } from './pxp-datasets'
+import { drugRows } from '../../protocols/pxp/core/datasets'
 import { labelsMatch, parseReply } from './reply'
 import { describeShared, PXP_DATA } from '../../tests/support/shared'
 

@@ -25,13 +25,14 @@ const fake = useFakeLlm()
 
 registerPlugin(toyPlugin)
 
-/** Each protocol's fixture, found from its id: tests/engine/fixtures/<id>.ts exports it as default. */
+/** Each protocol's fixture, found from its id: protocols/<id>/fixture.ts exports it as default. */
 const FIXTURES: Record<string, ContractFixture | undefined> = Object.fromEntries(
   await Promise.all(
     PROTOCOL_IDS.map(async (id) => {
       // A missing file is a missing fixture; a fixture that fails to load fails the file with its error.
-      if (!existsSync(path.join(import.meta.dirname, 'fixtures', `${id}.ts`))) return [id, undefined] as const
-      const m = (await import(`./fixtures/${id}.ts`)) as { default?: ContractFixture }
+      if (!existsSync(path.join(import.meta.dirname, '../../protocols', id, 'fixture.ts')))
+        return [id, undefined] as const
+      const m = (await import(`../../protocols/${id}/fixture.ts`)) as { default?: ContractFixture }
       return [id, m.default] as const
     }),
   ),

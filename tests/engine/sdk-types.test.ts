@@ -6,8 +6,8 @@ import type {
   EvinceMessage,
   EvinceState,
   evince,
-} from '@/lib/protocols/evince'
-import type { PxpAsk, PxpConfig, PxpInstance, PxpMessage, PxpSeat, PxpState, pxp } from '@/lib/protocols/pxp'
+} from '@/protocols/evince/core'
+import type { PxpAsk, PxpConfig, PxpInstance, PxpMessage, PxpSeat, PxpState, pxp } from '@/protocols/pxp/core'
 import type {
   ScorekeepingAsk,
   ScorekeepingConfig,
@@ -15,7 +15,7 @@ import type {
   ScorekeepingMessage,
   ScorekeepingState,
   scorekeeping,
-} from '@/lib/protocols/scorekeeping'
+} from '@/protocols/scorekeeping/core'
 import {
   type Agent,
   type AgentContext,

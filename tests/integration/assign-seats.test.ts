@@ -10,7 +10,7 @@ import { createApiKey } from '@/lib/server/services/api-keys'
 import { cancelRun, createRun } from '@/lib/server/services/runs'
 import { assignSeats, listOpenSeats, myQueue, releaseSeat } from '@/lib/server/services/sessions'
 import { slotsDataset, toySlotsPlugin } from '../engine/toy-slots/plugin'
-import { pxpFixture } from '../engine/fixtures/pxp'
+import { pxpFixture } from '../../protocols/pxp/fixture'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 

@@ -4,14 +4,14 @@ import { db } from '@/lib/server/db'
 import { runSession } from '@/lib/server/engine/runner'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
-import type { EvinceRunView } from '@/lib/server/protocols/evince/plugin'
+import type { EvinceRunView } from '@/protocols/evince/server/plugin'
 import { exportRun } from '@/lib/server/services/run-export'
 import { createRun, retrySession, viewRun } from '@/lib/server/services/runs'
 import { getSession } from '@/lib/server/services/sessions'
-import { debateRules, loadDebateFixture } from '../support/evince'
+import { debateRules, loadDebateFixture } from '../../protocols/evince/tests/support'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
-import { tripInstance } from '../support/scorekeeping'
+import { tripInstance } from '../../protocols/scorekeeping/tests/support'
 
 /**
  * Bad model output never becomes data: a reply that breaks a protocol's rules is re-asked (bounded),

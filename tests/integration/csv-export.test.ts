@@ -7,7 +7,7 @@ import { runSession } from '@/lib/server/engine/runner'
 import { csvField, csvLine } from '@/lib/server/services/csv'
 import { exportRun } from '@/lib/server/services/run-export'
 import { createRun } from '@/lib/server/services/runs'
-import { debateRules, loadDebateFixture } from '../support/evince'
+import { debateRules, loadDebateFixture } from '../../protocols/evince/tests/support'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 

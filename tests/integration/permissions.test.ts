@@ -326,7 +326,7 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'scorekeeping.import': {
     allowed: STAFF,
     input: async (c) => {
-      const { demoGameFiles } = await import('@/lib/server/protocols/scorekeeping/demo')
+      const { demoGameFiles } = await import('@/protocols/scorekeeping/server/demo')
       const { strToU8, zipSync } = await import('fflate')
       const zip = zipSync(Object.fromEntries(Object.entries(demoGameFiles(2)).map(([k, v]) => [k, strToU8(v)])))
       return { studyId: c.studyId, name: 'games', file: new File([Buffer.from(zip)], 'game.zip') }

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
-import { createTaskTemplate } from '@/lib/server/protocols/pxp/templates'
+import { createTaskTemplate } from '@/protocols/pxp/server/templates'
 import { protocolPage, protocolPanels, setupFormData } from '@/lib/server/services/protocol-pages'
 import { makeStudy, makeUser } from '../support/fixtures'
 

@@ -13,7 +13,7 @@ import { fakeConnection, useFakeLlm } from '../support/llm'
 import { GET as exportGET } from '@/app/api/v1/runs/[runId]/export/route'
 import { POST as restPOST } from '@/app/api/v1/[...rest]/route'
 import { strToU8, zipSync } from 'fflate'
-import { demoGameFiles } from '@/lib/server/protocols/scorekeeping/demo'
+import { demoGameFiles } from '@/protocols/scorekeeping/server/demo'
 
 /**
  * A researcher scripts a study over REST with an API key, as Langfuse users do with its SDK: create a

@@ -9,7 +9,7 @@ import { execute } from '@/lib/server/operation'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { createRun } from '@/lib/server/services/runs'
 import { claimSeat, getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
-import { pxpFixture } from '../engine/fixtures/pxp'
+import { pxpFixture } from '../../protocols/pxp/fixture'
 import { machineOpens, makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 

@@ -12,7 +12,7 @@ import type { ProtocolCli } from '@/lib/cli/tools'
  * What a protocol brings to the engine besides its pure module: how its LLM, proxy and program
  * agents answer an ask, what a person submits for a turn, how a run is set up, what the pages
  * read, what can be exported, and how the offline demo model plays it. One plugin per protocol
- * (`lib/server/protocols/<id>/plugin.ts`), registered in `lib/server/protocols/registry.ts`. The
+ * (`protocols/<id>/server/plugin.ts`), registered in `lib/server/protocols/registry.ts`. The
  * engine (lib/server/engine) and the generic services and pages only ever talk to this interface.
  */
 

@@ -1,8 +1,8 @@
 import type { ProtocolId } from '@/lib/protocols/registry'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
-import { evincePlugin } from '@/lib/server/protocols/evince/plugin'
-import { pxpPlugin } from '@/lib/server/protocols/pxp/plugin'
-import { scorekeepingPlugin } from '@/lib/server/protocols/scorekeeping/plugin'
+import { evincePlugin } from '@/protocols/evince/server/plugin'
+import { pxpPlugin } from '@/protocols/pxp/server/plugin'
+import { scorekeepingPlugin } from '@/protocols/scorekeeping/server/plugin'
 
 /**
  * The server plugin of every protocol (lib/protocols/registry.ts lists the ids). The engine loads

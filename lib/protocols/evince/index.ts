@@ -1,7 +1,0 @@
-/**
- * EVINCE debates (Chang, arXiv 2408.14575 v1): the protocol (./protocol.ts). The metrics are in
- * lib/metrics/evince.ts, the prompts in lib/tasks/evince-prompts.ts, the runner in
- * lib/server/runner/evince.ts.
- */
-export * from './protocol'
-export * from './analysis'

@@ -41,11 +41,16 @@ async function toyRun(n: number, extra: Record<string, unknown> = {}, human = fa
   return r.data
 }
 
-/** The run's sessions with a step queued or being worked. */
+/**
+ * The run's sessions with a step queued or being worked. A finished session's job is still active for
+ * the moment its handler lets the next session in; the session has left, so it is not counted.
+ */
 async function inFlight(runId: string): Promise<number> {
   const { rows } = await sql().query<{ n: number }>(
-    `SELECT count(DISTINCT data->>'sessionId')::int AS n FROM pgboss.job
-     WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'runId' = $2`,
+    `SELECT count(DISTINCT j.data->>'sessionId')::int AS n FROM pgboss.job j
+     JOIN "ProtocolSession" s ON s.id = j.data->>'sessionId'
+     WHERE j.name = $1 AND j.state IN ('created', 'retry', 'active') AND j.data->>'runId' = $2
+       AND s.status <> 'done'`,
     [STEP_QUEUE, runId],
   )
   return rows[0]?.n ?? 0
@@ -93,6 +98,29 @@ describe('a limit of sessions in flight', () => {
     expect(peak).toBeGreaterThan(0)
     expect(peak).toBeLessThanOrEqual(3)
   }, 90_000)
+
+  it('lets the next session in when the ending job still counts as active (it does not count itself)', async () => {
+    // CI once saw a run stay running for good: every job in flight ended at once, each still active
+    // while it asked for the next session, so each saw the run full and none let one in.
+    fake().setScript(toyFixture.script(5))
+    const run = await toyRun(2, { maxInFlight: '1' })
+    const started = await execute(startRun, w.researcher, { runId: run.id })
+    expect(started.ok && started.data.enqueued).toBe(1)
+    const { rows } = await sql().query<{ id: string; sessionId: string }>(
+      `UPDATE pgboss.job SET state = 'active', started_on = now()
+       WHERE name = $1 AND data->>'runId' = $2 RETURNING id, data->>'sessionId' AS "sessionId"`,
+      [STEP_QUEUE, run.id],
+    )
+    const job = rows[0] as { id: string; sessionId: string }
+    expect(rows).toHaveLength(1)
+    await db.protocolSession.update({ where: { id: job.sessionId }, data: { status: 'done' } })
+    // Asked by anyone else, the active job holds the run's one place.
+    expect(await admitSessions(run.id)).toBe(0)
+    // Asked by the ending job itself, the place is free.
+    expect(await admitSessions(run.id, { onlyIfLimited: true, limited: true, endingJob: job.id })).toBe(1)
+    expect(await inFlight(run.id)).toBe(1)
+    await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND data->>'runId' = $2`, [STEP_QUEUE, run.id])
+  })
 
   it('is a whole number from 1: anything else is refused with the field named, and nothing is created', async () => {
     const datasetId = await toyFixture.dataset(w, 1)

@@ -49,7 +49,12 @@ export async function workingSessions(where: {
  * with the session (or from its last append) and does nothing unless the run is running, so a pause
  * holds within one message.
  */
-export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult) => void } = {}): Promise<void> {
+export async function handleStep(
+  job: StepJob,
+  /** `jobId`: the queue's id of this job, which does not count itself when it lets the next session in. */
+  hooks: { onStep?: (r: StepResult) => void; jobId?: string } = {},
+): Promise<void> {
+  const admit = { onlyIfLimited: true, limited: job.limited, endingJob: hooks.jobId }
   const { expireInSeconds, sliceMs } = jobSettings()
   const budgetMs = Math.min((expireInSeconds * 1000) / 2, sliceMs)
   const started = Date.now()
@@ -75,14 +80,14 @@ export async function handleStep(job: StepJob, hooks: { onStep?: (r: StepResult)
         { id: job.sessionId, runId: job.runId, status: 'running' },
         `internal: ${(err as Error).message}`,
       ).catch(() => {})
-      if (job.runId) await admitSessions(job.runId, { onlyIfLimited: true, limited: job.limited }).catch(() => {})
+      if (job.runId) await admitSessions(job.runId, admit).catch(() => {})
       return
     }
     hooks.onStep?.(r)
     if (r.kind !== 'appended' || r.done) {
       // The session left the queue (done, awaiting a person, stalled, paused): a run with a limit of
       // sessions in flight lets its next waiting session in.
-      if (job.runId) await admitSessions(job.runId, { onlyIfLimited: true, limited: job.limited })
+      if (job.runId) await admitSessions(job.runId, admit)
       return
     }
     loaded = r.next
@@ -122,11 +127,15 @@ export async function startWorkers(count = jobSettings().workers): Promise<Worke
           running.add(job.id)
           jobStarted(STEP_QUEUE, job.id)
           try {
-            await handleStep({
-              sessionId: job.data.sessionId,
-              runId: job.data.runId ?? null,
-              interactive: job.data.interactive,
-            })
+            await handleStep(
+              {
+                sessionId: job.data.sessionId,
+                runId: job.data.runId ?? null,
+                interactive: job.data.interactive,
+                limited: job.data.limited,
+              },
+              { jobId: job.id },
+            )
           } finally {
             running.delete(job.id)
             jobFinished(job.id)

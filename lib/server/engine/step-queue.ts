@@ -86,8 +86,13 @@ export async function dropQueuedSteps(runId: string): Promise<number> {
  */
 export async function admitSessions(
   runId: string,
-  /** `limited`: what the ending job knows of the run (StepJob.limited), which spares reading its row. */
-  opts: { client?: { query: PgQuery }; onlyIfLimited?: boolean; limited?: boolean } = {},
+  /**
+   * `limited`: what the ending job knows of the run (StepJob.limited), which spares reading its row.
+   * `endingJob`: the id of the job that calls (its session left the queue): it is still active until its
+   * handler returns, and counting it would leave no room, so when every job in flight ends at once none
+   * would let the next in and the run would wait forever.
+   */
+  opts: { client?: { query: PgQuery }; onlyIfLimited?: boolean; limited?: boolean; endingJob?: string } = {},
 ): Promise<number> {
   if (opts.onlyIfLimited && opts.limited === false) return 0
   if (opts.onlyIfLimited && opts.limited === undefined) {
@@ -109,8 +114,9 @@ export async function admitSessions(
     if (r?.status === 'running') {
       const { rows: flying } = await client.query(
         `SELECT DISTINCT data->>'sessionId' AS id FROM pgboss.job
-         WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'runId' = $2`,
-        [STEP_QUEUE, runId],
+         WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data->>'runId' = $2
+           AND ($3::uuid IS NULL OR id <> $3::uuid)`,
+        [STEP_QUEUE, runId, opts.endingJob ?? null],
       )
       const room = r.maxInFlight == null ? null : Math.max(0, r.maxInFlight - flying.length)
       if (room !== 0) {

@@ -4,7 +4,7 @@ import base from './vitest.config'
 /**
  * Database-free tests only (lib/llm, lib/tasks, the protocols' cores and file-based CLI commands): the
  * settings of vitest.config.ts without its globalSetup, so no PostgreSQL is started.
- * `npx vitest run lib/llm lib/tasks core/ tests/cli.test.ts --config vitest.pure.config.ts`
+ * `npx vitest run lib/llm lib/tasks core/ /cli.test.ts --config vitest.pure.config.ts`
  */
 export default defineConfig({
   resolve: base.resolve,

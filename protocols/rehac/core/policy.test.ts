@@ -187,6 +187,17 @@ describe('training', () => {
     expect(pHuman(model, plain)).toBeLessThan(0.5)
   })
 
+  it('plain SGD without count weights also learns it (held-out weighted accuracy ≥ 0.9)', () => {
+    const { model } = trainPolicy(split.train, { epochs: 30, seed: 1, optimizer: 'sgd', lr: 2, weightByCount: false })
+    expect(evaluate(model, split.test).weightedAccuracy).toBeGreaterThanOrEqual(0.9)
+  })
+
+  it('refuses malformed rows', () => {
+    const bad = [{ state: 's', action: 2, reward: 0.1, count: 1 }] as unknown as AdvantageRow[]
+    expect(() => trainPolicy(bad)).toThrow()
+    expect(() => trainPolicy([{ state: 's', action: 1, reward: Number.NaN, count: 1 }])).toThrow()
+  })
+
   it('is deterministic for a seed and differs across seeds', () => {
     const a = trainPolicy(split.train, { epochs: 3, seed: 7 })
     const b = trainPolicy(split.train, { epochs: 3, seed: 7 })
@@ -240,6 +251,18 @@ describeShared(
       // 2169 states with both actions (λ = 0.08, whole-trajectory C), from 250 questions.
       expect(data.rows.length).toBe(4338)
       expect(new Set(data.questionOf.values()).size).toBeGreaterThan(200)
+      // Hand check, idx 296 (file lines 1–4): at the root state the agent branch was taken once
+      // (correct, no human step: return 1.0) and the human branch twice (correct with 1 and 2 human
+      // steps: 1 − 0.08 = 0.92 and 1 − 0.16 = 0.84, mean 0.88); line 2's "WouldL" typo is another state.
+      // A(human) = (0.88 − 1.0)/2 = −0.06, A(agent) = +0.06.
+      const root = 'Question: Would it be safe to have a jackfruit thrown at your head?\n<solver>'
+      const at = data.rows.filter((r) => r.state === root)
+      expect(at.map((r) => [r.action, r.count])).toEqual([
+        [0, 1],
+        [1, 2],
+      ])
+      expect(at[1]!.reward).toBeCloseTo(-0.06, 12)
+      expect(at[0]!.reward).toBeCloseTo(0.06, 12)
     })
 
     it('compares the trained policy with the best constant policy on three 30% question splits', () => {

@@ -407,6 +407,8 @@ export function trainPolicy(
   onStep?: (epoch: number, batch: number) => void,
 ): TrainResult {
   const opts = trainOptions.parse(options)
+  // Rows come from another module (advantages.ts) or a file: check them once at this boundary.
+  for (const r of rows) advantageRow.parse(r)
   const config = opts.features
   const D = featureSize(config)
   const rand = mulberry32(opts.seed)

@@ -188,8 +188,12 @@ export function screenStatement(statement: string): string | null {
     'ts_stat',
     'ts_rewrite',
     'dblink',
+    // UPDATE pg_settings calls set_config through a rule (the read-only transaction stops it too).
+    'pg_settings',
   ]
-  for (const n of names) if (lower.includes(n)) return `${n} is not allowed here`
+  // A name counts at the start of an identifier only (`dataset_config` is not set_config); a longer name
+  // that starts with one (query_to_xmlschema) is refused with it.
+  for (const n of names) if (new RegExp(`(^|[^a-z0-9_$])${n}`).test(lower)) return `${n} is not allowed here`
   if (/\bu&\s*['"]/.test(lower)) return 'U& escapes are not allowed here'
   return null
 }
@@ -242,7 +246,10 @@ class CappedQuery extends pg.Query {
   handleError(err: Error, connection: { sync(): void }) {
     if (!this.synced) {
       this.synced = true
-      connection.sync()
+      // A dead connection (the error is its end) has nothing to sync; the pool then drops the client.
+      try {
+        connection.sync()
+      } catch {}
     }
     ;(pg.Query.prototype as unknown as { handleError: (e: Error, c: unknown) => void }).handleError.call(
       this,

@@ -74,7 +74,7 @@ describe('loading a task set', () => {
         'the role rehac_leak_reader can read tables outside rehac_leak (rehac_leak_other.secret)',
       )
     } finally {
-      await sql().query('DROP SCHEMA rehac_leak_other CASCADE')
+      await sql().query('DROP SCHEMA rehac_leak_other CASCADE; DROP SCHEMA IF EXISTS rehac_leak CASCADE')
     }
   })
 
@@ -187,6 +187,14 @@ describe('what the reader may not do', () => {
     for (const [statement, observation] of cases)
       expect(sqlObservation(await runSqlStatement(SLUG, statement)), statement).toBe(observation)
     expect(screenStatement('SELECT title FROM book')).toBeNull()
+    expect(screenStatement('SELECT title AS dataset_config FROM book')).toBeNull()
+    expect(screenStatement("SELECT pg_catalog.set_config('role', 'x', true)")).toBe('set_config is not allowed here')
+    expect(screenStatement("SELECT \"query_to_xmlschema\"('x', true, true, '')")).toBe(
+      'query_to_xml is not allowed here',
+    )
+    expect(screenStatement("UPDATE pg_settings SET setting = 'postgres' WHERE name = 'role'")).toBe(
+      'pg_settings is not allowed here',
+    )
     // The role in force is the reader's, whatever the session's own user is.
     expect(rowsOf(await runSqlStatement(SLUG, 'SELECT current_user'))).toEqual([['rehac_shoptest_reader']])
   })

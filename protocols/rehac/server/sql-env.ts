@@ -28,7 +28,7 @@
  * and transaction or session control, any mention of set_config or session_authorization, U& escapes
  * (which could spell those names), and the built-in functions that run SQL text (query_to_xml and its
  * family, ts_stat, ts_rewrite, dblink), through which a name could be built at run time. A LOGIN role with
- * a pool of its own would not need the screen; see the report of this change.
+ * a pool of its own would not need the screen (not done: it needs a password and pg_hba rules of its own).
  */
 import pg from 'pg'
 import { sql } from '@/lib/server/sdk'

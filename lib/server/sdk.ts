@@ -20,8 +20,9 @@ export type { CliTools, ProtocolCli } from '@/lib/cli/tools'
 export { replayCache, type ReplayCache, type StoredSession } from '@/lib/server/engine/run-reader'
 export { loadSession, parseSession, prepare } from '@/lib/server/engine/runner'
 
-// The database, for a protocol's own queries (its dashboard, its exports, its seed).
-export { db } from '@/lib/server/db'
+// The database, for a protocol's own queries (its dashboard, its exports, its seed); the plain pg pool for
+// statements Prisma cannot run (ReHAC's SQL environment: its own transaction, role and row cap).
+export { db, sql } from '@/lib/server/db'
 export { Prisma } from '@/lib/generated/prisma/client'
 
 // Operations of its own: validated input, a scope and the study role, audit, rate limits.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { describeShared, sharedDir } from '../../../tests/support/shared'
 import {
-  choicePath,
+  trajectoryPath,
   makeStep,
   parseJsonl,
   parseTrajectory,
@@ -43,7 +43,7 @@ describe('trajectory text ⇄ steps', () => {
       ['agent', 1, 'I should look it up.', { type: 'search', arg: 'Water' }, 'Water is a liquid.', 0],
       ['human', 2, 'Liquids wet things.', { type: 'finish', arg: 'true' }, 'Episode finished, reward = 1', 2],
     ])
-    expect(choicePath(t.steps)).toBe('01')
+    expect(trajectoryPath(t)).toBe('01')
     expect(renderTrajectory(t)).toBe(QA)
   })
 
@@ -159,7 +159,7 @@ describeShared(
         for (const l of files.get(f) as RehacLine[]) {
           const t = parseTrajectory(l.trajectory)
           steps += t.steps.length
-          human += choicePath(t.steps)
+          human += trajectoryPath(t)
             .split('')
             .filter((b) => b === '1').length
           invalid += t.steps.filter((s) => s.action.type === 'invalid').length

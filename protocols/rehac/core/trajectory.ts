@@ -15,8 +15,7 @@
  * the part before it, so such steps parse and render unchanged instead of being rejected.
  */
 import { z } from 'zod'
-
-export type Solver = 'agent' | 'human'
+import type { Solver } from './protocol'
 export type PartLabel = 'Thought' | 'Action' | 'Observation'
 
 /** One labelled part of a step as written: `${label} ${n}: ${text}` (text may contain '\n'). */
@@ -252,10 +251,13 @@ export function renderTrajectory(t: Pick<ParsedTrajectory, 'preamble' | 'steps' 
   return chunks.join('\n')
 }
 
-/** The choice path: one bit per step, '0' agent, '1' human (the evaluation tree's key, rehac.md §1.3). */
-export function choicePath(steps: readonly Pick<TrajectoryStep, 'solver'>[]): string {
+/**
+ * The choice path of a parsed trajectory: one bit per step, '0' agent, '1' human (the evaluation tree's
+ * key, rehac.md §1.3; protocol.ts's choicePath gives the same bits for a live episode).
+ */
+export function trajectoryPath(t: { steps: readonly Pick<TrajectoryStep, 'solver'>[] }): string {
   let bits = ''
-  for (const s of steps) bits += s.solver === 'human' ? '1' : '0'
+  for (const s of t.steps) bits += s.solver === 'human' ? '1' : '0'
   return bits
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { describeShared, sharedDir } from '../../../tests/support/shared'
-import { strategyqaAdvantageRows } from './policy.bench'
+import { advantageTables } from './advantages'
+import { parseJsonl } from './trajectory'
 import {
   type AdvantageRow,
   DENSE_SIZE,
@@ -242,9 +243,12 @@ describe('evaluation', () => {
 describeShared(
   'ReHAC policy on the released StrategyQA trajectories (held-out questions)',
   () => {
-    let data: ReturnType<typeof strategyqaAdvantageRows>
+    // The rows advantages.ts builds (λ = 0.08); a state's question is its first line (the held-out key).
+    let data: { rows: ReturnType<typeof advantageTables>['advantages']; questionOf: Map<string, string> }
     beforeAll(() => {
-      data = strategyqaAdvantageRows(readFileSync(sharedDir('datasets', 'rehac', 'strategyqa.jsonl'), 'utf8'))
+      const lines = parseJsonl(readFileSync(sharedDir('datasets', 'rehac', 'strategyqa.jsonl'), 'utf8'))
+      const rows = advantageTables(lines, { lambda: 0.08 }).advantages
+      data = { rows, questionOf: new Map(rows.map((r) => [r.state, r.state.split('\n', 1)[0] as string])) }
     })
 
     it('builds advantage rows where both actions were seen', () => {

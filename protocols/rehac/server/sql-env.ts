@@ -176,9 +176,17 @@ export async function loadSqlSchema(slug: string, schemaSql: string): Promise<Lo
   try {
     await ensureRole(roleClient, owner)
     await ensureRole(roleClient, reader)
-    // Every load: the password of the current secret, and the attributes and defaults in full.
+    // Every load: the password of the current secret, and the attributes and defaults in full. NOSUPERUSER,
+    // NOREPLICATION and NOBYPASSRLS are named only when the role has one of them: PostgreSQL lets only a
+    // superuser name those in ALTER ROLE, and Parley's user may be a CREATEROLE one (CREATE ROLE above made
+    // them false; a reader that has one and a Parley that may not remove it must fail here).
+    const { rows: attrs } = await roleClient.query<{ strong: boolean }>(
+      'SELECT rolsuper OR rolreplication OR rolbypassrls AS strong FROM pg_roles WHERE rolname = $1',
+      [reader],
+    )
+    const strong = attrs[0]?.strong ? 'NOSUPERUSER NOREPLICATION NOBYPASSRLS' : ''
     await roleClient.query(
-      `ALTER ROLE ${ident(reader)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS
+      `ALTER ROLE ${ident(reader)} LOGIN NOCREATEDB NOCREATEROLE NOINHERIT ${strong}
          CONNECTION LIMIT ${SQL_LIMITS.readerConnectionLimit} PASSWORD '${scramVerifier(readerPassword(reader))}'`,
     )
     // RESET ALL first: a default the role was given otherwise (by hand, by an older Parley) does not stay.

@@ -48,6 +48,10 @@ beforeAll(async () => {
 
 describe('loading a task set', () => {
   it('puts the tables in their own schema, readable by the reader alone, a login role of no power', async () => {
+    // What a load takes away again: powers and defaults given to the role outside it.
+    await sql().query(
+      "ALTER ROLE rehac_shoptest_reader SUPERUSER BYPASSRLS CREATEDB NOLOGIN; ALTER ROLE rehac_shoptest_reader SET work_mem = '1GB'",
+    )
     const loaded = await loadSqlSchema(SLUG, SHOP_SQL)
     expect(loaded).toEqual({
       schema: 'rehac_shoptest',

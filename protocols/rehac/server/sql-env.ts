@@ -11,7 +11,8 @@
  *   NOBYPASSRLS, CONNECTION LIMIT 8) with CONNECT on the database, USAGE on the schema and SELECT on its
  *   tables, nothing else: any direct grant in `public` is revoked, and the load fails if the reader can
  *   SELECT a table outside its schema or call a SECURITY DEFINER function outside the system schemas.
- *   Its password is never stored: it is HMAC-SHA256(BETTER_AUTH_SECRET, role name), hex, so every Parley
+ *   Its password is never stored: it is HMAC-SHA256 keyed with BETTER_AUTH_SECRET of the role name, hex
+ *   ({@link readerPassword}), so every Parley
  *   process derives the same one, and each load sets it again (as a SCRAM verifier computed here, so the
  *   clear text never reaches the server's logs): a changed secret heals on the next load. The role's
  *   defaults are read-only transactions, a statement timeout, an idle-in-transaction timeout and
@@ -23,8 +24,8 @@
  * small pool (its session user is the reader, so nothing in the statement can become Parley's user:
  * `SET ROLE`, `set_config('role', …)`, `SET SESSION AUTHORIZATION` fail with PostgreSQL's `permission
  * denied`), inside `BEGIN READ ONLY` with `SET LOCAL statement_timeout`, always rolled back and followed
- * by `DISCARD ALL` (what survives a rollback: session advisory locks, prepared statements, WITH HOLD
- * cursors, session settings, temporary tables). A connection on which anything failed is closed, not
+ * by `DISCARD ALL` (for what survives a rollback: session advisory locks, prepared statements, and
+ * whatever a statement that ends the transaction itself, a COMMIT, leaves). A connection on which anything failed is closed, not
  * reused. The statement goes over the extended protocol, which takes exactly one statement ("cannot insert
  * multiple commands into a prepared statement"), and is executed with a row limit: the Execute message asks
  * for at most maxRows + 1 rows and the portal is then dropped, so a huge result never leaves the server

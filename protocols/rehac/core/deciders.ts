@@ -16,7 +16,8 @@
  * not depend on which other steps or episodes were decided before it, nor in what order.
  */
 import { z } from 'zod'
-import { argmaxHuman, fnv1a, type PolicyModel, pHuman, parseState } from './policy'
+import { fnv1a } from '../../../lib/llm/text'
+import { argmaxHuman, type PolicyModel, pHuman, parseState } from './policy'
 
 export type Solver = 'agent' | 'human'
 

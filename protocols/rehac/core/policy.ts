@@ -22,6 +22,7 @@
  * shuffle, and nothing else is random.
  */
 import { z } from 'zod'
+import { fnv1a } from '../../../lib/llm/text'
 
 // ───────────────────────────── rows ─────────────────────────────
 
@@ -51,16 +52,6 @@ export function mulberry32(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-}
-
-/** FNV-1a 32-bit over the string's UTF-16 code units (so the hash is the same in every JS engine). */
-export function fnv1a(text: string): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return h >>> 0
 }
 
 function shuffleInPlace<T>(items: T[], rand: () => number): void {

@@ -28,6 +28,7 @@
  * The step threshold (HotpotQA 7, StrategyQA 5) is the trajectory's business, not the environment's.
  */
 import { z } from 'zod'
+import { parseJsonlRows } from './jsonl'
 
 /** Bounds of the inputs; a corpus or question file past them is refused with a message that names the bound. */
 export const QA_LIMITS = {
@@ -81,26 +82,7 @@ export class QaDataError extends Error {
 function parseJsonl<T>(text: string, schema: z.ZodType<T>, what: string, max: number): T[] {
   if (text.length > QA_LIMITS.maxFileChars)
     throw new QaDataError(`the ${what} file is longer than ${QA_LIMITS.maxFileChars} characters`)
-  const out: T[] = []
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).trim()
-    if (!line) continue
-    if (out.length >= max) throw new QaDataError(`more than ${max} ${what} (line ${i + 1})`)
-    let raw: unknown
-    try {
-      raw = JSON.parse(line)
-    } catch (e) {
-      throw new QaDataError(`line ${i + 1}: not valid JSON (${e instanceof Error ? e.message : String(e)})`)
-    }
-    const parsed = schema.safeParse(raw)
-    if (!parsed.success)
-      throw new QaDataError(
-        `line ${i + 1}: ${parsed.error.issues.map((x) => (x.path.length ? `${x.path.join('.')}: ${x.message}` : x.message)).join('; ')}`,
-      )
-    out.push(parsed.data)
-  }
-  return out
+  return parseJsonlRows(text, schema, { what, max, fail: (m) => new QaDataError(m) })
 }
 
 /** Pages from JSONL text (`{"title", "paragraphs": [...]}` a line; blank lines skipped). */

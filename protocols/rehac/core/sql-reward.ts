@@ -3,6 +3,7 @@
  * InterCode) and the task file's line format. Pure; protocols/rehac/server/sql-env.ts runs the statements.
  */
 import { z } from 'zod'
+import { parseJsonlRows } from './jsonl'
 
 /** One cell as the database wrote it in text (PostgreSQL's text output), or null for SQL NULL. */
 export type SqlCell = string | null
@@ -59,27 +60,14 @@ export type SqlTask = z.infer<typeof sqlTask>
 
 /** Tasks from JSONL text (blank lines skipped); the error names the line. Ids must be unique. */
 export function parseSqlTasksJsonl(text: string, max = 10_000): SqlTask[] {
-  const out: SqlTask[] = []
   const seen = new Set<string>()
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).trim()
-    if (!line) continue
-    if (out.length >= max) throw new Error(`more than ${max} SQL tasks (line ${i + 1})`)
-    let raw: unknown
-    try {
-      raw = JSON.parse(line)
-    } catch (e) {
-      throw new Error(`line ${i + 1}: not valid JSON (${e instanceof Error ? e.message : String(e)})`)
-    }
-    const parsed = sqlTask.safeParse(raw)
-    if (!parsed.success)
-      throw new Error(
-        `line ${i + 1}: ${parsed.error.issues.map((x) => (x.path.length ? `${x.path.join('.')}: ${x.message}` : x.message)).join('; ')}`,
-      )
-    if (seen.has(parsed.data.id)) throw new Error(`line ${i + 1}: task id "${parsed.data.id}" appears twice`)
-    seen.add(parsed.data.id)
-    out.push(parsed.data)
-  }
-  return out
+  return parseJsonlRows(text, sqlTask, {
+    what: 'SQL tasks',
+    max,
+    check: (t) => {
+      if (seen.has(t.id)) return `task id "${t.id}" appears twice`
+      seen.add(t.id)
+      return null
+    },
+  })
 }

@@ -5,7 +5,15 @@ import { registerPlugin } from '@/lib/server/engine/plugins'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createRun, getRun } from '@/lib/server/services/runs'
-import { claimSeat, getSession, myQueue, releaseSeat, renewLease, submitTurn } from '@/lib/server/services/sessions'
+import {
+  claimSeat,
+  getSession,
+  myQueue,
+  releaseSeat,
+  renewLease,
+  saveDraft,
+  submitTurn,
+} from '@/lib/server/services/sessions'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { slotsDataset, toySlotsPlugin } from './toy-slots/plugin'
 
@@ -233,6 +241,7 @@ describe('races', () => {
     const { sessions } = await slotsRun(12, 1)
     for (const s of sessions) {
       expect((await claim(a, s)).ok).toBe(true)
+      expect((await execute(saveDraft, a, { sessionId: s, seq: 1, data: { label: 'yes' } })).ok).toBe(true)
       // The lease ends within a few milliseconds of the two requests.
       await sql().query(
         `UPDATE "SessionSeat" SET "leaseUntil" = now() + interval '15 milliseconds' WHERE "sessionId" = $1`,
@@ -250,6 +259,8 @@ describe('races', () => {
         expect(turn.status).toBe(409)
         expect(written).toEqual([])
       }
+      // The draft goes with the turn that is written, and only then (the hold and the delete are one statement).
+      expect(await db.turnDraft.count({ where: { sessionId: s, userId: a.userId } })).toBe(turn.ok ? 0 : 1)
       if (taken.ok) expect(seat.userId).toBe(b.userId)
     }
   })

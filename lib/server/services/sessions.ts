@@ -516,19 +516,26 @@ export const submitTurn = defineOperation({
     const doneReason = end.done ? (end.reason ?? 'done') : null
     const awaitingSeat = humanSeatAsked(end, ctx.seats)
     try {
-      // One transaction on `pg`: the message (M + C + status), this person's drafts up to it, the audit row.
+      // One transaction on `pg`: the seat's hold and this person's drafts up to the message, the message
+      // (M + C + status), the audit row.
       await pgTransaction(async (client) => {
         const exec: Exec = async (text, params) => (await client.query(text, params)).rows
         // The seat is still this person's (not lapsed, not taken meanwhile), locked until the turn is
         // written: a claim racing this turn waits and then finds the lease renewed. Its lease renews.
-        const hold = await client.query(
-          `UPDATE "SessionSeat" p
-           SET "leaseUntil" = CASE WHEN p."leaseUntil" IS NULL THEN NULL ELSE now() + make_interval(secs => $4) END
-           FROM "ProtocolSession" s
-           WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND p.seat = $2 AND ${holdsSql('$3')}`,
-          [sessionId, next.seat, actor.userId, leaseSeconds()],
+        // Their drafts up to this message go in the same statement (one round trip per turn; when the
+        // seat is not held the transaction rolls back and the drafts stay).
+        const hold = await client.query<{ held: number }>(
+          `WITH hold AS (
+             UPDATE "SessionSeat" p
+             SET "leaseUntil" = CASE WHEN p."leaseUntil" IS NULL THEN NULL ELSE now() + make_interval(secs => $4) END
+             FROM "ProtocolSession" s
+             WHERE s.id = p."sessionId" AND p."sessionId" = $1 AND p.seat = $2 AND ${holdsSql('$3')}
+             RETURNING 1),
+           drafts AS (DELETE FROM "TurnDraft" WHERE "sessionId" = $1 AND "userId" = $3 AND seq <= $5)
+           SELECT count(*)::int AS held FROM hold`,
+          [sessionId, next.seat, actor.userId, leaseSeconds(), next.j],
         )
-        if (hold.rowCount !== 1) throw conflict(NOT_HELD)
+        if (hold.rows[0]?.held !== 1) throw conflict(NOT_HELD)
         await appendMessage(
           loaded,
           { ...produced, context: produced.context ?? { person: actor.email } },
@@ -537,11 +544,6 @@ export const submitTurn = defineOperation({
           { userId: actor.userId },
           exec,
         )
-        await client.query(`DELETE FROM "TurnDraft" WHERE "sessionId" = $1 AND "userId" = $2 AND seq <= $3`, [
-          sessionId,
-          actor.userId,
-          next.j,
-        ])
         await writeAuditSql(client, {
           actor: actorRef(actor),
           action: 'session.turn',

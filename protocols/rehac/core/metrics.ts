@@ -96,30 +96,48 @@ export interface RehacEvaluation {
   hir: number
 }
 
+/**
+ * The figures of `evaluate`, one trajectory at a time (a streamed file is never held whole): sums run
+ * in file order, so the result is the same, bit for bit, as `evaluate` on the same lines.
+ */
+export class RehacEvaluator {
+  private n = 0
+  private t = 0
+  private em = 0
+  private human = 0
+  private steps = 0
+  private r = 0
+
+  constructor(readonly lambda: number) {}
+
+  add(line: Pick<RehacLine, 'trajectory' | 'em' | 'f1'>): void {
+    const c = countSolvers(line.trajectory)
+    this.n++
+    this.t += line.f1
+    this.em += typeof line.em === 'boolean' ? (line.em ? 1 : 0) : line.em
+    this.human += c.human
+    this.steps += c.steps
+    this.r += rehacReward(line.f1, c.human, this.lambda)
+  }
+
+  result(): RehacEvaluation {
+    const n = this.n
+    return {
+      trajectories: n,
+      T: n ? this.t / n : 0,
+      em: n ? this.em / n : 0,
+      humanSteps: this.human,
+      steps: this.steps,
+      cost: n ? (this.lambda * this.human) / n : 0,
+      R: n ? this.r / n : 0,
+      hir: this.steps ? this.human / this.steps : 0,
+    }
+  }
+}
+
 /** The figures `parley rehac eval` prints for a released or exported file at λ (fractions, not ×100). */
 export function evaluate(lines: readonly RehacLine[], lambda: number): RehacEvaluation {
-  let t = 0
-  let em = 0
-  let human = 0
-  let steps = 0
-  let r = 0
-  for (const line of lines) {
-    const c = countSolvers(line.trajectory)
-    t += line.f1
-    em += typeof line.em === 'boolean' ? (line.em ? 1 : 0) : line.em
-    human += c.human
-    steps += c.steps
-    r += rehacReward(line.f1, c.human, lambda)
-  }
-  const n = lines.length
-  return {
-    trajectories: n,
-    T: n ? t / n : 0,
-    em: n ? em / n : 0,
-    humanSteps: human,
-    steps,
-    cost: n ? (lambda * human) / n : 0,
-    R: n ? r / n : 0,
-    hir: steps ? human / steps : 0,
-  }
+  const e = new RehacEvaluator(lambda)
+  for (const line of lines) e.add(line)
+  return e.result()
 }

@@ -15,6 +15,7 @@
  * the part before it, so such steps parse and render unchanged instead of being rejected.
  */
 import { z } from 'zod'
+import { type JsonlOptions, parseJsonlRows } from './jsonl'
 import type { Solver } from './protocol'
 export type PartLabel = 'Thought' | 'Action' | 'Observation'
 
@@ -270,25 +271,14 @@ export const rehacLine = z.object({
 })
 export type RehacLine = z.output<typeof rehacLine>
 
+/** How a trajectory file is read: no row limit; an error says "JSONL line N: …". */
+export const REHAC_JSONL: JsonlOptions<RehacLine> = {
+  what: 'trajectories',
+  max: Number.POSITIVE_INFINITY,
+  fail: (message) => new Error(`JSONL ${message}`),
+}
+
 /** Parses JSONL text into lines (blank lines skipped); an error names the 1-based line. */
 export function parseJsonl(text: string): RehacLine[] {
-  const out: RehacLine[] = []
-  const rows = text.split('\n')
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i] as string
-    if (row.trim() === '') continue
-    let json: unknown
-    try {
-      json = JSON.parse(row)
-    } catch (e) {
-      throw new Error(`JSONL line ${i + 1}: not JSON (${(e as Error).message})`)
-    }
-    const r = rehacLine.safeParse(json)
-    if (!r.success)
-      throw new Error(
-        `JSONL line ${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`).join('; ')}`,
-      )
-    out.push(r.data)
-  }
-  return out
+  return parseJsonlRows(text, rehacLine, REHAC_JSONL)
 }

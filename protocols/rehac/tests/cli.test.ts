@@ -287,6 +287,23 @@ describeShared(
         SPAWN_TIMEOUT,
       )
     })
+
+    it.skipIf(!registered)(
+      'stops quietly when its reader closes the pipe early (`… | head -1`), as Unix tools do',
+      () => {
+        // ~10 MB of rows into a pipe whose reader is gone after the first line: EPIPE on the next write.
+        const file = sharedDir('datasets', 'rehac', 'strategyqa.jsonl')
+        const r = spawnSync('sh', ['-c', `node bin/parley.mjs rehac advantages "$1" | head -1`, 'sh', file], {
+          cwd: root,
+          env,
+          encoding: 'utf8',
+          timeout: 60_000,
+        })
+        expect(r.stderr).toBe('')
+        expect(JSON.parse(r.stdout).state).toMatch(/^Question: /)
+      },
+      SPAWN_TIMEOUT,
+    )
   },
   'datasets/rehac',
 )

@@ -38,7 +38,8 @@ export async function seedRehacDemo(s: DemoSeed): Promise<string[]> {
   const agentOnly = await s.run('rehac', {
     name: 'Demo ReHAC: the agent alone (demo model)',
     datasetId: qa.id,
-    seats: { decider: { kind: 'program', program: 'agent-only' }, agent: model },
+    // Every seat is filled; the human (simulated by the demo model) is never asked by agent-only.
+    seats: { decider: { kind: 'program', program: 'agent-only' }, agent: model, human: model },
   })
   if (agentOnly.created) {
     await s.play(agentOnly.id)

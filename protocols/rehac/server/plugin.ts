@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { contentText } from '@/lib/llm/text'
 import { DEMO_LABEL, type DemoRequest } from '@/lib/llm/demo-model'
 import { ProtocolError } from '@/lib/protocols/types'
-import { badRequest, definePlugin, type HumanContext, type Produced } from '@/lib/server/sdk'
+import { badRequest, definePlugin, type HumanContext, type Produced, sql } from '@/lib/server/sdk'
 import { fnv1a } from '@/lib/llm/text'
 import {
   ACTION_TYPES,
@@ -69,11 +69,12 @@ function ensureSchema(slug: string, schemaSql: string): Promise<void> {
   if (!p) {
     p = (async () => {
       const env = await import('@/protocols/rehac/server/sql-env')
-      try {
-        const probe = await env.runSqlStatement(slug, 'SELECT 1')
-        if (probe.ok) return
-      } catch {
-        // not loaded yet (the reader cannot log in): load it
+      // Loaded already (by another process, or before a restart) when its schema is in this database and
+      // its reader can log in with the current secret; roles are cluster-wide, so the role alone says nothing.
+      const { rows } = await sql().query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [env.sqlNames(slug).schema])
+      if (rows.length) {
+        const probe = await env.runSqlStatement(slug, 'SELECT 1').catch(() => null)
+        if (probe?.ok) return
       }
       await env.loadSqlSchema(slug, schemaSql)
     })().catch((err) => {

@@ -2,14 +2,16 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { FakeRule } from '@/lib/llm/fake-server'
-import { db } from '@/lib/server/db'
+import { fnv1a } from '@/lib/llm/text'
+import { db, sql } from '@/lib/server/db'
 import { runHeadless } from '@/lib/server/engine/headless'
 import { execute } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
 import { coverage } from '@/protocols/rehac/core/tree'
 import type { RehacMessage } from '@/protocols/rehac/core/protocol'
 import { rehacScript } from '@/protocols/rehac/fixture'
-import { endSqlReaders } from '@/protocols/rehac/server/sql-env'
+import { sqlSlug } from '@/protocols/rehac/server/agents'
+import { endSqlReaders, sqlNames } from '@/protocols/rehac/server/sql-env'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { importAndWait, useBulkWorkers } from '../../../tests/support/imports'
 import { fakeConnection, useFakeLlm } from '../../../tests/support/llm'
@@ -72,6 +74,9 @@ describe('ReHAC task sets, the SQL environment and the trajectory tree', () => {
       schema: demo('shop.sql'),
     })
     if (!imported.ok) throw new Error(imported.error)
+    // The schema is loaded on the episode's first SQL step (dropped here so that the load runs).
+    const slug = sqlSlug(readFileSync(path.join(import.meta.dirname, '../demo/shop.sql'), 'utf8'), fnv1a)
+    await sql().query(`DROP SCHEMA IF EXISTS ${sqlNames(slug).schema} CASCADE`)
     // Task shop01 (mystery titles): a write first, then the gold statement, which ends the episode.
     fake().setScript([
       {
@@ -98,6 +103,10 @@ describe('ReHAC task sets, the SQL environment and the trajectory tree', () => {
     expect(obs[0]?.kind === 'observation' && obs[0].text).toMatch(/refused|read-only|permission denied/i)
     expect(obs[1]).toMatchObject({ finished: true })
     expect(obs[1]?.kind === 'observation' && obs[1].text).toMatch(/^\[\(/)
+    const tables = await sql().query('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [
+      sqlNames(slug).schema,
+    ])
+    expect(tables.rows[0]?.n).toBeGreaterThan(0)
     const step = log.find((m) => m.kind === 'step')
     expect(step).toMatchObject({ thought: null, action: { type: 'sql', arg: 'DROP TABLE book' } })
   })

@@ -109,7 +109,7 @@ describe('ReHAC on the engine', () => {
       gold: null,
       result: null,
     })
-    expect(JSON.stringify(view)).not.toContain('Halvard Brenn')
+    expect(JSON.stringify(got.data)).not.toContain('Halvard Brenn')
     const seq = (got.data.ask as { j: number }).j
     const send = (turn: Record<string, unknown>) => execute(submitTurn, w.expert, { sessionId, seq, ...turn })
     expect(await send({ action: { type: 'search', arg: 'Calder Lighthouse' } })).toMatchObject({

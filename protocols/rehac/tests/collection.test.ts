@@ -54,7 +54,7 @@ describe('ReHAC task sets, the SQL environment and the trajectory tree', () => {
     const rows = await db.instance.findMany({ where: { dataset: { studyId: w.studyId } }, orderBy: { index: 'asc' } })
     expect(rows).toHaveLength(12)
     expect(rows[0]).toMatchObject({ prediction: 'Halvard Brenn', input: { id: 'vq01', kind: 'qa', taskSet: 'corpus' } })
-    expect((rows[0]?.input as { pages: unknown[] }).pages).toHaveLength(30)
+    expect((rows[0]?.input as { pages?: unknown[] } | undefined)?.pages).toHaveLength(30)
     const missing = await importAndWait(w.researcher, {
       studyId: w.studyId,
       kind: 'rehac-qa',

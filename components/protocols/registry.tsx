@@ -1,5 +1,6 @@
 import { evinceUi } from '@/protocols/evince/ui'
 import { pxpUi } from '@/protocols/pxp/ui'
+import { rehacUi } from '@/protocols/rehac/ui'
 import { scorekeepingUi } from '@/protocols/scorekeeping/ui'
 import type { ProtocolUi } from '@/components/protocols/types'
 import { isProtocolId, type ProtocolId, protocols } from '@/lib/protocols/registry'
@@ -14,6 +15,7 @@ export const protocolUis: { readonly [K in ProtocolId]: ProtocolUi } = {
   pxp: pxpUi,
   evince: evinceUi,
   scorekeeping: scorekeepingUi,
+  rehac: rehacUi,
 }
 
 /** The UI of a protocol id, or null for an id Parley does not run. */

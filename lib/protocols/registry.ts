@@ -6,17 +6,17 @@
  */
 import { evince } from '../../protocols/evince/core'
 import { pxp } from '../../protocols/pxp/core'
+import { rehac } from '../../protocols/rehac/core/protocol'
 import { scorekeeping } from '../../protocols/scorekeeping/core'
 import type { AnyProtocol } from './types'
 
-export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping'] as const
+export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping', 'rehac'] as const
 export type ProtocolId = (typeof PROTOCOL_IDS)[number]
 
-export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = { pxp, evince, scorekeeping }
+export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = { pxp, evince, scorekeeping, rehac }
 
 /** Protocols a study may be set up for before Parley runs them (the seeds' next systems). */
 export const PLANNED_PROTOCOLS = {
-  rehac: 'ReHAC collaboration',
   mint: 'MINT multi-turn feedback',
   relevance: 'LLM relevance labelling',
 } as const

@@ -24,6 +24,9 @@ export interface ChatRequest {
   temperature?: number
   seed?: number
   max_tokens?: number
+  top_p?: number
+  /** Stop sequences (e.g. ReAct's "\nObservation 2:"): the model stops before writing one. */
+  stop?: string[]
   response_format?: ChatParams['response_format']
 }
 
@@ -139,6 +142,8 @@ export function llmTools(o: LlmToolsOptions): LlmTools {
           : {}),
       ...(req.seed !== undefined ? { seed: req.seed } : {}),
       ...(req.max_tokens !== undefined ? { max_tokens: req.max_tokens } : {}),
+      ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
+      ...(req.stop?.length ? { stop: req.stop } : {}),
       ...(req.response_format ? { response_format: req.response_format } : {}),
       messages: messages as ChatParams['messages'],
     }

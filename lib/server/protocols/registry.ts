@@ -2,6 +2,7 @@ import type { ProtocolId } from '@/lib/protocols/registry'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { evincePlugin } from '@/protocols/evince/server/plugin'
 import { pxpPlugin } from '@/protocols/pxp/server/plugin'
+import { rehacPlugin } from '@/protocols/rehac/server/plugin'
 import { scorekeepingPlugin } from '@/protocols/scorekeeping/server/plugin'
 
 /**
@@ -12,4 +13,5 @@ export const plugins: { readonly [K in ProtocolId]: ProtocolPlugin } = {
   pxp: pxpPlugin,
   evince: evincePlugin,
   scorekeeping: scorekeepingPlugin,
+  rehac: rehacPlugin,
 }

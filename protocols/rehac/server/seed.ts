@@ -1,0 +1,64 @@
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { db, type DemoSeed } from '@/lib/server/sdk'
+
+const QA_NAME = 'Demo tasks: Velmora questions (ReHAC QA)'
+const SQL_NAME = 'Demo tasks: bookshop SQL (ReHAC SQL)'
+
+/** The demo files written by us (protocols/rehac/demo), read from the checkout. */
+export function demoFile(name: string): Promise<string> {
+  return readFile(path.join(process.cwd(), 'protocols/rehac/demo', name), 'utf8')
+}
+
+async function dataset(s: DemoSeed, name: string, kind: string, data: string, field: string, env: string) {
+  const ds = await db.dataset.findFirst({ where: { studyId: s.studyId, name } })
+  if (ds) return { id: ds.id, created: false }
+  const id = await s.importDataset({
+    kind,
+    name,
+    file: new File([await demoFile(data)], data),
+    [field]: new File([await demoFile(env)], env),
+    taskSet: kind === 'rehac-sql' ? 'shop' : 'velmora',
+  })
+  return { id, created: true }
+}
+
+/**
+ * The demo QA and SQL task sets (imported as a researcher imports them), a finished run of the demo
+ * model alone (agent-only), and a live run whose human steps wait for the demo annotator (the random
+ * decider, seed 1), so the annotator's first sign-in lands on real work.
+ */
+export async function seedRehacDemo(s: DemoSeed): Promise<string[]> {
+  const created: string[] = []
+  const qa = await dataset(s, QA_NAME, 'rehac-qa', 'questions.jsonl', 'corpus', 'corpus.jsonl')
+  if (qa.created) created.push('dataset demo QA tasks')
+  const sqlSet = await dataset(s, SQL_NAME, 'rehac-sql', 'sql-tasks.jsonl', 'schema', 'shop.sql')
+  if (sqlSet.created) created.push('dataset demo SQL tasks')
+  const model = { kind: 'llm', model: { connectionId: s.demoConnectionId } }
+  const agentOnly = await s.run('rehac', {
+    name: 'Demo ReHAC: the agent alone (demo model)',
+    datasetId: qa.id,
+    // Every seat is filled; the human (simulated by the demo model) is never asked by agent-only.
+    seats: { decider: { kind: 'program', program: 'agent-only' }, agent: model, human: model },
+  })
+  if (agentOnly.created) {
+    await s.play(agentOnly.id)
+    created.push('run demo ReHAC (agent alone)')
+  }
+  const annotator = s.people['annotator@parley.local'] ?? s.people['expert@parley.local']
+  const live = await s.run('rehac', {
+    name: 'Demo ReHAC: agent and annotator (random decider)',
+    datasetId: qa.id,
+    sample: 3,
+    seats: {
+      decider: { kind: 'program', program: 'random', params: { seed: 1 } },
+      agent: model,
+      human: annotator ? { kind: 'human', userId: annotator.userId } : { kind: 'human', claimable: true },
+    },
+  })
+  if (live.created) {
+    await s.play(live.id)
+    created.push('run demo ReHAC (annotator)')
+  }
+  return created
+}

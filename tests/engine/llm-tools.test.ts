@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest'
+import { llmTools } from '@/lib/server/engine/llm'
+import { makeStudy, makeUser } from '../support/fixtures'
+import { fakeConnection, useFakeLlm } from '../support/llm'
+
+/**
+ * The decoding a plugin asks for reaches the model as asked: stop sequences (ReAct's agent stops
+ * before "\nObservation t:") and top_p are passed through, and left out of the request when not given.
+ */
+const fake = useFakeLlm()
+
+describe('the LLM tools pass the decoding a protocol asks for', () => {
+  it('sends stop and top_p when given, neither when not', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher, [])
+    const conn = await fakeConnection(study.id, fake())
+    fake().setScript([{ match: { model: 'gen' }, replies: [{ text: 'ok' }] }])
+    fake().reset()
+    const tools = llmTools({ studyId: study.id, sessionId: 'no-session', seq: 1, clock: { llmMs: 0 } })
+    const ref = { connectionId: conn.id, model: 'gen' }
+    const messages = [{ role: 'user' as const, content: 'Thought 1:' }]
+    await tools.chat(
+      ref,
+      { messages, temperature: 0, max_tokens: 100, top_p: 1, stop: ['\nObservation 1:'] },
+      { purpose: 'test' },
+    )
+    await tools.chat(ref, { messages }, { purpose: 'test' })
+    const bodies = fake()
+      .requests.filter((r) => r.path.endsWith('/chat/completions'))
+      .map((r) => r.body as Record<string, unknown>)
+    expect(bodies).toHaveLength(2)
+    expect(bodies[0]).toMatchObject({ temperature: 0, max_tokens: 100, top_p: 1, stop: ['\nObservation 1:'] })
+    expect(bodies[1]).not.toHaveProperty('stop')
+    expect(bodies[1]).not.toHaveProperty('top_p')
+  })
+})

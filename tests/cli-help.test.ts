@@ -59,14 +59,22 @@ describe('parley commands', () => {
 
   it("finds each protocol's commands in its folder (protocols/<id>/server/cli.ts), with no list to keep", () => {
     const withCli = PROTOCOL_IDS.filter((id) => existsSync(path.join(ROOT, 'protocols', id, 'server', 'cli.ts')))
-    expect(withCli).toEqual(['pxp', 'evince', 'scorekeeping'])
+    expect(withCli).toEqual(['pxp', 'evince', 'scorekeeping', 'rehac'])
     for (const id of withCli)
       expect(
         all.map((p) => p.join(' ')),
         id,
       ).toContain(id)
     expect(all.map((p) => p.join(' '))).toEqual(
-      expect.arrayContaining(['pxp stats', 'pxp import-tags', 'pxp export', 'evince metrics', 'scorekeeping replay']),
+      expect.arrayContaining([
+        'pxp stats',
+        'pxp import-tags',
+        'pxp export',
+        'evince metrics',
+        'scorekeeping replay',
+        'rehac advantages',
+        'rehac eval',
+      ]),
     )
   })
 

@@ -86,7 +86,7 @@ export function RehacSessionView({ session: s, turnForm, live }: SessionViewProp
               <dd>{v.gold}</dd>
             </div>
             <div>
-              <dt className="text-xs text-stone-500">T ({v.task.kind === 'sql' ? 'IoU' : 'F1'})</dt>
+              <dt className="text-xs text-stone-500">T ({v.task.kind === 'sql' ? 'IoU' : 'F1'}, ×100)</dt>
               <dd>{pct(v.result.T)}</dd>
             </div>
             <div>
@@ -100,7 +100,7 @@ export function RehacSessionView({ session: s, turnForm, live }: SessionViewProp
               </dd>
             </div>
             <div>
-              <dt className="text-xs text-stone-500">R at λ = 0.08</dt>
+              <dt className="text-xs text-stone-500">R = T − λC at λ = 0.08 (×100)</dt>
               <dd>{pct(v.result.R)}</dd>
             </div>
           </dl>

@@ -83,7 +83,7 @@ export const REHAC_SEATS = [
     name: 'decider',
     label: 'Decider (who acts)',
     kinds: ['program', 'llm', 'human'],
-    programs: ['random', 'agent-only', 'human-only', 'trained-policy', 'http-policy', 'tree'],
+    programs: ['random', 'agent-only', 'human-only', 'schedule', 'trained-policy', 'http-policy', 'tree'],
     description:
       'Chooses before each step whether the agent or the human acts: a program (random with p(human) = 0.5 and a recorded seed, agent-only, human-only, a policy trained in Parley, a policy served over HTTP), the paper’s prompt policy on an LLM, or a person.',
   },

@@ -94,6 +94,12 @@ export const HttpPolicyParams = z.object({
   rule: decisionRule.default({ kind: 'argmax' }),
   timeoutMs: z.coerce.number().int().min(100).max(60_000).default(5_000),
 })
+const ScheduleParams = z.object({
+  /** Who acts at steps 1…n: `a` the agent, `h` the human (e.g. "hah"). */
+  solvers: z.string().regex(/^[ah]{1,32}$/, 'a string of a (agent) and h (human), at most 32 steps'),
+  /** Who acts after the schedule's last step. */
+  after: z.enum(['agent', 'human']).default('agent'),
+})
 const TreeParams = z.object({
   /** Forced decision: at step `at` the `solver` acts (a fork's own first step). */
   at: z.coerce.number().int().min(1).optional(),
@@ -162,6 +168,25 @@ export async function httpDecide(
   return decideFromHttpResponse(json, rule, at)
 }
 
+/** Each decider program's parameters, checked when a run is set up (a bad value is a 400 then, not a stalled step). */
+const DECIDER_PARAMS: Record<string, z.ZodType> = {
+  random: RandomParams,
+  schedule: ScheduleParams,
+  'trained-policy': PolicyParams,
+  'http-policy': HttpPolicyParams,
+  tree: TreeParams,
+}
+
+/** The first problem of a decider program's parameters, or null when they parse. */
+export function deciderParamsProblem(program: string, raw: unknown): string | null {
+  const schema = DECIDER_PARAMS[program]
+  if (!schema) return null
+  const r = schema.safeParse(raw ?? {})
+  if (r.success) return null
+  const issue = r.error.issues[0]
+  return `${program}: ${issue?.path.join('.') || 'params'}: ${issue?.message}`
+}
+
 export const deciderPrograms: Record<string, (ctx: Ctx) => Promise<Produced<RehacMessage>>> = {
   async random(ctx) {
     const p = params(ctx, RandomParams)
@@ -174,6 +199,12 @@ export const deciderPrograms: Record<string, (ctx: Ctx) => Promise<Produced<Reha
   },
   async 'human-only'(ctx) {
     return decideMessage(ctx, { solver: 'human', pHuman: 1 }, { program: 'human-only' })
+  },
+  async schedule(ctx) {
+    const p = params(ctx, ScheduleParams)
+    const c = p.solvers[ctx.ask.t - 1]
+    const solver: Solver = c === undefined ? p.after : c === 'h' ? 'human' : 'agent'
+    return decideMessage(ctx, { solver, pHuman: solver === 'human' ? 1 : 0 }, { program: 'schedule', ...p })
   },
   async 'trained-policy'(ctx) {
     const p = params(ctx, PolicyParams)

@@ -34,6 +34,8 @@ import {
  * - `random` {seed = 0, p = 0.5}: human iff u(seed, run/session key, t) < p (deciders.ts), so a replay or
  *   a retried step decides the same.
  * - `agent-only`, `human-only`.
+ * - `schedule` {solvers: "hah", after = agent}: a fixed plan of who acts at steps 1…n (h human, a agent),
+ *   then `after`; for tutorials, demonstrations and tests that need a known order of turns.
  * - `trained-policy` {model, rule = argmax}: the model JSON of policy.ts in the seat's params (the run's
  *   seats are its record of exactly which policy decided; a stored-policy table is not built yet).
  * - `http-policy` {url, rule = argmax, timeoutMs = 5000}: POSTs `{state, t, question}` and reads

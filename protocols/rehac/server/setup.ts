@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { REHAC_SEATS } from '@/protocols/rehac/core/protocol'
+import { deciderParamsProblem } from '@/protocols/rehac/server/agents'
 import {
   type Actor,
   badRequest,
@@ -99,6 +100,9 @@ export async function planRehac(
     throw badRequest('A collection grows trees by forking: its decider is the tree program.', {
       'seats.decider': ['Choose the tree program for a collection.'],
     })
+  const paramsProblem = decider?.kind === 'program' ? deciderParamsProblem(decider.program, decider.params) : null
+  if (paramsProblem)
+    throw badRequest(`The decider's parameters do not fit: ${paramsProblem}.`, { 'seats.decider': [paramsProblem] })
   const count = await db.instance.count({ where: { datasetId: ds.id } })
   if (!count) throw badRequest('The task set has no tasks.', { datasetId: ['The task set has no tasks.'] })
   return {

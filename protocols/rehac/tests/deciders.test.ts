@@ -97,6 +97,39 @@ describe('ReHAC deciders on the engine', () => {
     expect(rd.every((d) => d.pHuman === 0.5)).toBe(true)
   })
 
+  it('the schedule program gives the steps to the solvers it names, then to `after`', async () => {
+    const w = await world()
+    fake().setScript(rehacScript(0) as FakeRule[])
+    // h, a: the human (an LLM here) searches, the agent finishes at step 2.
+    const { runId, sessionId } = await play(w, {
+      kind: 'program',
+      program: 'schedule',
+      params: { solvers: 'ha', after: 'human' },
+    })
+    expect(await runHeadless(runId)).toMatchObject({ done: 1 })
+    expect((await decisions(sessionId)).map((d) => [d.t, d.solver, d.pHuman])).toEqual([
+      [1, 'human', 1],
+      [2, 'agent', 0],
+    ])
+    // A schedule that is not made of a and h is refused when the run is set up, not when it runs.
+    const bad = await execute(createRun, w.researcher, {
+      studyId: w.studyId,
+      protocol: 'rehac',
+      name: 'bad schedule',
+      datasetId: w.datasetId,
+      seats: {
+        decider: { kind: 'program', program: 'schedule', params: { solvers: 'hx' } },
+        agent: llm(w),
+        human: llm(w),
+      },
+    })
+    expect(bad).toMatchObject({
+      ok: false,
+      status: 400,
+      fieldErrors: { 'seats.decider': [expect.stringMatching(/^schedule: solvers: /)] },
+    })
+  })
+
   it('a person in the decider seat decides; a decision without a solver is a 400', async () => {
     const w = await world()
     fake().setScript(rehacScript(0) as FakeRule[])

@@ -55,7 +55,7 @@ export type RehacExtras = z.output<typeof RehacExtras>
 
 export const RehacStoredConfig = rehacConfig.extend({ collection: RehacExtras.optional() })
 
-function sessionConfig(raw: unknown) {
+export function sessionConfig(raw: unknown) {
   const { collection, ...config } = RehacStoredConfig.parse(raw ?? {})
   return { config: rehacConfig.parse(config), extras: RehacExtras.parse(collection ?? {}) }
 }
@@ -86,12 +86,17 @@ function ensureSchema(slug: string, schemaSql: string): Promise<void> {
   return p
 }
 
-const runSql: SqlRunner = async (ctx, action) => {
-  const { schemaSql } = rehacEnvData.parse(ctx.session.instance)
+/** The SQL environment of a session's snapshot, its schema loaded (the environment's step, a person's preview). */
+export async function sqlEnvOf(instance: unknown) {
+  const { schemaSql } = rehacEnvData.parse(instance)
   if (!schemaSql) throw new Error('the SQL task has no schema: import it with its SQL file')
   const slug = sqlSlug(schemaSql, fnv1a)
   await ensureSchema(slug, schemaSql)
-  const env = await import('@/protocols/rehac/server/sql-env')
+  return { env: await import('@/protocols/rehac/server/sql-env'), slug }
+}
+
+const runSql: SqlRunner = async (ctx, action) => {
+  const { env, slug } = await sqlEnvOf(ctx.session.instance)
   if (action.type === 'submit') {
     // InterCode's submit: the reward (IoU) of the last statement the episode ran, shown as it ends.
     const last = ctx.state.steps.findLast((s) => s.action?.type === 'sql' && s.observation !== null)?.action?.arg
@@ -145,6 +150,12 @@ const FIELD_OF: Record<string, string> = {
   'invalid-action': 'action.arg',
 }
 
+/** A step the protocol refused, as a 400 on the field it is about (sending it, or previewing it). */
+export function refusedStep(err: ProtocolError) {
+  const field = err.code === 'invalid-action' && /takes/.test(err.message) ? 'action.type' : FIELD_OF[err.code]
+  return badRequest(err.message, field ? { [field]: [err.message] } : undefined)
+}
+
 function turnMessage(ctx: HumanContext<typeof rehac>, input: RehacTurnInput): Produced<RehacMessage> {
   const ask = ctx.ask
   let message: RehacMessage
@@ -172,10 +183,7 @@ function turnMessage(ctx: HumanContext<typeof rehac>, input: RehacTurnInput): Pr
   try {
     rehac.apply(ctx.state, message)
   } catch (err) {
-    if (err instanceof ProtocolError) {
-      const field = err.code === 'invalid-action' && /takes/.test(err.message) ? 'action.type' : FIELD_OF[err.code]
-      throw badRequest(err.message, field ? { [field]: [err.message] } : undefined)
-    }
+    if (err instanceof ProtocolError) throw refusedStep(err)
     throw err
   }
   return { message, meta: { audit: { kind: ask.kind, t: ask.t } } }
@@ -272,7 +280,13 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacExtras>(rehac, {
     })),
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
-  ops: () => import('@/protocols/rehac/server/datasets').then((m) => ({ datasets: m.rehacDatasets })),
+  ops: async () => {
+    const [{ rehacDatasets }, { previewRehacStep, suggestRehacStep }] = await Promise.all([
+      import('@/protocols/rehac/server/datasets'),
+      import('@/protocols/rehac/server/operations'),
+    ])
+    return { datasets: rehacDatasets, operations: [previewRehacStep, suggestRehacStep] }
+  },
   demo: rehacDemo,
   title: (instance) => `${instance.kind === 'sql' ? 'SQL' : 'QA'} ${instance.id}: ${instance.question.slice(0, 60)}`,
 })

@@ -16,7 +16,7 @@ import {
 } from '@/lib/server/sdk'
 import { ACTION_TYPES, ACTIONS, MAX_ARG, type RehacMessage, rehac } from '@/protocols/rehac/core/protocol'
 import { parseStepReply, qaStep, stepRequest } from '@/protocols/rehac/server/agents'
-import { refusedStep, sessionConfig, sqlEnvOf } from '@/protocols/rehac/server/plugin'
+import { refusedStep, sessionConfig, sqlEnvOf } from '@/protocols/rehac/server/session'
 
 /**
  * The annotator's helpers on their step page (issue 24), each for the step the person is writing:

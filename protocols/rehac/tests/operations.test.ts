@@ -12,7 +12,7 @@ import { buildCorpus, NO_PAGE_OPEN, parsePagesJsonl } from '@/protocols/rehac/co
 import type { RehacMessage } from '@/protocols/rehac/core/protocol'
 import { rehacQaDataset, rehacScript } from '@/protocols/rehac/fixture'
 import { sqlSlug } from '@/protocols/rehac/server/agents'
-import { previewRehacStep, suggestRehacStep } from '@/protocols/rehac/server/operations'
+import { PREVIEWS_PER_MINUTE, previewRehacStep, suggestRehacStep } from '@/protocols/rehac/server/operations'
 import { endSqlReaders, sqlNames } from '@/protocols/rehac/server/sql-env'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { importAndWait, useBulkWorkers } from '../../../tests/support/imports'
@@ -130,6 +130,10 @@ describe('Run: the Observation of a proposed action, before the step is sent', (
     expect(await execute(previewRehacStep, w.expert, { sessionId, seq: seq + 1, action })).toMatchObject({
       status: 409,
     })
+    // Rate-limited per person: past the minute's previews, 429; nothing else is affected.
+    for (let i = 0; i < PREVIEWS_PER_MINUTE; i++)
+      expect((await execute(previewRehacStep, w.expert, { sessionId, seq, action })).ok).toBe(true)
+    expect(await execute(previewRehacStep, w.expert, { sessionId, seq, action })).toMatchObject({ status: 429 })
     // Seated, but no longer a member of the session's study.
     await db.studyMember.deleteMany({ where: { studyId: w.studyId, userId: w.expert.userId } })
     expect(await execute(previewRehacStep, w.expert, { sessionId, seq, action })).toMatchObject({ status: 404 })

@@ -192,7 +192,7 @@ function useStepDraft(
   return text
 }
 
-async function ask<T>(call: () => Promise<Answer<T>>, forKey: string, set: (a: Asked<T>) => void) {
+async function askServer<T>(call: () => Promise<Answer<T>>, forKey: string, set: (a: Asked<T>) => void) {
   set({ status: 'pending' })
   try {
     const r = await call()
@@ -243,11 +243,11 @@ function StepForm({
     }
 
   const run = () => {
-    if (preview.status !== 'pending') void ask(() => previewStepAction(s.id, j, action), actionKey, setPreview)
+    if (preview.status !== 'pending') void askServer(() => previewStepAction(s.id, j, action), actionKey, setPreview)
   }
   const suggest = () => {
     if (suggested.status === 'pending') return
-    void ask(
+    void askServer(
       () => suggestStepAction(s.id, j),
       '',
       (a) => {
@@ -273,7 +273,8 @@ function StepForm({
     else if (c.kind === 'use') useIt()
     else if (c.kind === 'action' && v.actions.includes(c.type)) {
       edit(setType)(c.type)
-      document.getElementById(`${id}-action`)?.focus()
+      // On to the argument once it shows (submit has none: the Action select keeps the focus).
+      setTimeout(() => (document.getElementById(`${id}-arg`) ?? document.getElementById(`${id}-action`))?.focus(), 0)
     }
   })
 

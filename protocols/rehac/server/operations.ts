@@ -111,7 +111,8 @@ export const previewRehacStep = defineOperation({
       }
     if (a.type === 'sql') {
       const { env, slug } = await sqlEnvOf(ctx.session.instance)
-      const run = await env.runSqlStatement(slug, a.arg)
+      // The row cap of the step's own run (sqlReward's), so the preview's text is the Observation the step gets.
+      const run = await env.runSqlStatement(slug, a.arg, { maxRows: env.SQL_LIMITS.rewardMaxRows })
       return { j, observation: env.sqlObservation(run), ends: false, ok: run.ok }
     }
     const { step: answered } = qaStep(ctx, a)

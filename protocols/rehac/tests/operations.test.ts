@@ -104,7 +104,7 @@ describe('Run: the Observation of a proposed action, before the step is sent', (
       action: { type: 'search', arg: 'Calder Lighthouse' },
     })
     expect(sent.ok).toBe(true)
-    await runHeadless((before.session.runId as string) ?? '')
+    await runHeadless(before.session.runId as string)
     const log = (await snapshot(sessionId)).messages.map((m) => m.body as unknown as RehacMessage)
     expect(log[2]).toMatchObject({ kind: 'observation', text: corpus.pages.get('calder lighthouse')?.paragraphs[0] })
     // A Lookup after the Search reads the open page (the corpus state is the log's).
@@ -171,6 +171,14 @@ describe('Run: the Observation of a proposed action, before the step is sent', (
     expect(submit).toMatchObject({ ok: true, data: { ends: true } })
     expect(JSON.stringify(submit)).not.toMatch(/reward = /)
     expect(await snapshot(sessionId)).toEqual(before)
+    // Sent, the statement gets the Observation its preview showed.
+    const statement = "SELECT title FROM book WHERE genre = 'mystery'"
+    expect((await execute(submitTurn, w.expert, { sessionId, seq, action: { type: 'sql', arg: statement } })).ok).toBe(
+      true,
+    )
+    await runHeadless(before.session.runId as string)
+    const observed = await db.protocolMessage.findFirstOrThrow({ where: { sessionId, seq: seq + 1 } })
+    expect(observed.body).toMatchObject({ kind: 'observation', text: select.ok ? select.data.observation : '' })
   })
 })
 

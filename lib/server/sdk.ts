@@ -11,6 +11,9 @@
 export * from '@/lib/server/engine/plugin'
 export type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/engine/datasets'
 export type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
+// The recorded LLM tools outside a step: a protocol's own operation that asks a seat's model on demand
+// (ReHAC's suggestion for a person's step), each call logged against the session and message it serves.
+export { llmTools } from '@/lib/server/engine/llm'
 export { type LlmRef, type SeatFill, Seats } from '@/lib/server/engine/seats'
 export type { Actor } from '@/lib/server/actor'
 export type { CliTools, ProtocolCli } from '@/lib/cli/tools'
@@ -29,6 +32,7 @@ export { Prisma } from '@/lib/generated/prisma/client'
 export { defineOperation, type Operation } from '@/lib/server/operation'
 export { id, requireStudyAccess } from '@/lib/server/services/studies'
 export { hasScope } from '@/lib/server/auth/roles'
+export { mayTakePart } from '@/lib/server/auth/study-roles'
 export { actorRef, writeAudit } from '@/lib/server/audit'
 export { enforceRate } from '@/lib/server/rate-limit'
 export { settings } from '@/lib/server/config'

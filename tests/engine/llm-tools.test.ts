@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { db } from '@/lib/server/db'
 import { llmTools } from '@/lib/server/engine/llm'
+import * as sdk from '@/lib/server/sdk'
 import { makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 
@@ -32,5 +34,22 @@ describe('the LLM tools pass the decoding a protocol asks for', () => {
     expect(bodies[0]).toMatchObject({ temperature: 0, max_tokens: 100, top_p: 1, stop: ['\nObservation 1:'] })
     expect(bodies[1]).not.toHaveProperty('stop')
     expect(bodies[1]).not.toHaveProperty('top_p')
+  })
+
+  it("the SDK's llmTools (a plugin's own operation asking a model on demand) logs each call against its session and message", async () => {
+    expect(sdk.llmTools).toBe(llmTools)
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher, [])
+    const conn = await fakeConnection(study.id, fake())
+    fake().setScript([{ match: { model: 'gen' }, replies: [{ text: 'a suggestion' }] }])
+    const tools = sdk.llmTools({ studyId: study.id, sessionId: 'session-x', seq: 7, clock: { llmMs: 0 } })
+    const r = await tools.chat(
+      { connectionId: conn.id, model: 'gen' },
+      { messages: [{ role: 'user', content: 'q' }] },
+      { purpose: 'on-demand' },
+    )
+    expect(r.text).toBe('a suggestion')
+    const calls = await db.llmCall.findMany({ where: { studyId: study.id, purpose: 'on-demand' } })
+    expect(calls.map((c) => [c.sessionRef, c.messageRef, c.id])).toEqual([['session-x', '7', r.callId]])
   })
 })

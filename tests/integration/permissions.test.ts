@@ -298,6 +298,18 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await humanSession(c)).id, prediction: 'CCO.CC(=O)O' }),
   },
+  'rehac.preview-step': {
+    allowed: WORKERS,
+    input: async (c) => ({
+      sessionId: (await rehacStepSession(c)).id,
+      seq: 2,
+      action: { type: 'search', arg: 'Calder Lighthouse' },
+    }),
+  },
+  'rehac.suggest-step': {
+    allowed: WORKERS,
+    input: async (c) => ({ sessionId: (await rehacStepSession(c)).id, seq: 2 }),
+  },
   // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
   'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
   'sessions.claim': {
@@ -402,6 +414,41 @@ async function humanSession(c: Ctx) {
     instance: { input: { smiles: 'CCOC(C)=O' }, prediction: 'CCO.CC(=O)O', explanation: 'esterification' },
     seats: { m: llmSeat(c), h: { kind: 'human', userId: c.actor.userId } },
   })
+}
+
+/** A ReHAC QA session of the world's study whose step 1 (message 2) waits for the actor in the human seat. */
+async function rehacStepSession(c: Ctx) {
+  const s = await makeSession(c.studyId, {
+    protocol: 'rehac',
+    config: {},
+    task: 'qa',
+    instance: {
+      id: 'q1',
+      kind: 'qa',
+      question: 'Who designed the Calder Lighthouse?',
+      answer: 'Halvard Brenn',
+      pages: [{ title: 'Calder Lighthouse', paragraphs: ['The Calder Lighthouse was designed by Halvard Brenn.'] }],
+    },
+    seats: {
+      decider: { kind: 'program', program: 'human-only' },
+      agent: { kind: 'llm', model: { connectionId: c.connectionId } },
+      human: { kind: 'human', userId: c.actor.userId },
+      environment: { kind: 'program', program: 'environment' },
+    },
+  })
+  await db.protocolSession.update({ where: { id: s.id }, data: { status: 'awaiting', awaitingSeat: 'human' } })
+  await db.protocolMessage.create({
+    data: {
+      sessionId: s.id,
+      seq: 1,
+      sender: 'decider',
+      receiver: 'human',
+      label: 'decide',
+      value: 'human',
+      body: { seq: 1, sender: 'decider', kind: 'decide', t: 1, solver: 'human', pHuman: 1 },
+    },
+  })
+  return s
 }
 
 /** A PXP session of the world's study whose human seat anyone of the study may claim. */
@@ -613,6 +660,7 @@ const READ_ONLY = new Set([
   'sessions.inspect',
   'pxp.check-answer',
   'pxp.molecule',
+  'rehac.preview-step', // writes only its rate-limit counter (keyed by operation and user)
   'sessions.open-seats',
   'task-templates.list',
   'task-templates.get',
@@ -779,6 +827,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'sessions.submit': TAKE_PART, // their own session; a viewer member seated in it sends nothing
   'pxp.check-answer': ANY, // their own session
   'pxp.molecule': ANY, // no study in it: a drawing of what the asker sent
+  'rehac.preview-step': TAKE_PART, // their own step, as sending it (a viewer member seated in it: 403)
+  'rehac.suggest-step': TAKE_PART,
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

@@ -24,6 +24,9 @@ import {
   buildCorpus,
   type QaCorpus,
   parsePagesJsonl,
+  type QaEnvOptions,
+  type QaState,
+  type QaStep as QaStepResult,
   qaPage,
   qaStateAfter,
   stepQa,
@@ -257,14 +260,26 @@ export async function environment(ctx: Ctx, runSql: SqlRunner): Promise<Produced
     const r = await runSql(ctx, ask.action)
     return done(r.text, r.finished, { program: 'environment', kind: 'sql' })
   }
+  const { state, step } = qaStep(ctx, ask.action, { reward: qaReward(ctx.instance.kind, ctx.instance.answer) })
+  return done(step.observation, step.done, { program: 'environment', kind: 'qa', page: state.page })
+}
+
+/**
+ * The QA environment's answer to `action` after the episode's answered steps (pure: the corpus state is
+ * replayed from the log, nothing is written). The environment program's step, and the person's preview
+ * of a Search or Lookup before they send it (server/operations.ts).
+ */
+export function qaStep(
+  ctx: Pick<Ctx, 'session' | 'instance' | 'state'>,
+  action: RehacAction,
+  options: QaEnvOptions = {},
+): { state: QaState; step: QaStepResult } {
   const corpus = corpusOf(ctx)
   const before = ctx.state.steps
     .filter((s) => s.observation !== null && s.action)
     .map((s) => actionText(s.action as RehacAction))
-  const reward = qaReward(ctx.instance.kind, ctx.instance.answer)
-  const state = qaStateAfter(corpus, before, { reward })
-  const step = stepQa(corpus, state, actionText(ask.action), { reward })
-  return done(step.observation, step.done, { program: 'environment', kind: 'qa', page: state.page })
+  const state = qaStateAfter(corpus, before, options)
+  return { state, step: stepQa(corpus, state, actionText(action), options) }
 }
 
 // ───────────────────────────── the LLM seats ─────────────────────────────
@@ -291,6 +306,12 @@ export function stepPrompt(state: RehacState, t: number, simulated: boolean): Ch
     })
   messages.push({ role: 'user', content: prompt })
   return messages
+}
+
+/** The model request of step t: the step prompt, ReAct's decoding, and the stop before Observation t. */
+export function stepRequest(state: RehacState, t: number, simulated: boolean) {
+  const messages = stepPrompt(state, t, simulated)
+  return { messages, request: { messages, ...REACT_DECODING, stop: [reactStop(t)] } }
 }
 
 /**
@@ -384,12 +405,11 @@ export async function llmAgent(ctx: Ctx): Promise<Produced<RehacMessage>> {
   }
   if (ask.kind !== 'step') throw new Error(`an LLM was asked for a ${ask.kind}`)
   const simulated = ask.seat === 'human'
-  const messages = stepPrompt(ctx.state, ask.t, simulated)
-  const r = await ctx.llm.chat(
-    ctx.fill.model,
-    { messages, ...REACT_DECODING, stop: [reactStop(ask.t)] },
-    { purpose: simulated ? 'rehac-simulated-human' : 'rehac-agent', stream: ctx.watched },
-  )
+  const { messages, request } = stepRequest(ctx.state, ask.t, simulated)
+  const r = await ctx.llm.chat(ctx.fill.model, request, {
+    purpose: simulated ? 'rehac-simulated-human' : 'rehac-agent',
+    stream: ctx.watched,
+  })
   const parsed = parseStepReply(r.text, ctx.instance.kind, ask.t)
   // Built as the reply reads; the protocol's apply refuses a step that breaks the rules (never stored).
   const message = {

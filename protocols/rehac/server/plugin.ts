@@ -2,27 +2,14 @@ import { z } from 'zod'
 import { contentText } from '@/lib/llm/text'
 import { DEMO_LABEL, type DemoRequest } from '@/lib/llm/demo-model'
 import { ProtocolError } from '@/lib/protocols/types'
-import { badRequest, definePlugin, type HumanContext, type Produced, sql } from '@/lib/server/sdk'
-import { fnv1a } from '@/lib/llm/text'
-import {
-  ACTION_TYPES,
-  MAX_ARG,
-  MAX_THOUGHT,
-  type RehacMessage,
-  rehac,
-  rehacConfig,
-} from '@/protocols/rehac/core/protocol'
+import { badRequest, definePlugin, type HumanContext, type Produced } from '@/lib/server/sdk'
+import { ACTION_TYPES, MAX_ARG, MAX_THOUGHT, type RehacMessage, rehac } from '@/protocols/rehac/core/protocol'
 import { REACT_INSTRUCTION } from '@/protocols/rehac/core/prompts'
 import { branchKey, coverage, coverageForks, type TreeEpisode } from '@/protocols/rehac/core/tree'
-import {
-  branchOfKey,
-  deciderPrograms,
-  environment,
-  llmAgent,
-  rehacEnvData,
-  type SqlRunner,
-  sqlSlug,
-} from '@/protocols/rehac/server/agents'
+import { branchOfKey, deciderPrograms, environment, llmAgent, type SqlRunner } from '@/protocols/rehac/server/agents'
+import { type RehacExtras, refusedStep, sessionConfig, sqlEnvOf } from '@/protocols/rehac/server/session'
+
+export { RehacExtras, RehacStoredConfig } from '@/protocols/rehac/server/session'
 
 /**
  * ReHAC (seed 002) on the engine: a decider seat chooses agent or human before each step, the chosen seat
@@ -45,55 +32,8 @@ import {
  *   branch; every other step is the random sampler p(human) = 0.5 (π_beh of the paper's collection).
  */
 
-// ───────────────────────────── the run's extras ─────────────────────────────
-
-export const RehacExtras = z.object({
-  /** Collection: the coverage scheduler forks episodes until every reached prefix has both branches. */
-  tree: z.boolean().default(false),
-  /** Human samples per human branch (real annotators may repeat a path; simulated ones: 1). */
-  humanSamples: z.number().int().min(1).max(5).default(1),
-})
-export type RehacExtras = z.output<typeof RehacExtras>
-
-export const RehacStoredConfig = rehacConfig.extend({ collection: RehacExtras.optional() })
-
-function sessionConfig(raw: unknown) {
-  const { collection, ...config } = RehacStoredConfig.parse(raw ?? {})
-  return { config: rehacConfig.parse(config), extras: RehacExtras.parse(collection ?? {}) }
-}
-
-// ───────────────────────────── the SQL environment ─────────────────────────────
-
-const loaded = new Map<string, Promise<void>>()
-/** Loads the task set's schema once per process (content-addressed: the same file is the same schema). */
-function ensureSchema(slug: string, schemaSql: string): Promise<void> {
-  let p = loaded.get(slug)
-  if (!p) {
-    p = (async () => {
-      const env = await import('@/protocols/rehac/server/sql-env')
-      // Loaded already (by another process, or before a restart) when its schema is in this database and
-      // its reader can log in with the current secret; roles are cluster-wide, so the role alone says nothing.
-      const { rows } = await sql().query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [env.sqlNames(slug).schema])
-      if (rows.length) {
-        const probe = await env.runSqlStatement(slug, 'SELECT 1').catch(() => null)
-        if (probe?.ok) return
-      }
-      await env.loadSqlSchema(slug, schemaSql)
-    })().catch((err) => {
-      loaded.delete(slug)
-      throw err
-    })
-    loaded.set(slug, p)
-  }
-  return p
-}
-
 const runSql: SqlRunner = async (ctx, action) => {
-  const { schemaSql } = rehacEnvData.parse(ctx.session.instance)
-  if (!schemaSql) throw new Error('the SQL task has no schema: import it with its SQL file')
-  const slug = sqlSlug(schemaSql, fnv1a)
-  await ensureSchema(slug, schemaSql)
-  const env = await import('@/protocols/rehac/server/sql-env')
+  const { env, slug } = await sqlEnvOf(ctx.session.instance)
   if (action.type === 'submit') {
     // InterCode's submit: the reward (IoU) of the last statement the episode ran, shown as it ends.
     const last = ctx.state.steps.findLast((s) => s.action?.type === 'sql' && s.observation !== null)?.action?.arg
@@ -143,10 +83,6 @@ export function rehacTurnFromForm(f: Record<string, unknown>): unknown {
   }
 }
 
-const FIELD_OF: Record<string, string> = {
-  'invalid-action': 'action.arg',
-}
-
 function turnMessage(ctx: HumanContext<typeof rehac>, input: RehacTurnInput): Produced<RehacMessage> {
   const ask = ctx.ask
   let message: RehacMessage
@@ -174,10 +110,7 @@ function turnMessage(ctx: HumanContext<typeof rehac>, input: RehacTurnInput): Pr
   try {
     rehac.apply(ctx.state, message)
   } catch (err) {
-    if (err instanceof ProtocolError) {
-      const field = err.code === 'invalid-action' && /takes/.test(err.message) ? 'action.type' : FIELD_OF[err.code]
-      throw badRequest(err.message, field ? { [field]: [err.message] } : undefined)
-    }
+    if (err instanceof ProtocolError) throw refusedStep(err)
     throw err
   }
   return { message, meta: { audit: { kind: ask.kind, t: ask.t } } }
@@ -274,7 +207,13 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacExtras>(rehac, {
     })),
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
-  ops: () => import('@/protocols/rehac/server/datasets').then((m) => ({ datasets: m.rehacDatasets })),
+  ops: async () => {
+    const [{ rehacDatasets }, { previewRehacStep, suggestRehacStep }] = await Promise.all([
+      import('@/protocols/rehac/server/datasets'),
+      import('@/protocols/rehac/server/operations'),
+    ])
+    return { datasets: rehacDatasets, operations: [previewRehacStep, suggestRehacStep] }
+  },
   demo: rehacDemo,
   title: (instance) => `${instance.kind === 'sql' ? 'SQL' : 'QA'} ${instance.id}: ${instance.question.slice(0, 60)}`,
 })

@@ -1,0 +1,76 @@
+import { z } from 'zod'
+import { fnv1a } from '@/lib/llm/text'
+import type { ProtocolError } from '@/lib/protocols/types'
+import { badRequest, sql } from '@/lib/server/sdk'
+import { rehacConfig } from '@/protocols/rehac/core/protocol'
+import { rehacEnvData, sqlSlug } from '@/protocols/rehac/server/agents'
+
+/**
+ * What the plugin's hooks and ReHAC's own operations (server/operations.ts) share: the session's config
+ * and the run's extras, the SQL environment of a snapshot, and a refused step as a 400 on its field.
+ * Its own module so that the operations need not import the plugin (which loads them).
+ */
+
+// ───────────────────────────── the run's extras ─────────────────────────────
+
+export const RehacExtras = z.object({
+  /** Collection: the coverage scheduler forks episodes until every reached prefix has both branches. */
+  tree: z.boolean().default(false),
+  /** Human samples per human branch (real annotators may repeat a path; simulated ones: 1). */
+  humanSamples: z.number().int().min(1).max(5).default(1),
+})
+export type RehacExtras = z.output<typeof RehacExtras>
+
+export const RehacStoredConfig = rehacConfig.extend({ collection: RehacExtras.optional() })
+
+export function sessionConfig(raw: unknown) {
+  const { collection, ...config } = RehacStoredConfig.parse(raw ?? {})
+  return { config: rehacConfig.parse(config), extras: RehacExtras.parse(collection ?? {}) }
+}
+
+// ───────────────────────────── the SQL environment ─────────────────────────────
+
+const loaded = new Map<string, Promise<void>>()
+/** Loads the task set's schema once per process (content-addressed: the same file is the same schema). */
+function ensureSchema(slug: string, schemaSql: string): Promise<void> {
+  let p = loaded.get(slug)
+  if (!p) {
+    p = (async () => {
+      const env = await import('@/protocols/rehac/server/sql-env')
+      // Loaded already (by another process, or before a restart) when its schema is in this database and
+      // its reader can log in with the current secret; roles are cluster-wide, so the role alone says nothing.
+      const { rows } = await sql().query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [env.sqlNames(slug).schema])
+      if (rows.length) {
+        const probe = await env.runSqlStatement(slug, 'SELECT 1').catch(() => null)
+        if (probe?.ok) return
+      }
+      await env.loadSqlSchema(slug, schemaSql)
+    })().catch((err) => {
+      loaded.delete(slug)
+      throw err
+    })
+    loaded.set(slug, p)
+  }
+  return p
+}
+
+/** The SQL environment of a session's snapshot, its schema loaded (the environment's step, a person's preview). */
+export async function sqlEnvOf(instance: unknown) {
+  const { schemaSql } = rehacEnvData.parse(instance)
+  if (!schemaSql) throw new Error('the SQL task has no schema: import it with its SQL file')
+  const slug = sqlSlug(schemaSql, fnv1a)
+  await ensureSchema(slug, schemaSql)
+  return { env: await import('@/protocols/rehac/server/sql-env'), slug }
+}
+
+// ───────────────────────────── a refused step ─────────────────────────────
+
+const FIELD_OF: Record<string, string> = {
+  'invalid-action': 'action.arg',
+}
+
+/** A step the protocol refused, as a 400 on the field it is about (sending it, or previewing it). */
+export function refusedStep(err: ProtocolError) {
+  const field = err.code === 'invalid-action' && /takes/.test(err.message) ? 'action.type' : FIELD_OF[err.code]
+  return badRequest(err.message, field ? { [field]: [err.message] } : undefined)
+}

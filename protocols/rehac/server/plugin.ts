@@ -272,7 +272,13 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacExtras>(rehac, {
     })),
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
-  ops: () => import('@/protocols/rehac/server/datasets').then((m) => ({ datasets: m.rehacDatasets })),
+  ops: async () => {
+    const [d, t] = await Promise.all([
+      import('@/protocols/rehac/server/datasets'),
+      import('@/protocols/rehac/server/train'),
+    ])
+    return { datasets: d.rehacDatasets, operations: [t.trainRehacPolicy], rest: t.rehacRest }
+  },
   demo: rehacDemo,
   title: (instance) => `${instance.kind === 'sql' ? 'SQL' : 'QA'} ${instance.id}: ${instance.question.slice(0, 60)}`,
 })

@@ -3,58 +3,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { FakeRule } from '@/lib/llm/fake-server'
-import { runHeadless } from '@/lib/server/engine/headless'
 import { execute } from '@/lib/server/operation'
 import { exportRun } from '@/lib/server/services/run-export'
-import { createRun } from '@/lib/server/services/runs'
-import { rehacQaDataset, rehacScript } from '@/protocols/rehac/fixture'
-import { makeStudy, makeUser } from '../../../tests/support/fixtures'
-import { fakeConnection, useFakeLlm } from '../../../tests/support/llm'
+import type { makeUser } from '../../../tests/support/fixtures'
+import { useFakeLlm } from '../../../tests/support/llm'
+import { treeRun } from './tree-run'
 
 const fake = useFakeLlm()
 const repo = path.resolve(import.meta.dirname, '../../..')
 const tmp = mkdtempSync(path.join(tmpdir(), 'parley-rehac-exports-'))
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
-
-/**
- * The simulated human (model "person") answers "Nobody" at once, whatever the step; the agent searches,
- * then finishes right ("Halvard Brenn"). A collection on one question grows the tree
- *   "00" agent, agent: T 1, C 0      "01" agent, human: T 0, C 1      "1" human: T 0, C 1
- * so at λ: root state R̄(agent) = (1 + (0 − λ)) / 2, R̄(human) = −λ, A(root, agent) = 1/4 + λ/4;
- * the state after the agent's search R̄(agent) = 1, R̄(human) = −λ, A = (1 + λ) / 2.
- */
-export const treeScript = (latencyMs = 0): FakeRule[] => [
-  {
-    match: { model: 'person', contains: 'Observation 1:' },
-    replies: [{ text: 'Thought 2: I think I know.\nAction 2: Finish[Nobody]', latencyMs }],
-  },
-  { match: { model: 'person' }, replies: [{ text: 'Thought 1: I know it.\nAction 1: Finish[Nobody]', latencyMs }] },
-  ...(rehacScript(latencyMs) as FakeRule[]),
-]
-
-/** A finished collection run of the first demo question on the fake LLM; its run id and researcher. */
-export async function treeRun(fakeLlm: ReturnType<typeof fake>) {
-  const researcher = await makeUser('researcher')
-  const study = await makeStudy(researcher)
-  const conn = await fakeConnection(study.id, fakeLlm)
-  fakeLlm.setScript(treeScript())
-  const r = await execute(createRun, researcher, {
-    studyId: study.id,
-    protocol: 'rehac',
-    name: 'tree',
-    datasetId: await rehacQaDataset(study.id, 1),
-    seats: {
-      decider: { kind: 'program', program: 'tree', params: { seed: 3 } },
-      agent: { kind: 'llm', model: { connectionId: conn.id, model: 'gen' } },
-      human: { kind: 'llm', model: { connectionId: conn.id, model: 'person' } },
-    },
-    options: { collection: true },
-  })
-  if (!r.ok) throw new Error(`${r.error} ${JSON.stringify(r.fieldErrors ?? {})}`)
-  expect(await runHeadless(r.data.id)).toMatchObject({ stalled: 0 })
-  return { researcher, studyId: study.id, runId: r.data.id }
-}
 
 async function table(
   w: { researcher: Awaited<ReturnType<typeof makeUser>>; runId: string },
@@ -130,10 +88,14 @@ describe('ReHAC exports of a collected run', () => {
     ])
     // One root episode (the empty branch); each fork's path starts with the branch it was started for.
     expect(tree.filter((r) => r.branch === '')).toHaveLength(1)
-    const rootKey = tree.find((r) => r.branch === '')?.key
+    // A fork's parent is a session of the run whose path it shares up to the step it flipped.
+    const byKey = new Map(tree.map((r) => [r.key, r]))
     for (const r of tree) {
-      expect((r.path as string).startsWith(r.branch as string)).toBe(true)
-      expect(r.parent).toBe(r.branch === '' ? '' : rootKey)
+      const branch = r.branch as string
+      expect((r.path as string).startsWith(branch)).toBe(true)
+      expect(branch === '' ? r.parent === '' : byKey.has(r.parent), `${r.key}'s parent`).toBe(true)
+      if (branch !== '')
+        expect(String(byKey.get(r.parent)?.path ?? 'no parent').startsWith(branch.slice(0, -1))).toBe(true)
       expect(r.R as number).toBeCloseTo((r.T as number) - 0.1 * (r.C as number), 12)
     }
 

@@ -20,7 +20,10 @@ export async function readText(file: ImportFile, max = MAX_ENV_CHARS): Promise<s
   let size = 0
   for await (const c of file.read()) {
     size += c.length
-    if (size > max) throw new QaDataError(`${file.name} is larger than ${Math.round(max / 1024 / 1024)} MB`)
+    if (size > max)
+      throw new QaDataError(
+        `${file.name} is larger than ${Math.round(max / 1024 / 1024)} MB: every session keeps its task set's corpus or schema (and the file of questions) with it, so each is at most ${Math.round(max / 1024 / 1024)} MB; split it into smaller task sets`,
+      )
     chunks.push(c)
   }
   return Buffer.concat(chunks).toString('utf8')

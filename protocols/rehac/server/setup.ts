@@ -4,11 +4,13 @@ import {
   type Actor,
   badRequest,
   db,
+  hasScope,
   type InstanceRow,
   type RunPlan,
   type RunSetup,
   type RunSetupBody,
   type SetupTools,
+  refusalForRestrictedUrl,
   seatsFromForm,
 } from '@/lib/server/sdk'
 
@@ -82,8 +84,31 @@ export function rehacSnapshot(row: InstanceRow): unknown {
   return { ...(row.input as Record<string, unknown>), answer: row.prediction }
 }
 
+/**
+ * The HTTP policy's URL is an address the person chose: unless they may point connections at internal
+ * hosts, it must pass the check of restricted LLM connections (a public address, or one
+ * PARLEY_ALLOWED_LLM_HOSTS names), and the decider then connects through the guarded transport
+ * (`restrictedHosts`, set here whatever the params said), so a name that later resolves inward is
+ * refused too.
+ */
+async function checkPolicyUrl(actor: Actor, seats: Record<string, unknown>): Promise<void> {
+  const decider = seats.decider as { kind?: string; program?: string; params?: Record<string, unknown> } | undefined
+  if (decider?.kind !== 'program' || decider.program !== 'http-policy') return
+  const restricted = !hasScope(actor.role, 'connections:internal-hosts')
+  const params: Record<string, unknown> = { ...(decider.params ?? {}), restrictedHosts: restricted }
+  decider.params = params
+  if (!restricted || typeof params.url !== 'string') return
+  let why: string | undefined
+  try {
+    why = await refusalForRestrictedUrl(params.url)
+  } catch {
+    why = 'The policy service URL is not a valid address.'
+  }
+  if (why) throw badRequest(`Policy service URL: ${why}`, { 'seats.decider': [why] })
+}
+
 export async function planRehac(
-  _actor: Actor,
+  actor: Actor,
   _studyId: string,
   input: RunSetup<{ threshold?: number }, RehacRunOptions>,
   tools: SetupTools,
@@ -99,6 +124,7 @@ export async function planRehac(
     throw badRequest('A collection grows trees by forking: its decider is the tree program.', {
       'seats.decider': ['Choose the tree program for a collection.'],
     })
+  await checkPolicyUrl(actor, input.seats as Record<string, unknown>)
   const count = await db.instance.count({ where: { datasetId: ds.id } })
   if (!count) throw badRequest('The task set has no tasks.', { datasetId: ['The task set has no tasks.'] })
   return {

@@ -22,6 +22,7 @@ import {
 import type { RehacAction, RehacMessage, RehacState, Solver, rehac } from '@/protocols/rehac/core/protocol'
 import {
   buildCorpus,
+  MAX_ENV_CHARS,
   type QaCorpus,
   parsePagesJsonl,
   qaPage,
@@ -30,7 +31,6 @@ import {
 } from '@/protocols/rehac/core/qa-env'
 import { stateText } from '@/protocols/rehac/core/state-text'
 import { renderAction } from '@/protocols/rehac/core/trajectory'
-import { MAX_ENV_CHARS } from '@/protocols/rehac/server/datasets'
 
 /**
  * ReHAC's seats on the engine (pure where it can be; the SQL environment and the HTTP policy are the

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/sdk'
-import { parsePagesJsonl, parseQuestionsJsonl, QaDataError } from '@/protocols/rehac/core/qa-env'
+import { MAX_ENV_CHARS, parsePagesJsonl, parseQuestionsJsonl, QaDataError } from '@/protocols/rehac/core/qa-env'
 import { parseSqlTasksJsonl } from '@/protocols/rehac/core/sql-reward'
 
 /**
@@ -13,7 +13,7 @@ import { parseSqlTasksJsonl } from '@/protocols/rehac/core/sql-reward'
  * The environment data is kept in every instance (and so every session's snapshot), which bounds a corpus
  * to MAX_ENV_CHARS: a shared store for a full Wikipedia-size corpus is not built yet.
  */
-export const MAX_ENV_CHARS = 4 * 1024 * 1024
+export { MAX_ENV_CHARS }
 
 export async function readText(file: ImportFile, max = MAX_ENV_CHARS): Promise<string> {
   const chunks: Uint8Array[] = []

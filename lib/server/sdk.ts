@@ -43,3 +43,7 @@ export { AppError, badRequest, notFound, tooLarge } from '@/lib/server/errors'
 export { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 export { seatsFromForm } from '@/lib/server/seat-form'
 export { cleanString, jsonText } from '@/lib/server/input'
+
+// Addresses a person chose (a protocol's own outbound URL): the same public-only check and guarded
+// transport as restricted LLM connections (PARLEY_ALLOWED_LLM_HOSTS names exceptions).
+export { refusalForRestrictedUrl, restrictedTransport } from '@/lib/server/llm/hosts'

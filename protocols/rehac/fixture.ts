@@ -73,6 +73,8 @@ export const rehacFixture: ContractFixture = {
     },
   }),
   script: rehacScript,
+  // Agent-only episodes reach no state with both actions: no advantage or imitation rows.
+  emptyTables: ['advantages', 'imitation'],
   failing: () => [{ match: { model: 'gen' }, replies: [{ fault: '500' }] }],
   humanTurn: (s) =>
     s.ask?.kind === 'decide'

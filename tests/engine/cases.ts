@@ -98,7 +98,8 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
         return lines
       }
       const jsonl = await read('jsonl')
-      expect(jsonl.length, `${table}: rows of a finished run`).toBeGreaterThan(0)
+      const mayBeEmpty = fx.emptyTables?.includes(table) ?? false
+      if (!mayBeEmpty) expect(jsonl.length, `${table}: rows of a finished run`).toBeGreaterThan(0)
       for (const l of jsonl) expect(typeof JSON.parse(l), `${table}: one JSON object per line`).toBe('object')
       if (table === 'd') expect(jsonl).toHaveLength(2)
       if (table === 'm') {
@@ -117,8 +118,8 @@ export function exportsStream(id: string, fx: ContractFixture, fake: () => FakeL
           'a projection was written',
         ).toBe(true)
       }
-      // The same rows under a header.
-      expect(await read('csv'), table).toHaveLength(jsonl.length + 1)
+      // The same rows under a header (a protocol table without rows has no header to take from them).
+      expect(await read('csv'), table).toHaveLength(jsonl.length === 0 && mayBeEmpty ? 0 : jsonl.length + 1)
     }
     for (const file of Object.keys((await plugin.exports?.())?.files ?? {})) {
       const r = await execute(exportRunFile, w.researcher, { runId: run.id, file })

@@ -16,6 +16,7 @@ import { startDatasetImport } from '@/lib/server/services/datasets'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { createRun } from '@/lib/server/services/runs'
 import { apiRouter } from '../support/api-router'
+import { treeRun } from '../../protocols/rehac/tests/tree-run'
 import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 import { serveRoute } from '../support/http-route'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -213,7 +214,10 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
   const other = await makeAwaitingPxpSession(study.id, expert.userId)
   // A log written before today's rules: PXP refuses a prediction that shows nothing.
   const broken = await makeAwaitingPxpSession(study.id, expert.userId, { prediction: ' ', explanation: 'Blank.' })
+  // A ReHAC collection on the fake LLM (its own study and researcher): what a policy trains on.
+  const tree = await treeRun(fake())
   return {
+    rehac: { studyId: tree.studyId, key: await key(tree.researcher) },
     keys,
     researcherCookie: await signIn(researcher.email),
     studyId: study.id,
@@ -349,6 +353,23 @@ const CASES: Case[] = [
       form.set('file', new File([Buffer.from(gameZip())], 'game.zip'))
       return { path: '/scorekeeping/datasets', method: 'POST', body: form }
     },
+  },
+  {
+    op: 'POST /rehac/policies/train',
+    name: 'trained',
+    status: 200,
+    call: (fx) => ({
+      path: '/rehac/policies/train',
+      method: 'POST',
+      key: fx.rehac.key,
+      json: { studyId: fx.rehac.studyId, epochs: 2 },
+    }),
+  },
+  {
+    op: 'POST /rehac/policies/train',
+    name: 'nothing to train on',
+    status: 400,
+    call: (fx) => ({ path: '/rehac/policies/train', method: 'POST', json: { studyId: fx.studyId } }),
   },
   {
     op: 'GET /pxp/molecules',

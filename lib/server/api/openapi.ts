@@ -296,7 +296,7 @@ export async function openApiDocument() {
   const runId = { name: 'runId', in: 'path', required: true, schema: { type: 'string' } }
   paths['/runs/{runId}/export'] = streamed(
     'runs.export',
-    "A run's table: d (sessions), m (messages), c (contexts) or one of its protocol's tables (see GET /runs/{runId} `exports`)",
+    "A run's table: d (sessions), m (messages), c (contexts) or one of its protocol's tables (see GET /runs/{runId} `exports`); a protocol table may take its own parameters as further query values (e.g. lambda=0.06), a bad one is a 400 naming it",
     'exports:read',
     [
       runId,
@@ -312,7 +312,7 @@ export async function openApiDocument() {
       'application/x-ndjson': { schema: { type: 'string' } },
       'text/csv': { schema: { type: 'string' } },
     },
-    'Unknown table or format',
+    'Unknown table or format, or a bad table parameter',
   )
   paths['/runs/{runId}/files/{file}'] = streamed(
     'runs.file',

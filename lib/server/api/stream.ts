@@ -47,13 +47,13 @@ export function streamedDownload(
 }
 
 /**
- * GET handler of an export route `…/[runId]/export?table=…&format=jsonl|csv`: the session cookie or
+ * GET handler of an export route `…/[runId]/export?table=…&format=jsonl|csv[&<table's args>]`: the session cookie or
  * an API key, the operation's scope and visibility checks, then the streamed lines. Routes whose
  * segment has another name (the old `/api/experiments/[runId]/export`) map it to `runId`.
  */
 export function exportRoute(
   op: Operation<
-    { runId: string; table?: string; format?: string },
+    { runId: string; table?: string; format?: string; args?: Record<string, string> },
     { filename: string; contentType: string; lines: () => AsyncGenerator<string, void, unknown> }
   >,
 ) {
@@ -67,10 +67,14 @@ export function exportRoute(
       if (err instanceof ApiAuthError) return errorResponse(401, err.message, { invalidToken: true })
       throw err
     }
+    // The query's other values are the table's own parameters (checked by the table).
+    const args: Record<string, string> = {}
+    for (const [k, v] of url.searchParams) if (k !== 'table' && k !== 'format') args[k] = v
     const result = await execute(op, actor, {
       runId,
       table: url.searchParams.get('table') ?? undefined,
       format: url.searchParams.get('format') ?? undefined,
+      args,
     })
     if (!result.ok) return errorResponse(result.status, result.error, { fieldErrors: result.fieldErrors })
     return streamedDownload(result.data.lines(), result.data)

@@ -300,7 +300,13 @@ export interface ExportTable {
    * Streams the rows of the run, in a stable order. For CSV every row has the same keys and no
    * value is an array or object (a column per item instead), so a spreadsheet reads plain cells.
    */
-  rows(runId: string, format: 'jsonl' | 'csv'): AsyncIterable<Record<string, unknown>>
+  rows(runId: string, format: 'jsonl' | 'csv', args?: Record<string, unknown>): AsyncIterable<Record<string, unknown>>
+  /**
+   * The table's own parameters (e.g. `?lambda=0.06` beside `table` and `format` in the export URL): a
+   * zod object over the query's other values, all strings. Checked before any row is read (a bad value
+   * is a 400 naming the parameter); `rows` gets the parsed object. Without it, other values are ignored.
+   */
+  args?: z.ZodType<Record<string, unknown>>
 }
 
 /** A file of a run (a zip of clembench's folder layout …). */

@@ -3,7 +3,7 @@ import { db } from '@/lib/server/db'
 import { badRequest } from '@/lib/server/errors'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { PROJECTIONS, type ProjectionName } from '@/lib/server/engine/plugin'
-import { defineOperation } from '@/lib/server/operation'
+import { defineOperation, validationFailure } from '@/lib/server/operation'
 import { actorRef, writeAudit } from '@/lib/server/audit'
 import { csvLine } from '@/lib/server/services/csv'
 import { sourceIdOf } from '@/lib/tasks/datasets'
@@ -210,8 +210,13 @@ export const exportRun = defineOperation({
     runId: id,
     table: z.string().trim().min(1).max(40).default('m'),
     format: z.enum(['jsonl', 'csv'], { error: 'Choose jsonl or csv.' }).default('jsonl'),
+    /** A protocol table's own parameters (the export URL's other query values), checked by its `args`. */
+    args: z
+      .record(z.string().max(40), z.string().max(200))
+      .refine((a) => Object.keys(a).length <= 20, 'At most 20 parameters.')
+      .default({}),
   }),
-  async run(actor, { runId, table, format }) {
+  async run(actor, { runId, table, format, args }) {
     // Exporting a study's data is researcher work: viewers read the results, they do not export.
     const e = await findRun(actor, runId, 'write')
     const plugin = await pluginFor(e.protocol)
@@ -224,13 +229,22 @@ export const exportRun = defineOperation({
         table: [`Choose ${names.join(', ')}.`],
       })
     }
+    let parsed: Record<string, unknown> | undefined
+    if (custom?.args) {
+      const r = custom.args.safeParse(args)
+      if (!r.success) {
+        const f = validationFailure(r.error)
+        throw badRequest(f.error, f.fieldErrors)
+      }
+      parsed = r.data
+    }
     await writeAudit(db, {
       actor: actorRef(actor),
       action: 'run.export',
       resourceType: 'run',
       resourceId: e.id,
       studyId: e.studyId,
-      after: { table, format },
+      after: parsed ? { table, format, args: parsed } : { table, format },
     })
     const slug = e.name.replace(/[^\w.-]+/g, '-').slice(0, 60) || 'run'
     return {
@@ -238,7 +252,7 @@ export const exportRun = defineOperation({
       contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
       lines: () =>
         custom
-          ? tableLines(custom.rows(e.id, format), format)
+          ? tableLines(custom.rows(e.id, format, parsed), format)
           : tableLines(
               genericRows(e.id, table as 'd' | 'm' | 'c', names),
               format,

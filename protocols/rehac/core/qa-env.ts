@@ -31,6 +31,12 @@ import { z } from 'zod'
 import { parseJsonlRows } from './jsonl'
 
 /** Bounds of the inputs; a corpus or question file past them is refused with a message that names the bound. */
+/**
+ * Bytes of a task set's environment file (a QA corpus or a SQL schema) and of its questions file: the
+ * environment data is kept in every session's snapshot, so it is bounded (server/datasets.ts).
+ */
+export const MAX_ENV_CHARS = 4 * 1024 * 1024
+
 export const QA_LIMITS = {
   /** Characters of one action string (a model's runaway output or a pasted page is not an action). */
   maxActionChars: 1_000,

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { AgentContext, ChatMessage, Produced } from '@/lib/server/sdk'
+import { type AgentContext, type ChatMessage, type Produced, restrictedTransport } from '@/lib/server/sdk'
 import {
   type Decision,
   type DecisionRule,
@@ -22,6 +22,7 @@ import {
 import type { RehacAction, RehacMessage, RehacState, Solver, rehac } from '@/protocols/rehac/core/protocol'
 import {
   buildCorpus,
+  MAX_ENV_CHARS,
   type QaCorpus,
   parsePagesJsonl,
   type QaEnvOptions,
@@ -40,6 +41,7 @@ import { renderAction } from '@/protocols/rehac/core/trajectory'
  * what decided in the message's context.
  */
 type Ctx = AgentContext<typeof rehac>
+type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
 // ───────────────────────────── the snapshot's environment data ─────────────────────────────
 
@@ -50,7 +52,7 @@ type Ctx = AgentContext<typeof rehac>
  */
 export const rehacEnvData = z.object({
   pages: z.array(qaPage).max(20_000).optional(),
-  schemaSql: z.string().max(2_000_000).optional(),
+  schemaSql: z.string().max(MAX_ENV_CHARS).optional(),
 })
 
 const corpora = new Map<string, QaCorpus>()
@@ -96,6 +98,8 @@ export const HttpPolicyParams = z.object({
   url: z.url(),
   rule: decisionRule.default({ kind: 'argmax' }),
   timeoutMs: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** Set by the run's set-up: connect through the restricted-host guard (the URL's author may not reach internal hosts). */
+  restrictedHosts: z.boolean().default(false),
 })
 const ScheduleParams = z.object({
   /** Who acts at steps 1…n: `a` the agent, `h` the human (e.g. "hah"). */
@@ -151,9 +155,10 @@ export async function httpDecide(
   at: { episodeKey: string; t: number },
   timeoutMs: number,
   signal?: AbortSignal,
+  transport: FetchLike = fetch,
 ): Promise<Decision> {
   const timeout = AbortSignal.timeout(timeoutMs)
-  const res = await fetch(url, {
+  const res = await transport(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify(body),
@@ -227,6 +232,7 @@ export const deciderPrograms: Record<string, (ctx: Ctx) => Promise<Produced<Reha
       { episodeKey: episodeKey(ctx), t: ctx.ask.t },
       p.timeoutMs,
       ctx.signal,
+      p.restrictedHosts ? restrictedTransport() : fetch,
     )
     return decideMessage(ctx, d, { program: 'http-policy', url: p.url, rule: p.rule, request: body })
   },

@@ -11,6 +11,11 @@ const maxStateCharsOption = z
   .regex(/^\d+$/)
   .transform(Number)
   .pipe(z.number().int().positive().max(Number.MAX_SAFE_INTEGER))
+/** A whole number from `min` to `max` (epochs, seed). */
+const wholeOption = (min: number, max: number) =>
+  z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max))
+/** The held-out fraction of the questions: 0 to 0.9. */
+const fractionOption = z.string().trim().min(1).transform(Number).pipe(z.number().min(0).max(0.9))
 
 /** Commander's parser of an option checked by a zod schema (a bad value is a usage error, exit 2). */
 const checked =
@@ -95,6 +100,74 @@ per line, two per state (first-seen action first, states in order of first appea
               meanReturn: r.meanReturn,
             }),
           )
+      })
+
+    cmd
+      .command('train')
+      .description(
+        'Train a collaboration policy on a trajectory file (offline-RL rows at λ, whole questions held out by seed); prints the model and its offline estimate',
+      )
+      .argument(
+        '<trajectories.jsonl>',
+        'one trajectory per line: {"trajectory", "em", "f1"} ("-" reads standard input)',
+      )
+      .option(
+        '--lambda <λ>',
+        'cost of one human step',
+        checked(lambdaOption.pipe(z.number().max(1)), 'must be a number from 0 to 1'),
+        0.08,
+      )
+      .option(
+        '--epochs <n>',
+        'training epochs',
+        checked(wholeOption(1, 200), 'must be a whole number from 1 to 200'),
+        10,
+      )
+      .option(
+        '--seed <n>',
+        'seed of the split, the initial weights and the shuffles',
+        checked(wholeOption(0, 2_147_483_647), 'must be a whole number ≥ 0'),
+        42,
+      )
+      .option(
+        '--held-out <fraction>',
+        'share of the questions held out for the offline estimate',
+        checked(fractionOption, 'must be a number from 0 to 0.9'),
+        0.2,
+      )
+      .addHelpText(
+        'after',
+        `${FORMAT}
+
+The rows are those of \`parley rehac advantages\` at --lambda; a row's question is its state's text
+before the first "<solver>". The questions are shuffled with --seed and round(fraction · n) held
+out (at least one, and one kept, when there are two or more). Prints two lines:
+  1. the model JSON ({"kind": "rehac-logistic", …}): paste it as a trained-policy decider's model;
+  2. {"lambda", "epochs", "seed", "heldOutFraction", "trajectories", "rows", "trainRows",
+     "heldOutRows", "trainQuestions", "heldOutQuestions", "finalLoss", "train", "heldOut"}, where
+     "heldOut" has "policy", "agentOnly" and "humanOnly", each {"meanChosenAdvantage" (the count-
+     weighted mean advantage of the action picked in each held-out state with both actions),
+     "stateAccuracy" (share of those states where it picks the better action), "humanRate",
+     "states"}; "heldOut" is null when nothing is held out.
+Exits 1 when no state was reached with both actions.`,
+      )
+      .action(async (file: string, opts: { lambda: number; epochs: number; seed: number; heldOut: number }) => {
+        const { TrainDataError, trainOnTrajectories, trainSummary } = await import('@/protocols/rehac/core/train')
+        const episodes: { trajectory: string; f1: number }[] = []
+        for await (const row of trajectories(file)) episodes.push({ trajectory: row.trajectory, f1: row.f1 })
+        try {
+          const report = trainOnTrajectories(episodes, {
+            lambda: opts.lambda,
+            epochs: opts.epochs,
+            seed: opts.seed,
+            heldOutFraction: opts.heldOut,
+          })
+          t.out(JSON.stringify(report.model))
+          t.out(JSON.stringify(trainSummary(report)))
+        } catch (err) {
+          if (err instanceof TrainDataError) throw new t.CliError(`${file}: ${err.message}`)
+          throw err
+        }
       })
 
     cmd

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/sdk'
-import { parsePagesJsonl, parseQuestionsJsonl, QaDataError } from '@/protocols/rehac/core/qa-env'
+import { MAX_ENV_CHARS, parsePagesJsonl, parseQuestionsJsonl, QaDataError } from '@/protocols/rehac/core/qa-env'
 import { parseSqlTasksJsonl } from '@/protocols/rehac/core/sql-reward'
 
 /**
@@ -13,14 +13,17 @@ import { parseSqlTasksJsonl } from '@/protocols/rehac/core/sql-reward'
  * The environment data is kept in every instance (and so every session's snapshot), which bounds a corpus
  * to MAX_ENV_CHARS: a shared store for a full Wikipedia-size corpus is not built yet.
  */
-export const MAX_ENV_CHARS = 4 * 1024 * 1024
+export { MAX_ENV_CHARS }
 
 export async function readText(file: ImportFile, max = MAX_ENV_CHARS): Promise<string> {
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const c of file.read()) {
     size += c.length
-    if (size > max) throw new QaDataError(`${file.name} is larger than ${Math.round(max / 1024 / 1024)} MB`)
+    if (size > max)
+      throw new QaDataError(
+        `${file.name} is larger than ${Math.round(max / 1024 / 1024)} MB: every session keeps its task set's corpus or schema (and the file of questions) with it, so each is at most ${Math.round(max / 1024 / 1024)} MB; split it into smaller task sets`,
+      )
     chunks.push(c)
   }
   return Buffer.concat(chunks).toString('utf8')

@@ -208,11 +208,16 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacExtras>(rehac, {
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
   ops: async () => {
-    const [{ rehacDatasets }, { previewRehacStep, suggestRehacStep }] = await Promise.all([
+    const [{ rehacDatasets }, { previewRehacStep, suggestRehacStep }, train] = await Promise.all([
       import('@/protocols/rehac/server/datasets'),
       import('@/protocols/rehac/server/operations'),
+      import('@/protocols/rehac/server/train'),
     ])
-    return { datasets: rehacDatasets, operations: [previewRehacStep, suggestRehacStep] }
+    return {
+      datasets: rehacDatasets,
+      operations: [previewRehacStep, suggestRehacStep, train.trainRehacPolicy],
+      rest: train.rehacRest,
+    }
   },
   demo: rehacDemo,
   title: (instance) => `${instance.kind === 'sql' ? 'SQL' : 'QA'} ${instance.id}: ${instance.question.slice(0, 60)}`,

@@ -5,11 +5,13 @@ import {
   type Actor,
   badRequest,
   db,
+  hasScope,
   type InstanceRow,
   type RunPlan,
   type RunSetup,
   type RunSetupBody,
   type SetupTools,
+  refusalForRestrictedUrl,
   seatsFromForm,
 } from '@/lib/server/sdk'
 
@@ -35,7 +37,7 @@ const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim(
 /**
  * The set-up form's fields → the create-run body. Beside the generic seat picker's fields: `threshold`,
  * `collection` ("on"), `humanSamples`, and the decider program's params `decider.seed`, `decider.url`,
- * `decider.rule` (argmax | threshold:<p> | sample:<seed>), `decider.model` (a trained policy's JSON).
+ * `decider.solvers` (a schedule: h/a per step), `decider.rule` (argmax | threshold:<p> | sample:<seed>), `decider.model` (a trained policy's JSON).
  */
 export function rehacSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   const seats = seatsFromForm(REHAC_SEATS, f) as Record<string, Record<string, unknown>>
@@ -44,6 +46,8 @@ export function rehacSetupFromForm(f: Record<string, unknown>): RunSetupBody {
     const params: Record<string, unknown> = {}
     const seed = text(f['decider.seed'])
     if (seed !== undefined) params.seed = Number(seed)
+    const solvers = text(f['decider.solvers'])
+    if (solvers) params.solvers = solvers.trim().toLowerCase()
     const url = text(f['decider.url'])
     if (url) params.url = url
     const rule = text(f['decider.rule'])
@@ -83,8 +87,31 @@ export function rehacSnapshot(row: InstanceRow): unknown {
   return { ...(row.input as Record<string, unknown>), answer: row.prediction }
 }
 
+/**
+ * The HTTP policy's URL is an address the person chose: unless they may point connections at internal
+ * hosts, it must pass the check of restricted LLM connections (a public address, or one
+ * PARLEY_ALLOWED_LLM_HOSTS names), and the decider then connects through the guarded transport
+ * (`restrictedHosts`, set here whatever the params said), so a name that later resolves inward is
+ * refused too.
+ */
+async function checkPolicyUrl(actor: Actor, seats: Record<string, unknown>): Promise<void> {
+  const decider = seats.decider as { kind?: string; program?: string; params?: Record<string, unknown> } | undefined
+  if (decider?.kind !== 'program' || decider.program !== 'http-policy') return
+  const restricted = !hasScope(actor.role, 'connections:internal-hosts')
+  const params: Record<string, unknown> = { ...(decider.params ?? {}), restrictedHosts: restricted }
+  decider.params = params
+  if (!restricted || typeof params.url !== 'string') return
+  let why: string | undefined
+  try {
+    why = await refusalForRestrictedUrl(params.url)
+  } catch {
+    why = 'The policy service URL is not a valid address.'
+  }
+  if (why) throw badRequest(`Policy service URL: ${why}`, { 'seats.decider': [why] })
+}
+
 export async function planRehac(
-  _actor: Actor,
+  actor: Actor,
   _studyId: string,
   input: RunSetup<{ threshold?: number }, RehacRunOptions>,
   tools: SetupTools,
@@ -103,6 +130,7 @@ export async function planRehac(
   const paramsProblem = decider?.kind === 'program' ? deciderParamsProblem(decider.program, decider.params) : null
   if (paramsProblem)
     throw badRequest(`The decider's parameters do not fit: ${paramsProblem}.`, { 'seats.decider': [paramsProblem] })
+  await checkPolicyUrl(actor, input.seats as Record<string, unknown>)
   const count = await db.instance.count({ where: { datasetId: ds.id } })
   if (!count) throw badRequest('The task set has no tasks.', { datasetId: ['The task set has no tasks.'] })
   return {

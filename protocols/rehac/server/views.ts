@@ -23,6 +23,7 @@ import {
   choicePath,
 } from '@/protocols/rehac/core/protocol'
 import { trajectoryText } from '@/protocols/rehac/core/state-text'
+import { rehacDataTables } from '@/protocols/rehac/server/exports'
 
 /** λ of the run page (the paper's headline value); the exports and the CLI take any λ. */
 export const DEFAULT_LAMBDA = 0.08
@@ -265,4 +266,5 @@ export const rehacExports: Record<string, ExportTable> = {
       }
     },
   },
+  ...rehacDataTables(episodes),
 }

@@ -167,5 +167,7 @@ describe('ReHAC deciders on the engine', () => {
       params: { url: 'http://127.0.0.1:9/decide', rule: { kind: 'threshold', value: 0.7 } },
     })
     expect(body).toMatchObject({ config: { threshold: 5 }, options: { collection: true } })
+    const scheduled = rehacSetupFromForm({ 'seats.decider.kind': 'program:schedule', 'decider.solvers': ' HAH ' })
+    expect(scheduled.seats.decider).toMatchObject({ program: 'schedule', params: { solvers: 'hah' } })
   })
 })

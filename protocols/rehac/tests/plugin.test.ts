@@ -1,6 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FakeRule } from '@/lib/llm/fake-server'
 import { db } from '@/lib/server/db'
 import { runHeadless } from '@/lib/server/engine/headless'
@@ -205,6 +205,15 @@ describe('ReHAC on the engine', () => {
       server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/decide`)),
     )
     afterAll(() => new Promise<void>((r) => server.close(() => r())))
+    // The policy service runs on this machine: name it in the allow-list restricted URLs are checked by.
+    const allowed = process.env.PARLEY_ALLOWED_LLM_HOSTS
+    beforeAll(() => {
+      process.env.PARLEY_ALLOWED_LLM_HOSTS = '127.0.0.1'
+    })
+    afterAll(() => {
+      if (allowed === undefined) delete process.env.PARLEY_ALLOWED_LLM_HOSTS
+      else process.env.PARLEY_ALLOWED_LLM_HOSTS = allowed
+    })
 
     it('POSTs the state text, takes p(human) by argmax, and refuses an answer outside the contract', async () => {
       const w = await world()

@@ -55,6 +55,14 @@ export function RehacSetupForm({ studyId, protocol, datasets, models, experts }:
       {program === 'random' || program === 'tree' ? (
         <Field name="decider.seed" label="Seed of the random decisions" type="number" defaultValue="0" />
       ) : null}
+      {program === 'schedule' ? (
+        <Field
+          name="decider.solvers"
+          label="Who acts at steps 1, 2, … (h human, a agent)"
+          placeholder="hah"
+          hint="After the last letter the agent acts."
+        />
+      ) : null}
       {program === 'http-policy' ? (
         <Field
           name="decider.url"

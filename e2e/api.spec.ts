@@ -20,6 +20,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/metrics',
       '/pxp/molecules',
       '/ready',
+      '/rehac/policies/train',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/cancel',

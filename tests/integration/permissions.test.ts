@@ -310,6 +310,10 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await rehacStepSession(c)).id, seq: 2 }),
   },
+  'rehac.train': {
+    allowed: STAFF,
+    input: async (c) => ({ studyId: c.studyId, runIds: [(await rehacTreeRun(c)).runId], epochs: 1 }),
+  },
   // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
   'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
   'sessions.claim': {
@@ -449,6 +453,54 @@ async function rehacStepSession(c: Ctx) {
     },
   })
   return s
+}
+
+/**
+ * A ReHAC run of the world's study with one question's tree of two ended episodes: the agent finishes
+ * right at step 1, the human finishes wrong (both actions seen at the first state: one advantage row).
+ */
+async function rehacTreeRun(c: Ctx) {
+  const instance = {
+    id: 'q1',
+    kind: 'qa',
+    question: 'Who designed the Calder Lighthouse?',
+    answer: 'Halvard Brenn',
+    pages: [{ title: 'Calder Lighthouse', paragraphs: ['The Calder Lighthouse was designed by Halvard Brenn.'] }],
+  }
+  const seats = {
+    decider: { kind: 'program', program: 'tree' },
+    agent: { kind: 'llm', model: { connectionId: c.connectionId } },
+    human: { kind: 'llm', model: { connectionId: c.connectionId } },
+    environment: { kind: 'program', program: 'environment' },
+  }
+  const run = await db.run.create({
+    data: {
+      studyId: c.studyId,
+      name: 'probe tree',
+      protocol: 'rehac',
+      task: 'qa',
+      datasetId: c.datasetId,
+      config: {},
+      seats,
+      repetitions: 1,
+    },
+  })
+  for (const [solver, answer] of [
+    ['agent', 'Halvard Brenn'],
+    ['human', 'Port Calder'],
+  ] as const) {
+    const s = await makeSession(c.studyId, { protocol: 'rehac', config: {}, task: 'qa', instance, seats })
+    await db.protocolSession.update({ where: { id: s.id }, data: { runId: run.id, status: 'done' } })
+    const bodies = [
+      { seq: 1, sender: 'decider', kind: 'decide', t: 1, solver, pHuman: null },
+      { seq: 2, sender: solver, kind: 'step', t: 1, thought: 'I know it.', action: { type: 'finish', arg: answer } },
+      { seq: 3, sender: 'environment', kind: 'observation', t: 1, text: 'Episode finished.', finished: true },
+    ]
+    await db.protocolMessage.createMany({
+      data: bodies.map((body) => ({ sessionId: s.id, seq: body.seq, sender: body.sender, receiver: 'all', body })),
+    })
+  }
+  return { runId: run.id }
 }
 
 /** A PXP session of the world's study whose human seat anyone of the study may claim. */
@@ -829,6 +881,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'pxp.molecule': ANY, // no study in it: a drawing of what the asker sent
   'rehac.preview-step': TAKE_PART, // their own step, as sending it (a viewer member seated in it: 403)
   'rehac.suggest-step': TAKE_PART,
+  'rehac.train': WRITE, // reads every trajectory of the study, as its exports do
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

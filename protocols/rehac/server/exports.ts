@@ -67,6 +67,12 @@ export function methodOf(seats: unknown): string {
   return d.kind
 }
 
+/** The run's Monte-Carlo, advantage and imitation tables at the export's λ (one computation per export). */
+async function tablesAt(episodes: Episodes, runId: string, args: Record<string, unknown> | undefined) {
+  const { lambda } = parsed(lambdaArg, args)
+  return advantageTables(await trajectoriesOf(episodes, runId), { lambda })
+}
+
 export function rehacDataTables(episodes: Episodes): Record<string, ExportTable> {
   return {
     advantages: {
@@ -75,8 +81,7 @@ export function rehacDataTables(episodes: Episodes): Record<string, ExportTable>
         'Two rows per state seen with both actions, as `parley rehac advantages` computes them on the trajectories export. Parameter: lambda (default 0.08).',
       args: lambdaArg,
       async *rows(runId, _format, args) {
-        const { lambda } = parsed(lambdaArg, args)
-        const t = advantageTables(await trajectoriesOf(episodes, runId), { lambda })
+        const t = await tablesAt(episodes, runId, args)
         for (const r of t.advantages) yield { state: r.state, action: r.action, reward: r.reward, count: r.count }
       },
     },
@@ -85,8 +90,7 @@ export function rehacDataTables(episodes: Episodes): Record<string, ExportTable>
       description: 'Every (state, action) the episodes reached. Parameter: lambda (default 0.08).',
       args: lambdaArg,
       async *rows(runId, _format, args) {
-        const { lambda } = parsed(lambdaArg, args)
-        const t = advantageTables(await trajectoriesOf(episodes, runId), { lambda })
+        const t = await tablesAt(episodes, runId, args)
         for (const r of t.monteCarlo)
           yield { state: r.state, action: r.action, meanReturn: r.meanReturn, count: r.count }
       },
@@ -97,8 +101,7 @@ export function rehacDataTables(episodes: Episodes): Record<string, ExportTable>
         'One row per state seen with both actions: the action with the higher mean return. Parameter: lambda (default 0.08).',
       args: lambdaArg,
       async *rows(runId, _format, args) {
-        const { lambda } = parsed(lambdaArg, args)
-        const t = advantageTables(await trajectoriesOf(episodes, runId), { lambda })
+        const t = await tablesAt(episodes, runId, args)
         for (const r of t.imitation) yield { state: r.state, action: r.action, count: r.count }
       },
     },

@@ -25,8 +25,10 @@ async function dataset(s: DemoSeed, name: string, kind: string, data: string, fi
 
 /**
  * The demo QA and SQL task sets (imported as a researcher imports them), a finished run of the demo
- * model alone (agent-only), and a live run whose human steps wait for the demo annotator (the random
- * decider, seed 1), so the annotator's first sign-in lands on real work.
+ * model alone (agent-only), and a live run whose human steps wait for the demo annotator, so the annotator's first sign-in lands on
+ * real work. Its decider is the fixed schedule human, agent, human (then the agent): the random decider's
+ * draws are keyed by the run's id, so with it some seeds let the agent finish every episode alone and the
+ * annotator would find nothing to do.
  */
 export async function seedRehacDemo(s: DemoSeed): Promise<string[]> {
   const created: string[] = []
@@ -47,11 +49,11 @@ export async function seedRehacDemo(s: DemoSeed): Promise<string[]> {
   }
   const annotator = s.people['annotator@parley.local'] ?? s.people['expert@parley.local']
   const live = await s.run('rehac', {
-    name: 'Demo ReHAC: agent and annotator (random decider)',
+    name: 'Demo ReHAC: agent and annotator (schedule h, a, h)',
     datasetId: qa.id,
     sample: 3,
     seats: {
-      decider: { kind: 'program', program: 'random', params: { seed: 1 } },
+      decider: { kind: 'program', program: 'schedule', params: { solvers: 'hah', after: 'agent' } },
       agent: model,
       human: annotator ? { kind: 'human', userId: annotator.userId } : { kind: 'human', claimable: true },
     },

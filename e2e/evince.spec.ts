@@ -3,7 +3,7 @@ import type { Page } from '@playwright/test'
 import { expect, test, watchCsp } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { debateRules, loadDebateFixture } from '../protocols/evince/tests/support'
-import { signIn, sql } from './helpers'
+import { fakeConnection, signIn } from './helpers'
 
 let fake: FakeLlmServer
 let connectionName: string
@@ -49,11 +49,7 @@ test.beforeAll(async () => {
   })
   const id = `e2e-${randomUUID()}`
   connectionName = `fake debate ${id.slice(-6)}`
-  await sql(
-    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
-     VALUES ($1, 'demo-study', $2, 'openai-compatible', $3, 'gen-a', 5000, now())`,
-    [id, connectionName, fake.url],
-  )
+  await fakeConnection({ id, name: connectionName, baseUrl: fake.url, model: 'gen-a' })
 })
 test.afterAll(async () => {
   await fake.close()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { expect, test } from './fixtures'
-import { signIn, sql } from './helpers'
+import { fakeConnection, signIn, sql } from './helpers'
 
 /**
  * The expert's form turn by turn (issue #12): every turn starts clean, so a judgement made about
@@ -30,12 +30,7 @@ test.afterAll(async () => {
 /** A session awaiting the demo expert after the machine's first (wrong) message. */
 async function drugSession(task: 'drug' | 'rad' = 'drug') {
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
-  const connectionId = `e2e-${randomUUID()}`
-  await sql(
-    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
-     VALUES ($1, 'demo-study', 'fake stubborn', 'openai-compatible', $2, 'stubborn', 5000, now())`,
-    [connectionId, fake.url],
-  )
+  const connectionId = await fakeConnection({ name: 'fake stubborn', baseUrl: fake.url, model: 'stubborn' })
   const sessionId = `e2e-${randomUUID()}`
   made.push(sessionId)
   const seats = {

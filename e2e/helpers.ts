@@ -1,5 +1,6 @@
 import { expect, type Page } from '@playwright/test'
 import pg from 'pg'
+import { randomUUID } from 'node:crypto'
 
 export const PASSWORD = 'parley-demo'
 
@@ -25,6 +26,26 @@ export async function sql<T = Record<string, unknown>>(text: string, params: unk
   } finally {
     await client.end()
   }
+}
+
+/**
+ * An LLM connection of the demo study to a test's own server (the fake OpenAI-compatible one, or a
+ * closed port), inserted directly so the spec need not click through the settings. Returns its id.
+ */
+export async function fakeConnection(c: {
+  name: string
+  baseUrl: string
+  model: string
+  timeoutMs?: number
+  id?: string
+}): Promise<string> {
+  const id = c.id ?? `e2e-${randomUUID()}`
+  await sql(
+    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
+     VALUES ($1, 'demo-study', $2, 'openai-compatible', $3, $4, $5, now())`,
+    [id, c.name, c.baseUrl, c.model, c.timeoutMs ?? 5000],
+  )
+  return id
 }
 
 export function mainNav(page: Page) {

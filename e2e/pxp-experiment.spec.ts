@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { expect, test } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { PXP_DATA as DATA, sharedMissing } from '../tests/support/shared'
-import { signIn, sql } from './helpers'
+import { fakeConnection, signIn } from './helpers'
 
 let fake: FakeLlmServer
 
@@ -51,11 +51,7 @@ test('a researcher imports RAD, runs a proxy experiment with R = 2 live, and the
 
   const connectionId = `e2e-${randomUUID()}`
   const connectionName = `fake rad ${connectionId.slice(-6)}`
-  await sql(
-    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
-     VALUES ($1, 'demo-study', $2, 'openai-compatible', $3, 'gen', 5000, now())`,
-    [connectionId, connectionName, fake.url],
-  )
+  await fakeConnection({ id: connectionId, name: connectionName, baseUrl: fake.url, model: 'gen' })
 
   // Set the experiment up in the form: Runs → New run → the protocol → the study.
   await page.goto('/runs')

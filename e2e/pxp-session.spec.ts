@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, test } from './fixtures'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
-import { signIn, signOut, sql } from './helpers'
+import { fakeConnection, signIn, signOut, sql } from './helpers'
 
 let fake: FakeLlmServer
 const TRUTH = { y: 'CCO.CC(=O)O', e: 'Fischer esterification of acetic acid with ethanol.' }
@@ -23,12 +23,7 @@ test('an expert refutes, the machine revises, the expert ratifies and the sessio
   page,
 }) => {
   const [expert] = await sql<{ id: string }>(`SELECT id FROM "user" WHERE email = 'expert@parley.local'`)
-  const connectionId = `e2e-${randomUUID()}`
-  await sql(
-    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
-     VALUES ($1, 'demo-study', 'fake for e2e', 'openai-compatible', $2, 'gen', 5000, now())`,
-    [connectionId, fake.url],
-  )
+  const connectionId = await fakeConnection({ name: 'fake for e2e', baseUrl: fake.url, model: 'gen' })
   // The session belongs to a run, so the dashboard can count it afterwards.
   const runId = `e2e-${randomUUID()}`
   await sql(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Page } from '@playwright/test'
 import { type FakeLlmServer, startFakeLlmServer } from '../lib/llm/fake-server'
 import { expect, test } from './fixtures'
-import { signIn, signOut, sql } from './helpers'
+import { fakeConnection, signIn, signOut, sql } from './helpers'
 
 /**
  * ReHAC in the browser (issue 24): a researcher sets up an episode whose decider is the `schedule`
@@ -26,11 +26,7 @@ test.beforeAll(async () => {
   })
   const id = `e2e-${randomUUID()}`
   connectionName = `fake rehac ${id.slice(-6)}`
-  await sql(
-    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
-     VALUES ($1, 'demo-study', $2, 'openai-compatible', $3, 'gen', 5000, now())`,
-    [id, connectionName, fake.url],
-  )
+  await fakeConnection({ id, name: connectionName, baseUrl: fake.url, model: 'gen' })
 })
 test.afterAll(async () => {
   await fake.close()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:net'
 import { expect, test } from '@playwright/test'
-import { signIn, sql } from './helpers'
+import { fakeConnection, signIn } from './helpers'
 
 /** A port nothing listens on: bound once, then closed. */
 async function closedPort(): Promise<number> {
@@ -18,11 +18,13 @@ test('a run whose model cannot be reached stalls, says why, and offers Retry all
   const port = await closedPort()
   const connectionId = `e2e-${randomUUID()}`
   const connectionName = `unreachable ${connectionId.slice(-6)}`
-  await sql(
-    `INSERT INTO "LlmConnection" (id, "studyId", name, provider, "baseUrl", "defaultModel", "timeoutMs", "updatedAt")
-     VALUES ($1, 'demo-study', $2, 'openai-compatible', $3, 'gone', 2000, now())`,
-    [connectionId, connectionName, `http://127.0.0.1:${port}/v1`],
-  )
+  await fakeConnection({
+    id: connectionId,
+    name: connectionName,
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    model: 'gone',
+    timeoutMs: 2000,
+  })
   await signIn(page, 'researcher@parley.local')
   await page.goto('/runs/new')
   await page.getByRole('link', { name: /^EVINCE debate/ }).click()

@@ -8,6 +8,7 @@ import {
   type RehacSuggestion,
   suggestRehacStep,
 } from '@/protocols/rehac/server/operations'
+import { trainRehacPolicy } from '@/protocols/rehac/server/train'
 
 /** An answer for the step form: the data, or the server's message (shown as the form's error). */
 export type Answer<T> = { ok: true; data: T } | { ok: false; error: string }
@@ -32,4 +33,19 @@ export async function previewStepAction(
 /** "Show a suggestion": the agent's proposal for this step (`rehac.suggest-step`). */
 export async function suggestStepAction(sessionId: string, seq: number): Promise<Answer<RehacSuggestion>> {
   return answer(runFormAction(suggestRehacStep, { sessionId, seq }, ''))
+}
+
+/** The training page's answer: the model (paste it as a trained-policy decider's model) and its figures. */
+export type TrainAnswer = Awaited<ReturnType<typeof trainRehacPolicy.run>>
+
+/** "Train": `rehac.train` on the study's ended episodes (of the chosen runs, or all); nothing is stored. */
+export async function trainPolicyAction(input: {
+  studyId: string
+  runIds?: string[]
+  lambda: number
+  epochs: number
+  seed: number
+  heldOutFraction: number
+}): Promise<Answer<TrainAnswer>> {
+  return answer(runFormAction(trainRehacPolicy, input, ''))
 }

@@ -296,6 +296,10 @@ export const REACT_EXAMPLES = ''
 const SQL_INSTRUCTION =
   'Solve the SQL task in steps. Each step write exactly one line "Action t: <one SQL statement>", or "Action t: submit" when the last statement answers the request. Each statement is run on the database and its result is the Observation.'
 
+/** The system line of the human seat on an LLM (the offline demo model recognises it too). */
+export const SIMULATED_HUMAN_LINE =
+  'You simulate a careful human annotator who takes over this step from an AI agent. Write the step in exactly the same format.'
+
 /** The chat of an acting seat (agent or simulated human) for step t. */
 export function stepPrompt(state: RehacState, t: number, simulated: boolean): ChatMessage[] {
   const text = stateText(state)
@@ -304,12 +308,7 @@ export function stepPrompt(state: RehacState, t: number, simulated: boolean): Ch
       ? `${SQL_INSTRUCTION}\n${text.replace(/<solver> (agent|human)\n/g, '')}\nAction ${t}:`
       : reactStepPrompt({ examples: REACT_EXAMPLES, state: text, t })
   const messages: ChatMessage[] = []
-  if (simulated)
-    messages.push({
-      role: 'system',
-      content:
-        'You simulate a careful human annotator who takes over this step from an AI agent. Write the step in exactly the same format.',
-    })
+  if (simulated) messages.push({ role: 'system', content: SIMULATED_HUMAN_LINE })
   messages.push({ role: 'user', content: prompt })
   return messages
 }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { z } from 'zod'
 import { contentText } from '@/lib/llm/text'
 import { DEMO_LABEL, type DemoRequest } from '@/lib/llm/demo-model'
@@ -6,7 +8,14 @@ import { badRequest, definePlugin, type HumanContext, type Produced } from '@/li
 import { ACTION_TYPES, MAX_ARG, MAX_THOUGHT, type RehacMessage, rehac } from '@/protocols/rehac/core/protocol'
 import { REACT_INSTRUCTION } from '@/protocols/rehac/core/prompts'
 import { branchKey, coverage, coverageForks, type TreeEpisode } from '@/protocols/rehac/core/tree'
-import { branchOfKey, deciderPrograms, environment, llmAgent, type SqlRunner } from '@/protocols/rehac/server/agents'
+import {
+  branchOfKey,
+  deciderPrograms,
+  environment,
+  llmAgent,
+  SIMULATED_HUMAN_LINE,
+  type SqlRunner,
+} from '@/protocols/rehac/server/agents'
 import { type RehacExtras, refusedStep, sessionConfig, sqlEnvOf } from '@/protocols/rehac/server/session'
 
 export { RehacExtras, RehacStoredConfig } from '@/protocols/rehac/server/session'
@@ -118,10 +127,52 @@ function turnMessage(ctx: HumanContext<typeof rehac>, input: RehacTurnInput): Pr
 
 // ───────────────────────────── the offline demo model ─────────────────────────────
 
+let demoAnswers: Array<{ question: string; answer: string }> | undefined
+
+/**
+ * The demo sets' questions and their answers (protocols/rehac/demo, written by us), read once from the
+ * checkout: what the demo model knows when it simulates an annotator. A yes/no answer (true/false in the
+ * file) is given as yes/no, as a person writes it. Longest question first, so a question that contains
+ * another is matched first.
+ */
+function demoAnswerList(): Array<{ question: string; answer: string }> {
+  if (demoAnswers) return demoAnswers
+  const list: Array<{ question: string; answer: string }> = []
+  const read = (name: string) => {
+    try {
+      return readFileSync(path.join(process.cwd(), 'protocols/rehac/demo', name), 'utf8')
+    } catch {
+      return ''
+    }
+  }
+  for (const line of read('questions.jsonl').split('\n')) {
+    if (!line.trim()) continue
+    const q = JSON.parse(line) as { question: string; answer: string; type: string }
+    const answer = q.type === 'yesno' ? (q.answer === 'true' ? 'yes' : 'no') : q.answer
+    list.push({ question: q.question, answer })
+  }
+  for (const line of read('sql-tasks.jsonl').split('\n')) {
+    if (!line.trim()) continue
+    const q = JSON.parse(line) as { request: string; gold: string }
+    list.push({ question: q.request, answer: q.gold })
+  }
+  demoAnswers = list.sort((a, b) => b.question.length - a.question.length)
+  return demoAnswers
+}
+
+/** The demo answer of the demo question the prompt asks (undefined for any other question). */
+export function demoAnswerOf(prompt: string): string | undefined {
+  const q = /(?:^|\n)Question: (.*)/.exec(prompt)?.[1]?.trim()
+  return demoAnswerList().find((d) => (q ? q === d.question : prompt.includes(d.question)))?.answer
+}
+
 /**
  * The demo model's ReAct steps: at step 1 it searches the question's first proper name, then finishes
  * with the start of the last observation; SQL: one statement, then submit; the prompt policy says
- * [ChatGPT]. Labelled as the demo model in every Thought.
+ * [ChatGPT]. Labelled as the demo model in every Thought. As the simulated human (the system line of
+ * `stepPrompt`) on a demo question it finishes at once with the demo answer (yes/no for a yes/no
+ * question; SQL: the gold statement, which ends the episode), so a demo collection has a correct human
+ * branch beside the agent's; on any other question it plays as the agent does.
  */
 export function rehacDemo(req: DemoRequest): string | undefined {
   const prompt = req.messages.map((m) => contentText(m.content)).join('\n')
@@ -129,8 +180,15 @@ export function rehacDemo(req: DemoRequest): string | undefined {
   const sql = prompt.startsWith('Solve the SQL task in steps.') || prompt.includes('\nSolve the SQL task in steps.')
   if (!prompt.includes(REACT_INSTRUCTION) && !sql) return undefined
   const t = Number(/(?:Thought|Action) (\d+):\s*$/.exec(prompt)?.[1] ?? '1')
-  if (sql) return t === 1 ? 'SELECT 1' : 'submit'
   const label = DEMO_LABEL.replace(/[[\]]/g, '')
+  if (prompt.includes(SIMULATED_HUMAN_LINE)) {
+    const known = demoAnswerOf(prompt)
+    if (known !== undefined)
+      return sql
+        ? known
+        : ` ${label}, as a simulated annotator: the demo pages answer this.\nAction ${t}: Finish[${known}]`
+  }
+  if (sql) return t === 1 ? 'SELECT 1' : 'submit'
   if (t === 1) {
     const q = /Question: (.*)/.exec(prompt)?.[1] ?? ''
     const entity = /(?:^|\s)((?:The\s)?[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)/.exec(q.replace(/^\S+\s/, ''))?.[1] ?? q

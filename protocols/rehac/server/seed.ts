@@ -24,8 +24,29 @@ async function dataset(s: DemoSeed, name: string, kind: string, data: string, fi
 }
 
 /**
+ * The demo questions of the collection run: a name question and two yes/no ones (one "no", one "yes").
+ * The demo agent answers none of them right; the simulated human (the demo model told it simulates an
+ * annotator) finishes each at once with the demo answer. Every episode therefore ends by step 2, and
+ * whatever the tree decider's random draws (keyed by the run's id), each question's tree is the same
+ * three paths: human (1), agent then agent (00), agent then human (01).
+ */
+export const COLLECTION_TASKS = ['vq01', 'vq09', 'vq12'] as const
+
+/** The instances of the demo QA set with these task ids, in this order. */
+async function demoInstances(datasetId: string, ids: readonly string[]): Promise<string[]> {
+  const rows = await db.instance.findMany({ where: { datasetId }, select: { id: true, input: true } })
+  const byTask = new Map(rows.map((r) => [(r.input as { id?: string }).id, r.id]))
+  return ids.map((id) => {
+    const row = byTask.get(id)
+    if (!row) throw new Error(`The demo QA set has no task ${id}.`)
+    return row
+  })
+}
+
+/**
  * The demo QA and SQL task sets (imported as a researcher imports them), a finished run of the demo
- * model alone (agent-only), and a live run whose human steps wait for the demo annotator, so the annotator's first sign-in lands on
+ * model alone (agent-only), a finished collection (the tree decider and the coverage scheduler, the demo
+ * model as agent and as simulated human, on COLLECTION_TASKS), and a live run whose human steps wait for the demo annotator, so the annotator's first sign-in lands on
  * real work. Its decider is the fixed schedule human, agent, human (then the agent): the random decider's
  * draws are keyed by the run's id, so with it some seeds let the agent finish every episode alone and the
  * annotator would find nothing to do.
@@ -46,6 +67,22 @@ export async function seedRehacDemo(s: DemoSeed): Promise<string[]> {
   if (agentOnly.created) {
     await s.play(agentOnly.id)
     created.push('run demo ReHAC (agent alone)')
+  }
+  const collection = await s.run('rehac', {
+    name: 'Demo ReHAC: a collection tree (demo agent, simulated human)',
+    datasetId: qa.id,
+    instanceIds: await demoInstances(qa.id, COLLECTION_TASKS),
+    seats: {
+      decider: { kind: 'program', program: 'tree', params: { seed: 0 } },
+      agent: model,
+      // The demo model simulating an annotator (marked simulated on every step and page).
+      human: model,
+    },
+    options: { collection: true },
+  })
+  if (collection.created) {
+    await s.play(collection.id)
+    created.push('run demo ReHAC (collection tree)')
   }
   const annotator = s.people['annotator@parley.local'] ?? s.people['expert@parley.local']
   const live = await s.run('rehac', {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { REACT_INSTRUCTION } from '@/protocols/rehac/core/prompts'
-import { branchOfKey, parseStepReply } from '@/protocols/rehac/server/agents'
+import { branchOfKey, parseStepReply, SIMULATED_HUMAN_LINE, stepPrompt } from '@/protocols/rehac/server/agents'
+import type { RehacState } from '@/protocols/rehac/core/protocol'
 import { rehacDemo } from '@/protocols/rehac/server/plugin'
 
 describe('reading a model step', () => {
@@ -57,5 +58,34 @@ describe('tree keys and the demo model', () => {
       '[ChatGPT]',
     )
     expect(rehacDemo({ messages: [{ role: 'user', content: 'Hello' }] })).toBeUndefined()
+  })
+
+  it('as the simulated human on a demo question finishes at once with the demo answer (yes/no as yes/no)', () => {
+    const human = (question: string, kind: 'qa' | 'yesno' | 'sql', t = 1) => {
+      const state = {
+        instance: { id: 'x', kind, question, answer: '' },
+        steps: [],
+      } as unknown as RehacState
+      const messages = stepPrompt(state, t, true)
+      expect(messages[0]?.content).toBe(SIMULATED_HUMAN_LINE)
+      return rehacDemo({ messages }) ?? ''
+    }
+    expect(
+      parseStepReply(human('Was Ilsa Varkonen born before the Calder Lighthouse was completed?', 'yesno'), 'yesno', 1)
+        .action,
+    ).toEqual({ type: 'finish', arg: 'no' })
+    expect(
+      parseStepReply(human('Is the Kestrel Cup older than the Velmoran Football League?', 'yesno'), 'yesno', 1).action,
+    ).toEqual({ type: 'finish', arg: 'yes' })
+    expect(
+      parseStepReply(human('Who designed the lighthouse that stands at the mouth of the Ostrin River?', 'qa'), 'qa', 1)
+        .action,
+    ).toEqual({ type: 'finish', arg: 'Halvard Brenn' })
+    expect(parseStepReply(human('List the titles of all mystery books.', 'sql'), 'sql', 1).action).toEqual({
+      type: 'sql',
+      arg: "SELECT title FROM book WHERE genre = 'mystery'",
+    })
+    // Another question: it plays as the demo agent does (a search at step 1).
+    expect(parseStepReply(human('Who founded the Harrow Glass Works?', 'qa'), 'qa', 1).action.type).toBe('search')
   })
 })

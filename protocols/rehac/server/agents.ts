@@ -34,13 +34,14 @@ import {
 } from '@/protocols/rehac/core/qa-env'
 import { stateText } from '@/protocols/rehac/core/state-text'
 import { renderAction } from '@/protocols/rehac/core/trajectory'
+import type { PromptExamplesConfig, RehacSessionExtras } from '@/protocols/rehac/server/session'
 
 /**
  * ReHAC's seats on the engine (pure where it can be; the SQL environment and the HTTP policy are the
  * only I/O besides the model calls). Every decider program is deterministic for (session, t) and records
  * what decided in the message's context.
  */
-type Ctx = AgentContext<typeof rehac>
+type Ctx = AgentContext<typeof rehac, RehacSessionExtras>
 type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
 // ───────────────────────────── the snapshot's environment data ─────────────────────────────
@@ -373,13 +374,24 @@ export const PROMPT_EXAMPLES = {
   ],
 } as const
 
-/** The paper's prompt policy (Tables 5/6) for the decision of step t. */
-export function collabPrompt(state: RehacState): { prompt: string; examples: 'parley-default' } {
-  const [example1, example2] = state.instance.kind === 'sql' ? PROMPT_EXAMPLES.sql : PROMPT_EXAMPLES.qa
+/**
+ * The paper's prompt policy (Tables 5/6) for the decision of step t, with the run's examples (chosen
+ * from the study's data when the run was set up, server/examples.ts) or else the built-in pair.
+ */
+export function collabPrompt(
+  state: RehacState,
+  chosen: PromptExamplesConfig | null = null,
+): { prompt: string; examples: 'parley-default' | { source: 'study'; sessionIds: [string, string] } } {
+  const study = chosen?.source === 'study' ? chosen : null
+  const [example1, example2] = study
+    ? [study.example1, study.example2]
+    : state.instance.kind === 'sql'
+      ? PROMPT_EXAMPLES.sql
+      : PROMPT_EXAMPLES.qa
   const fields = { example1, example2, currentTrajectory: trajectoryForPrompt(stateText(state, true)) }
   return {
     prompt: state.instance.kind === 'sql' ? sqlCollabPrompt(fields) : qaCollabPrompt(fields),
-    examples: 'parley-default',
+    examples: study ? { source: 'study', sessionIds: study.sessionIds } : 'parley-default',
   }
 }
 
@@ -388,7 +400,7 @@ export async function llmAgent(ctx: Ctx): Promise<Produced<RehacMessage>> {
   if (ctx.fill.kind !== 'llm') throw new Error('unreachable')
   const ask = ctx.ask
   if (ask.kind === 'decide') {
-    const { prompt, examples } = collabPrompt(ctx.state)
+    const { prompt, examples } = collabPrompt(ctx.state, ctx.extras.examples)
     const messages: ChatMessage[] = [{ role: 'user', content: prompt }]
     const r = await ctx.llm.ask(
       ctx.fill.model,

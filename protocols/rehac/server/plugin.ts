@@ -16,7 +16,7 @@ import {
   SIMULATED_HUMAN_LINE,
   type SqlRunner,
 } from '@/protocols/rehac/server/agents'
-import { type RehacExtras, refusedStep, sessionConfig, sqlEnvOf } from '@/protocols/rehac/server/session'
+import { type RehacSessionExtras, refusedStep, sessionConfig, sqlEnvOf } from '@/protocols/rehac/server/session'
 
 export { RehacExtras, RehacStoredConfig } from '@/protocols/rehac/server/session'
 
@@ -201,7 +201,7 @@ export function rehacDemo(req: DemoRequest): string | undefined {
 
 // ───────────────────────────── the plugin ─────────────────────────────
 
-export const rehacPlugin = definePlugin<typeof rehac, RehacExtras>(rehac, {
+export const rehacPlugin = definePlugin<typeof rehac, RehacSessionExtras>(rehac, {
   sessionConfig,
   agents: {
     llm: llmAgent,

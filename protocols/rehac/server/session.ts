@@ -21,12 +21,39 @@ export const RehacExtras = z.object({
 })
 export type RehacExtras = z.output<typeof RehacExtras>
 
-export const RehacStoredConfig = rehacConfig.extend({ collection: RehacExtras.optional() })
+/** Longest example trajectory the prompt policy is shown (longer finished trajectories are not picked). */
+export const MAX_EXAMPLE_CHARS = 20_000
+
+/**
+ * The prompt policy's two few-shot examples, fixed when the run is set up (server/examples.ts):
+ * `study`: two finished trajectories of the study's own ReHAC data, with the sessions they came from;
+ * `parley-default`: the built-in pair (agents.ts PROMPT_EXAMPLES), and why the study's data gave none.
+ */
+export const PromptExamplesConfig = z.discriminatedUnion('source', [
+  z.object({
+    source: z.literal('study'),
+    /** Example 1's and example 2's sessions. */
+    sessionIds: z.tuple([z.string().min(1).max(100), z.string().min(1).max(100)]),
+    example1: z.string().min(1).max(MAX_EXAMPLE_CHARS),
+    example2: z.string().min(1).max(MAX_EXAMPLE_CHARS),
+  }),
+  z.object({ source: z.literal('parley-default'), reason: z.string().max(500) }),
+])
+export type PromptExamplesConfig = z.output<typeof PromptExamplesConfig>
+
+export const RehacStoredConfig = rehacConfig.extend({
+  collection: RehacExtras.optional(),
+  examples: PromptExamplesConfig.optional(),
+})
 
 export function sessionConfig(raw: unknown) {
-  const { collection, ...config } = RehacStoredConfig.parse(raw ?? {})
-  return { config: rehacConfig.parse(config), extras: RehacExtras.parse(collection ?? {}) }
+  const { collection, examples, ...config } = RehacStoredConfig.parse(raw ?? {})
+  return {
+    config: rehacConfig.parse(config),
+    extras: { ...RehacExtras.parse(collection ?? {}), examples: examples ?? null },
+  }
 }
+export type RehacSessionExtras = ReturnType<typeof sessionConfig>['extras']
 
 // ───────────────────────────── the SQL environment ─────────────────────────────
 

@@ -21,6 +21,8 @@ import {
  * policy on an LLM, or a person), the agent (an LLM), the human (a person or a simulated one on an LLM),
  * the environment (the program). With `collection` the coverage scheduler grows each task's trajectory
  * tree (forks where a reached prefix lacks a branch); the decider should then be the `tree` program.
+ * With an LLM decider (the paper's prompt policy) the run's config gets `examples`: two finished
+ * trajectories of the study's own data, or the built-in pair when it has none (server/examples.ts).
  */
 export const DATASET_KINDS = ['rehac-qa', 'rehac-sql'] as const
 
@@ -112,7 +114,7 @@ async function checkPolicyUrl(actor: Actor, seats: Record<string, unknown>): Pro
 
 export async function planRehac(
   actor: Actor,
-  _studyId: string,
+  studyId: string,
   input: RunSetup<{ threshold?: number }, RehacRunOptions>,
   tools: SetupTools,
 ): Promise<RunPlan> {
@@ -133,12 +135,21 @@ export async function planRehac(
   await checkPolicyUrl(actor, input.seats as Record<string, unknown>)
   const count = await db.instance.count({ where: { datasetId: ds.id } })
   if (!count) throw badRequest('The task set has no tasks.', { datasetId: ['The task set has no tasks.'] })
+  const task = ds.kind === 'rehac-sql' ? 'sql' : 'qa'
+  // The prompt policy (an LLM decider): its two few-shot examples from the study's data, fixed now.
+  const examples =
+    decider?.kind === 'llm'
+      ? await import('@/protocols/rehac/server/examples').then(async (m) =>
+          m.pickStudyExamples(studyId, task, await m.questionsOfRun(ds.id, input.instanceIds, input.sample)),
+        )
+      : undefined
   return {
     name: input.name,
-    task: ds.kind === 'rehac-sql' ? 'sql' : 'qa',
+    task,
     datasetId: ds.id,
     config: {
       ...input.config,
+      ...(examples ? { examples } : {}),
       ...(input.options.collection ? { collection: { tree: true, humanSamples: input.options.humanSamples } } : {}),
     },
     seats: input.seats,

@@ -24,6 +24,7 @@ import {
 } from '@/protocols/rehac/core/protocol'
 import { trajectoryText } from '@/protocols/rehac/core/state-text'
 import { rehacDataTables } from '@/protocols/rehac/server/exports'
+import { PromptExamplesConfig } from '@/protocols/rehac/server/session'
 
 /** λ of the run page (the paper's headline value); the exports and the CLI take any λ. */
 export const DEFAULT_LAMBDA = 0.08
@@ -157,13 +158,14 @@ export interface Episode {
   status: string
   taskId: string
   kind: string
+  question: string
   path: string
   result: RehacResult | null
   trajectory: string | null
 }
 
 const episodeCache = replayCache((s: StoredSession & { key?: string }): Episode => {
-  const { collection: _c, ...config } = (s.config ?? {}) as Record<string, unknown>
+  const { collection: _c, examples: _e, ...config } = (s.config ?? {}) as Record<string, unknown>
   const state = replay(
     rehac,
     rehacConfig.parse(config),
@@ -176,6 +178,7 @@ const episodeCache = replayCache((s: StoredSession & { key?: string }): Episode 
     status: s.status,
     taskId: state.instance.id,
     kind: state.instance.kind,
+    question: state.instance.question,
     path: choicePath(state),
     result: resultOf(state),
     trajectory: state.reason ? trajectoryText(state) : null,
@@ -203,8 +206,16 @@ export async function rehacRunView(runId: string, rawArgs: Record<string, string
   const results = done.map((e) => e.result as RehacResult)
   const steps = results.reduce((a, r) => a + r.steps, 0)
   const start = (page - 1) * pageSize
+  const run = await db.run.findUnique({ where: { id: runId }, select: { config: true } })
+  const ex = PromptExamplesConfig.safeParse((run?.config as { examples?: unknown } | null)?.examples)
   return {
     lambda: DEFAULT_LAMBDA,
+    /** The prompt policy's few-shot examples (server/examples.ts); null when the decider is no LLM. */
+    examples: ex.success
+      ? ex.data.source === 'study'
+        ? { source: 'study' as const, sessionIds: ex.data.sessionIds }
+        : { source: 'parley-default' as const, reason: ex.data.reason }
+      : null,
     finished: done.length,
     total: list.length,
     summary: {

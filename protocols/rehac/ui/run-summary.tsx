@@ -12,6 +12,14 @@ export function RehacRunSummary({ data }: RunSummaryProps) {
       <p className="text-sm text-stone-600">
         {v.finished} of {v.total} episodes ended.
       </p>
+      {v.examples && (
+        <p className="text-xs text-stone-500" data-testid="rehac-prompt-examples">
+          Prompt policy examples:{' '}
+          {v.examples.source === 'study'
+            ? `sessions ${v.examples.sessionIds.join(' (agent alone) and ')} (with a human step), from this study`
+            : `Parley's built-in pair (${v.examples.reason})`}
+        </p>
+      )}
       <dl className="mt-2 grid grid-cols-5 gap-2 text-sm" data-testid="rehac-run-summary">
         {(
           [

@@ -541,9 +541,16 @@ export interface PluginViews<P extends AnyProtocol = AnyProtocol, X = any> {
   /**
    * A page of the protocol under a study, `/studies/{id}/p/{protocol}/{...path}` (a template, its
    * form); null: no such page (404). Called after read access is checked; a page that changes
-   * something checks the scope and write access itself. The UI's `StudyPage` draws it.
+   * something checks the scope and write access itself. The UI's `StudyPage` draws it. `args` are
+   * the page URL's search parameters (one string each, bounded by the service): the plugin validates
+   * them with zod itself and shows a bad value as a message on the page, never a crash.
    */
-  studyPage?(actor: Actor, studyId: string, path: string[]): Promise<{ title: string; data: unknown } | null>
+  studyPage?(
+    actor: Actor,
+    studyId: string,
+    path: string[],
+    args: Record<string, string>,
+  ): Promise<{ title: string; data: unknown } | null>
 }
 
 export interface PluginExports {

@@ -47,11 +47,16 @@ export const protocolPage = defineOperation({
     studyId: id,
     protocol: protocolId,
     path: z.array(z.string().trim().min(1).max(100)).min(1).max(8),
+    /** The page URL's search parameters (the plugin validates their values itself). */
+    args: z
+      .record(z.string().max(40), z.string().max(500))
+      .refine((a) => Object.keys(a).length <= 20, 'At most 20 page parameters.')
+      .default({}),
   }),
-  async run(actor, { studyId, protocol, path }) {
+  async run(actor, { studyId, protocol, path, args }) {
     await requireStudyAccess(db, actor, studyId, 'read')
     const views = await (await pluginOr404(protocol)).views()
-    const page = views.studyPage ? await views.studyPage(actor, studyId, path) : null
+    const page = views.studyPage ? await views.studyPage(actor, studyId, path, args) : null
     if (!page) throw notFound('Page')
     return { protocol, ...page }
   },

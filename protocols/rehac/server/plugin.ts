@@ -259,10 +259,14 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacSessionExtras>(rehac,
       snapshot: m.rehacSnapshot,
     })),
   views: () =>
-    import('@/protocols/rehac/server/views').then((m) => ({
-      session: m.rehacSessionView,
-      run: m.rehacRunView,
-    })),
+    Promise.all([import('@/protocols/rehac/server/views'), import('@/protocols/rehac/server/methods')]).then(
+      ([m, pages]) => ({
+        session: m.rehacSessionView,
+        run: m.rehacRunView,
+        studyPage: pages.rehacStudyPage,
+        studyPanel: pages.rehacStudyPanel,
+      }),
+    ),
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
   ops: async () => {

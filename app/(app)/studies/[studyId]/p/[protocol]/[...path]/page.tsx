@@ -10,21 +10,49 @@ interface Params {
   protocol: string
   path: string[]
 }
+type Search = Record<string, string | string[] | undefined>
 
-const load = async ({ studyId, protocol, path }: Params) =>
-  loadForPage(protocolPage, { studyId, protocol, path: path.map((p) => decodeURIComponent(p)) })
+/** The URL's search parameters as one string each (a repeated parameter: its first value). */
+function argsOf(search: Search): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(search)) {
+    const value = Array.isArray(v) ? v[0] : v
+    if (value !== undefined) out[k] = value
+  }
+  return out
+}
 
-export async function generateMetadata({ params }: { params: Promise<Params> }): Promise<Metadata> {
+const load = async ({ studyId, protocol, path }: Params, search: Search) =>
+  loadForPage(protocolPage, {
+    studyId,
+    protocol,
+    path: path.map((p) => decodeURIComponent(p)),
+    args: argsOf(search),
+  })
+
+export async function generateMetadata({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>
+  searchParams: Promise<Search>
+}): Promise<Metadata> {
   const p = await params
   if (!uiFor(p.protocol)?.StudyPage) return { title: 'Not found' }
-  return { title: (await load(p)).title }
+  return { title: (await load(p, await searchParams)).title }
 }
 
 /** A protocol's own page under a study (PXP's task templates …): its plugin's data, its UI's page. */
-export default async function ProtocolStudyPage({ params }: { params: Promise<Params> }) {
+export default async function ProtocolStudyPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>
+  searchParams: Promise<Search>
+}) {
   const p = await params
   const ui = uiFor(p.protocol)
   if (!ui?.StudyPage) notFound()
-  const [study, page] = await Promise.all([loadForPage(getStudy, { studyId: p.studyId }), load(p)])
+  const [study, page] = await Promise.all([loadForPage(getStudy, { studyId: p.studyId }), load(p, await searchParams)])
   return <ui.StudyPage study={{ id: study.id, name: study.name }} path={p.path} title={page.title} data={page.data} />
 }

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest'
+import { db } from '@/lib/server/db'
+import { execute } from '@/lib/server/operation'
+import { protocolPage } from '@/lib/server/services/protocol-pages'
+import { getRun } from '@/lib/server/services/runs'
+import { evaluate } from '@/protocols/rehac/core/metrics'
+import { methodRows, type MethodsPageData, type TreePageData } from '@/protocols/rehac/server/methods'
+import { episodes } from '@/protocols/rehac/server/views'
+import { makeUser } from '../../../tests/support/fixtures'
+import { useFakeLlm } from '../../../tests/support/llm'
+import { treeRun } from './tree-run'
+
+const fake = useFakeLlm()
+
+/** The run's finished trajectories through the pure core (core/metrics.ts `evaluate`). */
+async function coreFigures(runId: string, lambda: number) {
+  const lines = (await episodes(runId))
+    .filter((e) => e.status === 'done' && e.result && e.trajectory !== null)
+    .map((e) => ({ trajectory: e.trajectory as string, f1: e.result?.f1 as number, em: e.result?.em as boolean }))
+  return evaluate(lines, lambda)
+}
+
+function expectSame(
+  row: Awaited<ReturnType<typeof methodRows>>[number],
+  core: Awaited<ReturnType<typeof coreFigures>>,
+) {
+  expect(row.n).toBe(core.trajectories)
+  expect(row.steps).toBe(core.steps)
+  expect(row.humanSteps).toBe(core.humanSteps)
+  expect(row.hir).toBeCloseTo(core.hir, 12)
+  expect(row.T).toBeCloseTo(core.T, 12)
+  expect(row.C).toBeCloseTo(core.humanSteps / core.trajectories, 12)
+  expect(row.R).toBeCloseTo(core.R, 12)
+}
+
+describe('ReHAC method comparison (Table 4 in SQL)', () => {
+  it('the SQL figures equal the pure core’s on a collected run, at every λ, also with a partly right answer', async () => {
+    const w = await treeRun(fake())
+    for (const lambda of [0, 0.06, 0.08, 0.1, 1]) {
+      const [row] = await methodRows(w.studyId, lambda)
+      expectSame(row as never, await coreFigures(w.runId, lambda))
+    }
+    // The tree of tree-run.ts: "00" T 1 C 0, "01" T 0 C 1, "1" T 0 C 1 → 5 steps, 2 human.
+    const [at08] = await methodRows(w.studyId, 0.08)
+    expect(at08).toMatchObject({ n: 3, steps: 5, humanSteps: 2, method: 'Collection tree seed 3' })
+    expect(at08?.T).toBeCloseTo(1 / 3, 12)
+    expect(at08?.R).toBeCloseTo((1 - 2 * 0.08) / 3, 12)
+    const [at10] = await methodRows(w.studyId, 0.1)
+    expect((at08?.R as number) - (at10?.R as number)).toBeCloseTo((0.02 * 2) / 3, 12)
+
+    // A partly right answer (punctuation, articles, case, a repeated token): token F1 strictly between 0 and 1.
+    const finishes = await db.protocolMessage.findMany({
+      where: { session: { runId: w.runId }, label: 'finish' },
+      select: { id: true, sessionId: true, body: true },
+    })
+    expect(finishes.length).toBeGreaterThan(0)
+    const answers = ['The Brenn, HALVARD brenn!', 'a yes', 'Halvard  of  an  Oslo']
+    for (const [i, m] of finishes.entries()) {
+      const body = m.body as { action: { type: string; arg: string } }
+      await db.protocolMessage.update({
+        where: { id: m.id },
+        data: { body: { ...body, action: { ...body.action, arg: answers[i % answers.length] } } },
+      })
+      await db.protocolSession.update({ where: { id: m.sessionId }, data: { updatedAt: new Date() } })
+    }
+    const core = await coreFigures(w.runId, 0.08)
+    expect(core.T).toBeGreaterThan(0)
+    expect(core.T).not.toBeCloseTo(1 / 3, 6)
+    const [edited] = await methodRows(w.studyId, 0.08)
+    expectSame(edited as never, core)
+  })
+
+  it('the methods page: λ from the URL, a bad λ is a message, coverage per question; the tree page has both branches; annotators are refused as on run pages', async () => {
+    const w = await treeRun(fake())
+    const page = (actor: typeof w.researcher, path: string[], args: Record<string, string> = {}) =>
+      execute(protocolPage, actor, { studyId: w.studyId, protocol: 'rehac', path, args })
+
+    const ok = await page(w.researcher, ['methods'], { lambda: '0.1' })
+    if (!ok.ok) throw new Error(ok.error)
+    const data = ok.data.data as MethodsPageData
+    expect(data).toMatchObject({ kind: 'methods', lambda: 0.1, error: null })
+    expect(data.rows).toHaveLength(1)
+    expect(data.rows[0]?.R).toBeCloseTo((1 - 0.2) / 3, 12)
+    // Two states reached ("" and "0"), both with both branches.
+    expect(data.coverage[0]?.questions).toEqual([
+      expect.objectContaining({ trajectories: 3, states: 2, both: 2, one: 0 }),
+    ])
+
+    for (const bad of ['abc', '-0.1', '1.5', 'Infinity']) {
+      const r = await page(w.researcher, ['methods'], { lambda: bad })
+      if (!r.ok) throw new Error(r.error)
+      const d = r.data.data as MethodsPageData
+      expect(d.error).toMatch(/λ/)
+      expect(d.lambda).toBe(0.08)
+    }
+
+    const instanceId = data.coverage[0]?.questions[0]?.instanceId as string
+    const tree = await page(w.researcher, ['tree', w.runId, instanceId], { lambda: '0.08' })
+    if (!tree.ok) throw new Error(tree.error)
+    const t = tree.data.data as TreePageData
+    expect(t.trajectories.map((x) => x.path)).toEqual(['00', '01', '1'])
+    expect(t.forks).toHaveLength(2)
+    // Every trajectory keeps its fork origin (parent, step) from the stored parentId / forkSeq.
+    expect(
+      t.trajectories
+        .filter((x) => x.parentKey !== null)
+        .map((x) => x.forkAt)
+        .sort(),
+    ).toEqual([1, 2])
+    const [root, afterAgent] = t.forks
+    expect(root).toMatchObject({ prefix: '', at: 1, changed: true })
+    expect(root?.agent.keys).toHaveLength(2)
+    expect(root?.human.keys).toHaveLength(1)
+    // R̄(root, agent) = (1 + (0 − λ)) / 2, R̄(root, human) = −λ (tree-run.ts).
+    expect(root?.agent.R).toBeCloseTo((1 - 0.08) / 2, 12)
+    expect(root?.deltaR).toBeCloseTo(-0.08 - (1 - 0.08) / 2, 12)
+    expect(afterAgent).toMatchObject({ prefix: '0', at: 2, changed: true, deltaT: -1 })
+    expect(afterAgent?.deltaR).toBeCloseTo(-1 - 0.08, 12)
+    expect(t.trajectories.find((x) => x.path === '1')?.steps.map((s) => s.solver)).toEqual(['human'])
+    expect(t.coverage).toEqual({ states: 2, both: 2, one: 0 })
+
+    const missing = await page(w.researcher, ['tree', w.runId, 'no-such-question'])
+    expect(missing).toMatchObject({ ok: false, status: 404 })
+
+    // Readers of the study (a viewer) read the pages; an annotator of the study does not read it (as run pages).
+    const viewer = await makeUser('viewer')
+    const annotator = await makeUser('annotator')
+    await db.studyMember.createMany({
+      data: [
+        { studyId: w.studyId, userId: viewer.userId, role: 'viewer' },
+        { studyId: w.studyId, userId: annotator.userId, role: 'annotator' },
+      ],
+    })
+    expect(await page(viewer, ['methods'])).toMatchObject({ ok: true })
+    expect(await page(viewer, ['tree', w.runId, instanceId])).toMatchObject({ ok: true })
+    const runPage = await execute(getRun, annotator, { runId: w.runId })
+    expect(runPage.ok).toBe(false)
+    const refused = { ok: false, status: runPage.ok ? 200 : runPage.status }
+    expect([403, 404]).toContain(refused.status)
+    expect(await page(annotator, ['methods'])).toMatchObject(refused)
+    expect(await page(annotator, ['tree', w.runId, instanceId])).toMatchObject(refused)
+    // An annotator account made a viewer of the study is still refused by its account scope, like the run page.
+    await db.studyMember.update({
+      where: { studyId_userId: { studyId: w.studyId, userId: annotator.userId } },
+      data: { role: 'viewer' },
+    })
+    const runPage2 = await execute(getRun, annotator, { runId: w.runId })
+    const page2 = await page(annotator, ['methods'])
+    expect(page2.ok).toBe(runPage2.ok)
+  })
+})

@@ -1,3 +1,5 @@
+import { createElement } from 'react'
+import { renderToStaticMarkup } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
@@ -6,6 +8,7 @@ import { getRun } from '@/lib/server/services/runs'
 import { evaluate } from '@/protocols/rehac/core/metrics'
 import { methodRows, type MethodsPageData, type TreePageData } from '@/protocols/rehac/server/methods'
 import { episodes } from '@/protocols/rehac/server/views'
+import { RehacStudyPage } from '@/protocols/rehac/ui/study-pages'
 import { makeUser } from '../../../tests/support/fixtures'
 import { useFakeLlm } from '../../../tests/support/llm'
 import { treeRun } from './tree-run'
@@ -118,6 +121,35 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
     expect(afterAgent?.deltaR).toBeCloseTo(-1 - 0.08, 12)
     expect(t.trajectories.find((x) => x.path === '1')?.steps.map((s) => s.solver)).toEqual(['human'])
     expect(t.coverage).toEqual({ states: 2, both: 2, one: 0 })
+
+    // The pages render: the method row, λ presets, the tree's two columns and Agent/Human badges, the
+    // question escaped (a hostile one stays text).
+    const html = (title: string, d: unknown) =>
+      renderToStaticMarkup(
+        createElement(RehacStudyPage, { study: { id: w.studyId, name: 's' }, path: [], title, data: d }),
+      )
+    const methodsHtml = html('Methods', data)
+    expect(methodsHtml).toContain('Collection tree seed 3')
+    expect(methodsHtml).toContain('?lambda=0.06')
+    expect(methodsHtml).toContain('Only finished')
+    expect(methodsHtml).toContain(`/p/rehac/tree/${w.runId}/${encodeURIComponent(instanceId)}`)
+    const treeHtml = html('Tree', { ...t, instance: { ...t.instance, question: '<script>alert(1)</script>' } })
+    expect(treeHtml).toContain('&lt;script&gt;')
+    expect(treeHtml).not.toContain('<script>')
+    expect(treeHtml).toContain('agent branch')
+    expect(treeHtml).toContain('human branch')
+    expect(treeHtml).toContain('>Human<')
+    expect(treeHtml).toContain('>Agent<')
+    expect(treeHtml).toContain('human step changed the outcome')
+    const badHtml = html('Methods', {
+      ...data,
+      error: 'λ must be at least 0.',
+      lambdaInput: '-1',
+      rows: [],
+      coverage: [],
+    })
+    expect(badHtml).toContain('λ must be at least 0.')
+    expect(badHtml).toContain('no ReHAC run yet')
 
     const missing = await page(w.researcher, ['tree', w.runId, 'no-such-question'])
     expect(missing).toMatchObject({ ok: false, status: 404 })

@@ -9,7 +9,7 @@ import { evaluate } from '@/protocols/rehac/core/metrics'
 import { methodRows, type MethodsPageData, type TreePageData } from '@/protocols/rehac/server/methods'
 import { episodes } from '@/protocols/rehac/server/views'
 import { RehacStudyPage } from '@/protocols/rehac/ui/study-pages'
-import { makeUser } from '../../../tests/support/fixtures'
+import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { useFakeLlm } from '../../../tests/support/llm'
 import { treeRun } from './tree-run'
 
@@ -179,5 +179,107 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
     const runPage2 = await execute(getRun, annotator, { runId: w.runId })
     const page2 = await page(annotator, ['methods'])
     expect(page2.ok).toBe(runPage2.ok)
+  })
+})
+
+/** A stored SQL-task session (the log as the runner writes it), for the SQL reward's three cases. */
+async function sqlSession(
+  run: { id: string; studyId: string },
+  key: string,
+  steps: Array<{ solver: 'agent' | 'human'; type: 'sql' | 'submit'; arg: string; text: string; finished: boolean }>,
+  opts: { status?: string; threshold?: number } = {},
+) {
+  const s = await db.protocolSession.create({
+    data: {
+      studyId: run.studyId,
+      runId: run.id,
+      protocol: 'rehac',
+      protocolVersion: '1',
+      config: opts.threshold ? { threshold: opts.threshold } : {},
+      task: 'sql',
+      instance: { id: `q-${key}`, kind: 'sql', question: 'How many orders?', answer: 'SELECT count(*) FROM orders' },
+      seats: {},
+      key,
+      status: opts.status ?? 'done',
+    },
+  })
+  let seq = 0
+  const rows: Array<{ sender: string; receiver: string; body: object }> = []
+  for (const [i, st] of steps.entries()) {
+    const t = i + 1
+    rows.push({
+      sender: 'decider',
+      receiver: st.solver,
+      body: { seq: ++seq, sender: 'decider', kind: 'decide', t, solver: st.solver, pHuman: null },
+    })
+    rows.push({
+      sender: st.solver,
+      receiver: 'environment',
+      body: {
+        seq: ++seq,
+        sender: st.solver,
+        kind: 'step',
+        t,
+        thought: null,
+        action: { type: st.type, arg: st.arg },
+        suggestion: null,
+        ms: null,
+      },
+    })
+    rows.push({
+      sender: 'environment',
+      receiver: 'decider',
+      body: { seq: ++seq, sender: 'environment', kind: 'observation', t, text: st.text, finished: st.finished },
+    })
+  }
+  await db.protocolMessage.createMany({
+    data: rows.map((r) => ({
+      sessionId: s.id,
+      seq: (r.body as { seq: number }).seq,
+      sender: r.sender,
+      receiver: r.receiver,
+      body: r.body,
+    })),
+  })
+}
+
+describe('ReHAC method comparison on SQL tasks', () => {
+  it('T is 1 for a matching statement, the shown reward on submit, 0 at the threshold; unfinished sessions do not count', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const ds = await db.dataset.create({
+      data: { studyId: study.id, name: 'sql', kind: 'rehac-sql', source: 'inline' },
+    })
+    const run = await db.run.create({
+      data: {
+        studyId: study.id,
+        name: 'sql',
+        protocol: 'rehac',
+        task: 'sql',
+        datasetId: ds.id,
+        config: {},
+        seats: { decider: { kind: 'program', program: 'random', params: { seed: 7 } } },
+        repetitions: 1,
+      },
+    })
+    await sqlSession(run, 'a', [
+      { solver: 'human', type: 'sql', arg: 'SELECT 1', text: '[(1,)]', finished: false },
+      { solver: 'agent', type: 'submit', arg: '', text: 'Submitted.\nreward = 0.5', finished: true },
+    ])
+    await sqlSession(run, 'b', [
+      { solver: 'agent', type: 'sql', arg: 'SELECT count(*) FROM orders', text: '[(3,)]', finished: true },
+    ])
+    await sqlSession(run, 'c', [{ solver: 'human', type: 'sql', arg: 'SELECT 2', text: '[(2,)]', finished: false }], {
+      threshold: 1,
+    })
+    await sqlSession(run, 'd', [{ solver: 'human', type: 'sql', arg: 'SELECT 3', text: '[(3,)]', finished: false }], {
+      status: 'running',
+    })
+    const core = await coreFigures(run.id, 0.08)
+    expect(core).toMatchObject({ trajectories: 3, steps: 4, humanSteps: 2 })
+    expect(core.T).toBeCloseTo(1.5 / 3, 12)
+    const [row] = await methodRows(study.id, 0.08)
+    expect(row).toMatchObject({ method: 'Random seed 7' })
+    expectSame(row as never, core)
   })
 })

@@ -161,17 +161,21 @@ function MethodsPage({
         </>
       )}
       <Card
-        title="Tree coverage"
-        description="Runs that fork episodes (collections): per question, of the states (choice prefixes) its finished trajectories reached, how many have both branches (agent and human) and how many one."
+        title="Trees per question"
+        description="Per run and question: of the states (choice prefixes) its finished trajectories reached, how many have both branches (agent and human) and how many one. A collection run forks episodes to cover both; follow a question to its tree."
       >
         {d.coverage.length === 0 ? (
-          <EmptyState title="No run of this study forks episodes." />
+          <EmptyState title="No finished trajectories yet." />
         ) : (
           <div className="space-y-4">
             {d.coverage.map((c) => (
               <div key={c.runId}>
                 <h3 className="text-sm font-semibold">
-                  {c.name} <span className="font-normal text-stone-500">({c.method})</span>
+                  {c.name}{' '}
+                  <span className="font-normal text-stone-500">
+                    ({c.method}
+                    {c.forks ? ', forks episodes' : ''})
+                  </span>
                 </h3>
                 <ul className="mt-1 divide-y divide-stone-100 text-sm">
                   {c.questions.map((q) => (

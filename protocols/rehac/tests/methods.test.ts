@@ -186,8 +186,14 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
 async function sqlSession(
   run: { id: string; studyId: string },
   key: string,
-  steps: Array<{ solver: 'agent' | 'human'; type: 'sql' | 'submit'; arg: string; text: string; finished: boolean }>,
-  opts: { status?: string; threshold?: number } = {},
+  steps: Array<{
+    solver: 'agent' | 'human'
+    type: 'sql' | 'submit' | 'finish'
+    arg: string
+    text: string
+    finished: boolean
+  }>,
+  opts: { status?: string; threshold?: number; qa?: { answer: string } } = {},
 ) {
   const s = await db.protocolSession.create({
     data: {
@@ -196,8 +202,10 @@ async function sqlSession(
       protocol: 'rehac',
       protocolVersion: '1',
       config: opts.threshold ? { threshold: opts.threshold } : {},
-      task: 'sql',
-      instance: { id: `q-${key}`, kind: 'sql', question: 'How many orders?', answer: 'SELECT count(*) FROM orders' },
+      task: opts.qa ? 'qa' : 'sql',
+      instance: opts.qa
+        ? { id: `q-${key}`, kind: 'qa', question: 'Who?', answer: opts.qa.answer }
+        : { id: `q-${key}`, kind: 'sql', question: 'How many orders?', answer: 'SELECT count(*) FROM orders' },
       seats: {},
       key,
       status: opts.status ?? 'done',
@@ -280,6 +288,52 @@ describe('ReHAC method comparison on SQL tasks', () => {
     expect(core.T).toBeCloseTo(1.5 / 3, 12)
     const [row] = await methodRows(study.id, 0.08)
     expect(row).toMatchObject({ method: 'Random seed 7' })
+    expectSame(row as never, core)
+  })
+})
+
+describe('ReHAC method comparison: token F1 in SQL', () => {
+  it('normalises and scores answers as core/metrics.ts does (case, punctuation, articles, yes/no, repeats, non-ASCII)', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const ds = await db.dataset.create({ data: { studyId: study.id, name: 'qa', kind: 'rehac-qa', source: 'inline' } })
+    const run = await db.run.create({
+      data: {
+        studyId: study.id,
+        name: 'qa',
+        protocol: 'rehac',
+        task: 'qa',
+        datasetId: ds.id,
+        config: {},
+        seats: { decider: { kind: 'program', program: 'agent-only' } },
+        repetitions: 1,
+      },
+    })
+    const pairs: Array<[string, string]> = [
+      ['Yes', 'true'],
+      ['no', 'yes'],
+      ['The the cat, a dog', 'cat dog dog'],
+      ['  Mr.  Smith-Jones ', 'mr smithjones'],
+      ['ça a été', 'ç été'],
+      ['Ångström   unit', 'ångström'],
+      ['', 'x'],
+      ['noanswer', 'noanswer'],
+      ['an apple (an)', 'apple pie'],
+      ['tab\tseparated\nwords', 'separated words tab'],
+    ]
+    for (const [i, [answer, gold]] of pairs.entries())
+      await sqlSession(
+        run,
+        `k${i}`,
+        [{ solver: i % 2 ? 'human' : 'agent', type: 'finish', arg: answer, text: 'Episode finished.', finished: true }],
+        { qa: { answer: gold } },
+      )
+    const core = await coreFigures(run.id, 0.08)
+    expect(core.trajectories).toBe(pairs.length)
+    expect(core.T).toBeGreaterThan(0)
+    expect(core.T).toBeLessThan(1)
+    const [row] = await methodRows(study.id, 0.08)
+    expect(row).toMatchObject({ method: 'Agent only' })
     expectSame(row as never, core)
   })
 })

@@ -3,7 +3,7 @@ import { renderToStaticMarkup } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { protocolPage } from '@/lib/server/services/protocol-pages'
+import { protocolPage, protocolPanels } from '@/lib/server/services/protocol-pages'
 import { getRun } from '@/lib/server/services/runs'
 import { evaluate } from '@/protocols/rehac/core/metrics'
 import { methodRows, type MethodsPageData, type TreePageData } from '@/protocols/rehac/server/methods'
@@ -150,6 +150,20 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
     })
     expect(badHtml).toContain('λ must be at least 0.')
     expect(badHtml).toContain('no ReHAC run yet')
+
+    // The study card counts the ReHAC runs; a study without one has an empty methods page and no card data.
+    const panels = await execute(protocolPanels, w.researcher, { studyId: w.studyId })
+    if (!panels.ok) throw new Error(panels.error)
+    expect(panels.data.find((p) => p.protocol === 'rehac')?.data).toEqual({ runs: 1 })
+    const other = await makeStudy(w.researcher)
+    const empty = await execute(protocolPage, w.researcher, {
+      studyId: other.id,
+      protocol: 'rehac',
+      path: ['methods'],
+      args: {},
+    })
+    if (!empty.ok) throw new Error(empty.error)
+    expect(empty.data.data).toMatchObject({ rows: [], coverage: [], error: null, lambda: 0.08 })
 
     const missing = await page(w.researcher, ['tree', w.runId, 'no-such-question'])
     expect(missing).toMatchObject({ ok: false, status: 404 })

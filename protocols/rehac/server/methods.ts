@@ -302,8 +302,8 @@ export interface MethodsPageData {
   error: string | null
   presets: readonly number[]
   rows: MethodRow[]
-  /** Runs that forked episodes (collections / trees), with their coverage per question. */
-  coverage: Array<{ runId: string; name: string; method: string; questions: CoverageRow[] }>
+  /** Per run with trajectories (forking runs, i.e. collections, first): its coverage per question. */
+  coverage: Array<{ runId: string; name: string; method: string; forks: boolean; questions: CoverageRow[] }>
 }
 
 export async function methodsPage(studyId: string, args: Record<string, string>): Promise<MethodsPageData> {
@@ -312,9 +312,17 @@ export async function methodsPage(studyId: string, args: Record<string, string>)
   const coverageList: MethodsPageData['coverage'] = []
   for (const r of rows) {
     const forked = await db.protocolSession.count({ where: { runId: r.runId, parentId: { not: null } } })
-    if (forked)
-      coverageList.push({ runId: r.runId, name: r.name, method: r.method, questions: await coverageRows(r.runId) })
+    // Every run with trajectories gets its per-question tree links; forking runs (collections) first.
+    if (forked || r.n)
+      coverageList.push({
+        runId: r.runId,
+        name: r.name,
+        method: r.method,
+        forks: forked > 0,
+        questions: await coverageRows(r.runId),
+      })
   }
+  coverageList.sort((a, b) => Number(b.forks) - Number(a.forks))
   return { kind: 'methods', lambda, lambdaInput: raw, error, presets: LAMBDA_PRESETS, rows, coverage: coverageList }
 }
 

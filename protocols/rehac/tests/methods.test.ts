@@ -1,12 +1,15 @@
+import { createElement } from 'react'
+import { renderToStaticMarkup } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
-import { protocolPage } from '@/lib/server/services/protocol-pages'
+import { protocolPage, protocolPanels } from '@/lib/server/services/protocol-pages'
 import { getRun } from '@/lib/server/services/runs'
 import { evaluate } from '@/protocols/rehac/core/metrics'
 import { methodRows, type MethodsPageData, type TreePageData } from '@/protocols/rehac/server/methods'
 import { episodes } from '@/protocols/rehac/server/views'
-import { makeUser } from '../../../tests/support/fixtures'
+import { RehacStudyPage } from '@/protocols/rehac/ui/study-pages'
+import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { useFakeLlm } from '../../../tests/support/llm'
 import { treeRun } from './tree-run'
 
@@ -119,6 +122,49 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
     expect(t.trajectories.find((x) => x.path === '1')?.steps.map((s) => s.solver)).toEqual(['human'])
     expect(t.coverage).toEqual({ states: 2, both: 2, one: 0 })
 
+    // The pages render: the method row, λ presets, the tree's two columns and Agent/Human badges, the
+    // question escaped (a hostile one stays text).
+    const html = (title: string, d: unknown) =>
+      renderToStaticMarkup(
+        createElement(RehacStudyPage, { study: { id: w.studyId, name: 's' }, path: [], title, data: d }),
+      )
+    const methodsHtml = html('Methods', data)
+    expect(methodsHtml).toContain('Collection tree seed 3')
+    expect(methodsHtml).toContain('?lambda=0.06')
+    expect(methodsHtml).toContain('Only finished')
+    expect(methodsHtml).toContain(`/p/rehac/tree/${w.runId}/${encodeURIComponent(instanceId)}`)
+    const treeHtml = html('Tree', { ...t, instance: { ...t.instance, question: '<script>alert(1)</script>' } })
+    expect(treeHtml).toContain('&lt;script&gt;')
+    expect(treeHtml).not.toContain('<script>')
+    expect(treeHtml).toContain('agent branch')
+    expect(treeHtml).toContain('human branch')
+    expect(treeHtml).toContain('>Human<')
+    expect(treeHtml).toContain('>Agent<')
+    expect(treeHtml).toContain('human step changed the outcome')
+    const badHtml = html('Methods', {
+      ...data,
+      error: 'λ must be at least 0.',
+      lambdaInput: '-1',
+      rows: [],
+      coverage: [],
+    })
+    expect(badHtml).toContain('λ must be at least 0.')
+    expect(badHtml).toContain('no ReHAC run yet')
+
+    // The study card counts the ReHAC runs; a study without one has an empty methods page and no card data.
+    const panels = await execute(protocolPanels, w.researcher, { studyId: w.studyId })
+    if (!panels.ok) throw new Error(panels.error)
+    expect(panels.data.find((p) => p.protocol === 'rehac')?.data).toEqual({ runs: 1 })
+    const other = await makeStudy(w.researcher)
+    const empty = await execute(protocolPage, w.researcher, {
+      studyId: other.id,
+      protocol: 'rehac',
+      path: ['methods'],
+      args: {},
+    })
+    if (!empty.ok) throw new Error(empty.error)
+    expect(empty.data.data).toMatchObject({ rows: [], coverage: [], error: null, lambda: 0.08 })
+
     const missing = await page(w.researcher, ['tree', w.runId, 'no-such-question'])
     expect(missing).toMatchObject({ ok: false, status: 404 })
 
@@ -147,5 +193,161 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
     const runPage2 = await execute(getRun, annotator, { runId: w.runId })
     const page2 = await page(annotator, ['methods'])
     expect(page2.ok).toBe(runPage2.ok)
+  })
+})
+
+/** A stored SQL-task session (the log as the runner writes it), for the SQL reward's three cases. */
+async function sqlSession(
+  run: { id: string; studyId: string },
+  key: string,
+  steps: Array<{
+    solver: 'agent' | 'human'
+    type: 'sql' | 'submit' | 'finish'
+    arg: string
+    text: string
+    finished: boolean
+  }>,
+  opts: { status?: string; threshold?: number; qa?: { answer: string } } = {},
+) {
+  const s = await db.protocolSession.create({
+    data: {
+      studyId: run.studyId,
+      runId: run.id,
+      protocol: 'rehac',
+      protocolVersion: '1',
+      config: opts.threshold ? { threshold: opts.threshold } : {},
+      task: opts.qa ? 'qa' : 'sql',
+      instance: opts.qa
+        ? { id: `q-${key}`, kind: 'qa', question: 'Who?', answer: opts.qa.answer }
+        : { id: `q-${key}`, kind: 'sql', question: 'How many orders?', answer: 'SELECT count(*) FROM orders' },
+      seats: {},
+      key,
+      status: opts.status ?? 'done',
+    },
+  })
+  let seq = 0
+  const rows: Array<{ sender: string; receiver: string; body: object }> = []
+  for (const [i, st] of steps.entries()) {
+    const t = i + 1
+    rows.push({
+      sender: 'decider',
+      receiver: st.solver,
+      body: { seq: ++seq, sender: 'decider', kind: 'decide', t, solver: st.solver, pHuman: null },
+    })
+    rows.push({
+      sender: st.solver,
+      receiver: 'environment',
+      body: {
+        seq: ++seq,
+        sender: st.solver,
+        kind: 'step',
+        t,
+        thought: null,
+        action: { type: st.type, arg: st.arg },
+        suggestion: null,
+        ms: null,
+      },
+    })
+    rows.push({
+      sender: 'environment',
+      receiver: 'decider',
+      body: { seq: ++seq, sender: 'environment', kind: 'observation', t, text: st.text, finished: st.finished },
+    })
+  }
+  await db.protocolMessage.createMany({
+    data: rows.map((r) => ({
+      sessionId: s.id,
+      seq: (r.body as { seq: number }).seq,
+      sender: r.sender,
+      receiver: r.receiver,
+      body: r.body,
+    })),
+  })
+}
+
+describe('ReHAC method comparison on SQL tasks', () => {
+  it('T is 1 for a matching statement, the shown reward on submit, 0 at the threshold; unfinished sessions do not count', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const ds = await db.dataset.create({
+      data: { studyId: study.id, name: 'sql', kind: 'rehac-sql', source: 'inline' },
+    })
+    const run = await db.run.create({
+      data: {
+        studyId: study.id,
+        name: 'sql',
+        protocol: 'rehac',
+        task: 'sql',
+        datasetId: ds.id,
+        config: {},
+        seats: { decider: { kind: 'program', program: 'random', params: { seed: 7 } } },
+        repetitions: 1,
+      },
+    })
+    await sqlSession(run, 'a', [
+      { solver: 'human', type: 'sql', arg: 'SELECT 1', text: '[(1,)]', finished: false },
+      { solver: 'agent', type: 'submit', arg: '', text: 'Submitted.\nreward = 0.5', finished: true },
+    ])
+    await sqlSession(run, 'b', [
+      { solver: 'agent', type: 'sql', arg: 'SELECT count(*) FROM orders', text: '[(3,)]', finished: true },
+    ])
+    await sqlSession(run, 'c', [{ solver: 'human', type: 'sql', arg: 'SELECT 2', text: '[(2,)]', finished: false }], {
+      threshold: 1,
+    })
+    await sqlSession(run, 'd', [{ solver: 'human', type: 'sql', arg: 'SELECT 3', text: '[(3,)]', finished: false }], {
+      status: 'running',
+    })
+    const core = await coreFigures(run.id, 0.08)
+    expect(core).toMatchObject({ trajectories: 3, steps: 4, humanSteps: 2 })
+    expect(core.T).toBeCloseTo(1.5 / 3, 12)
+    const [row] = await methodRows(study.id, 0.08)
+    expect(row).toMatchObject({ method: 'Random seed 7' })
+    expectSame(row as never, core)
+  })
+})
+
+describe('ReHAC method comparison: token F1 in SQL', () => {
+  it('normalises and scores answers as core/metrics.ts does (case, punctuation, articles, yes/no, repeats, non-ASCII)', async () => {
+    const researcher = await makeUser('researcher')
+    const study = await makeStudy(researcher)
+    const ds = await db.dataset.create({ data: { studyId: study.id, name: 'qa', kind: 'rehac-qa', source: 'inline' } })
+    const run = await db.run.create({
+      data: {
+        studyId: study.id,
+        name: 'qa',
+        protocol: 'rehac',
+        task: 'qa',
+        datasetId: ds.id,
+        config: {},
+        seats: { decider: { kind: 'program', program: 'agent-only' } },
+        repetitions: 1,
+      },
+    })
+    const pairs: Array<[string, string]> = [
+      ['Yes', 'true'],
+      ['no', 'yes'],
+      ['The the cat, a dog', 'cat dog dog'],
+      ['  Mr.  Smith-Jones ', 'mr smithjones'],
+      ['ça a été', 'ç été'],
+      ['Ångström   unit', 'ångström'],
+      ['', 'x'],
+      ['noanswer', 'noanswer'],
+      ['an apple (an)', 'apple pie'],
+      ['tab\tseparated\nwords', 'separated words tab'],
+    ]
+    for (const [i, [answer, gold]] of pairs.entries())
+      await sqlSession(
+        run,
+        `k${i}`,
+        [{ solver: i % 2 ? 'human' : 'agent', type: 'finish', arg: answer, text: 'Episode finished.', finished: true }],
+        { qa: { answer: gold } },
+      )
+    const core = await coreFigures(run.id, 0.08)
+    expect(core.trajectories).toBe(pairs.length)
+    expect(core.T).toBeGreaterThan(0)
+    expect(core.T).toBeLessThan(1)
+    const [row] = await methodRows(study.id, 0.08)
+    expect(row).toMatchObject({ method: 'Agent only' })
+    expectSame(row as never, core)
   })
 })

@@ -3,6 +3,7 @@ import { RehacMessageBody } from '@/protocols/rehac/ui/message-body'
 import { RehacRunSummary } from '@/protocols/rehac/ui/run-summary'
 import { RehacSessionView } from '@/protocols/rehac/ui/session-view'
 import { RehacSetupForm } from '@/protocols/rehac/ui/setup-form'
+import { RehacStudyPage, RehacStudyPanel } from '@/protocols/rehac/ui/study-pages'
 import { RehacTurnForm } from '@/protocols/rehac/ui/turn-form'
 
 /** ReHAC in the pages (the server side: protocols/rehac/server). */
@@ -19,4 +20,6 @@ export const rehacUi: ProtocolUi = {
   TurnForm: RehacTurnForm,
   RunSummary: RehacRunSummary,
   MessageBody: RehacMessageBody,
+  StudyPanel: RehacStudyPanel,
+  StudyPage: RehacStudyPage,
 }

@@ -468,15 +468,42 @@ export async function treePage(
 
 const segment = z.string().min(1).max(100)
 
+export interface TrainPageData {
+  kind: 'train'
+  runs: { id: string; name: string; ended: number }[]
+}
+
+/**
+ * The training form's page: the study's ReHAC runs with their ended episodes. Training reads every
+ * trajectory of the study, researcher work like its exports: write access, as `rehac.train` checks.
+ */
+async function trainPage(actor: Actor, studyId: string): Promise<TrainPageData> {
+  await requireStudyAccess(db, actor, studyId, 'write')
+  const runs = await db.run.findMany({
+    where: { studyId, protocol: 'rehac' },
+    select: { id: true, name: true },
+    orderBy: { createdAt: 'asc' },
+  })
+  const ended = await db.protocolSession.groupBy({
+    by: ['runId'],
+    where: { runId: { in: runs.map((r) => r.id) }, status: 'done' },
+    _count: { _all: true },
+  })
+  const count = new Map(ended.map((e) => [e.runId, e._count._all]))
+  return { kind: 'train', runs: runs.map((r) => ({ ...r, ended: count.get(r.id) ?? 0 })) }
+}
+
 /** `views.studyPage`: read access is checked by the service; null → 404. */
 export async function rehacStudyPage(
-  _actor: Actor,
+  actor: Actor,
   studyId: string,
   path: string[],
   args: Record<string, string>,
 ): Promise<{ title: string; data: unknown } | null> {
   if (path.length === 1 && path[0] === 'methods')
     return { title: 'ReHAC method comparison', data: await methodsPage(studyId, args) }
+  if (path.length === 1 && path[0] === 'train')
+    return { title: 'Train a ReHAC collaboration policy', data: await trainPage(actor, studyId) }
   if (path.length === 3 && path[0] === 'tree') {
     const runId = segment.safeParse(path[1])
     const instanceId = segment.safeParse(path[2])

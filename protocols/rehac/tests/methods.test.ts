@@ -351,3 +351,30 @@ describe('ReHAC method comparison: token F1 in SQL', () => {
     expectSame(row as never, core)
   })
 })
+
+describe('ReHAC training page', () => {
+  it('lists the study’s ReHAC runs with their ended episodes for staff; a viewer is refused (training reads every trajectory)', async () => {
+    const w = await treeRun(fake())
+    const page = (actor: typeof w.researcher) =>
+      execute(protocolPage, actor, { studyId: w.studyId, protocol: 'rehac', path: ['train'], args: {} })
+    const ok = await page(w.researcher)
+    if (!ok.ok) throw new Error(ok.error)
+    const ended = await db.protocolSession.count({ where: { runId: w.runId, status: 'done' } })
+    expect(ended).toBeGreaterThan(0)
+    expect(ok.data.data).toEqual({ kind: 'train', runs: [expect.objectContaining({ id: w.runId, ended })] })
+    const html = renderToStaticMarkup(
+      createElement(RehacStudyPage, {
+        study: { id: w.studyId, name: 'S' },
+        path: ['train'],
+        title: ok.data.title,
+        data: ok.data.data,
+      }),
+    )
+    expect(html).toContain(`value="${w.runId}"`)
+    expect(html).toContain(`(${ended} ended episodes)`)
+
+    const viewer = await makeUser('viewer')
+    await db.studyMember.create({ data: { studyId: w.studyId, userId: viewer.userId, role: 'viewer' } })
+    expect(await page(viewer)).toMatchObject({ ok: false, status: 403 })
+  })
+})

@@ -2,9 +2,10 @@ import Link from 'next/link'
 import type { StudyPageProps, StudyPanelProps } from '@/components/protocols/types'
 import { Alert, Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { Table, Td } from '@/components/ui/table'
-import type { MethodsPageData, TrajectoryView, TreePageData } from '@/protocols/rehac/server/methods'
+import type { MethodsPageData, TrainPageData, TrajectoryView, TreePageData } from '@/protocols/rehac/server/methods'
 import { actionLabel, pct } from '@/protocols/rehac/ui/format'
 import { MethodsChart } from '@/protocols/rehac/ui/methods-chart'
+import { RehacTrainForm } from '@/protocols/rehac/ui/train-form'
 
 /**
  * ReHAC's pages under a study (protocols/rehac/server/methods.ts): the method comparison (Table 4 and
@@ -12,8 +13,9 @@ import { MethodsChart } from '@/protocols/rehac/ui/methods-chart'
  * Everything is text rendered by React (escaped); nothing is injected as HTML.
  */
 export function RehacStudyPage({ study, title, data }: StudyPageProps) {
-  const d = data as MethodsPageData | TreePageData
+  const d = data as MethodsPageData | TreePageData | TrainPageData
   if (d.kind === 'methods') return <MethodsPage studyId={study.id} studyName={study.name} title={title} d={d} />
+  if (d.kind === 'train') return <TrainPage studyId={study.id} studyName={study.name} title={title} d={d} />
   return <TreePage studyId={study.id} title={title} d={d} />
 }
 
@@ -30,8 +32,45 @@ export function RehacStudyPanel({ studyId, data }: StudyPanelProps) {
         <Link href={`/studies/${studyId}/p/rehac/methods`} className="font-medium text-brand-700 underline">
           Compare the {runs} ReHAC run{runs === 1 ? '' : 's'}
         </Link>
+        {' · '}
+        <Link href={`/studies/${studyId}/p/rehac/train`} className="font-medium text-brand-700 underline">
+          Train a policy
+        </Link>
       </p>
     </Card>
+  )
+}
+
+/** Training a policy on the study's trees (`rehac.train`); nothing is stored. */
+function TrainPage({
+  studyId,
+  studyName,
+  title,
+  d,
+}: {
+  studyId: string
+  studyName: string
+  title: string
+  d: TrainPageData
+}) {
+  return (
+    <div className="space-y-6">
+      <PageHeader
+        title={title}
+        description={
+          <>
+            <Link href={`/studies/${studyId}`} className="underline">
+              {studyName}
+            </Link>
+            : the paper's objective (Eq. 7–8, importance weight clipped to [0.7, 1.3] against the 0.5/0.5 collection
+            policy, entropy bonus) over the advantage rows of the chosen runs' ended episodes at λ. Whole questions are
+            held out by the seed and scored offline. Nothing is stored: copy the model into a new run&apos;s
+            trained-policy decider.
+          </>
+        }
+      />
+      <RehacTrainForm studyId={studyId} runs={d.runs} />
+    </div>
   )
 }
 

@@ -27,6 +27,7 @@ import {
   viewRun,
 } from '@/lib/server/services/runs'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
+import { importRun, listRunImportKinds } from '@/lib/server/services/session-import'
 import {
   assignSeats,
   claimSeat,
@@ -142,6 +143,8 @@ export const OPERATIONS: Operation<any, any>[] = [
   retryStalled,
   changeSeatModel,
   exportRun,
+  importRun,
+  listRunImportKinds,
   exportRunFile,
   myQueue,
   getSession,

@@ -10,6 +10,11 @@
 // Defining a plugin: the typed capabilities and every context a hook gets.
 export * from '@/lib/server/engine/plugin'
 export type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/engine/datasets'
+export {
+  type ImportedSession,
+  type SessionImport,
+  SessionImportError,
+} from '@/lib/server/engine/session-import'
 export type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
 // The recorded LLM tools outside a step: a protocol's own operation that asks a seat's model on demand
 // (ReHAC's suggestion for a person's step), each call logged against the session and message it serves.

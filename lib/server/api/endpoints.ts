@@ -45,6 +45,7 @@ import {
 } from '@/lib/server/services/runs'
 import { createConnection, getConnection, listConnections, updateConnection } from '@/lib/server/services/connections'
 import { awaitDatasetImport, importDataset } from '@/lib/server/services/datasets'
+import { ImportRunResult, importRun, listRunImportKinds, RunImportKinds } from '@/lib/server/services/session-import'
 import {
   assignSeats,
   claimSeat,
@@ -227,6 +228,30 @@ export const endpoints = {
     docBody: runCreateBody,
     errors: { 404: 'The study, dataset or a connection is not there, or not visible to you' },
     idempotent: true,
+  },
+  importRun: {
+    method: 'POST',
+    path: '/studies/{studyId}/runs/import',
+    summary:
+      "Import a file of finished sessions as a run of the study (multipart/form-data: `name`, `kind`, `file`, and the kind's own fields): status done, marked imported; every message is checked by the protocol's rules, and a refused line fails the whole import (400 naming the line), storing nothing",
+    tag: 'Runs',
+    op: importRun,
+    source: 'multipart',
+    output: ImportRunResult,
+    status: 201,
+    docBody: runImportBody,
+    errors: { 404: 'No such study, or not visible to you' },
+    idempotent: true,
+  },
+  runImportKinds: {
+    method: 'GET',
+    path: '/studies/{studyId}/runs/import',
+    summary: 'The kinds of session file the protocols import (for the import form)',
+    tag: 'Runs',
+    op: listRunImportKinds,
+    source: 'none',
+    output: RunImportKinds,
+    errors: { 404: 'No such study, or not visible to you' },
   },
   getRun: {
     method: 'GET',
@@ -521,6 +546,26 @@ function datasetImportBody(all: DocPlugins) {
       description: kinds.map(([k, d]) => `${k}: ${d.label}`).join('; '),
     }),
     file: z.string().meta({ format: 'binary', description: 'The data file.' }),
+    ...extra,
+  })
+}
+
+/** The session import as the OpenAPI document shows it: the kinds the plugins declare, with their fields. */
+function runImportBody(all: DocPlugins) {
+  const kinds = all.flatMap((p) => Object.entries(p.opsOf?.sessionImports ?? {}))
+  const extra: Record<string, z.ZodType> = {}
+  for (const [kind, def] of kinds)
+    for (const f of def.fields ?? [])
+      extra[f.name] ??= z
+        .string()
+        .optional()
+        .meta({ description: `${kind}: ${f.label}` })
+  return z.object({
+    name: z.string(),
+    kind: (kinds.length ? z.enum(kinds.map(([k]) => k) as [string, ...string[]]) : z.string()).meta({
+      description: kinds.map(([k, d]) => `${k}: ${d.label}`).join('; '),
+    }),
+    file: z.string().meta({ format: 'binary', description: 'The file of sessions.' }),
     ...extra,
   })
 }

@@ -3,6 +3,7 @@ import type { DemoRequest } from '@/lib/llm/demo-model'
 import type { AnyProtocol, BaseMessage, Done } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
 import type { DatasetKind } from '@/lib/server/engine/datasets'
+import type { SessionImport } from '@/lib/server/engine/session-import'
 import type { Operation } from '@/lib/server/operation'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { SeatFill, SeatFillInput, Seats } from '@/lib/server/engine/seats'
@@ -579,6 +580,12 @@ export interface PluginOps {
    * run by the one streaming import job (lib/server/engine/datasets.ts).
    */
   datasets?: Record<string, DatasetKind>
+  /**
+   * The kinds of file it imports finished sessions from, by kind name (unique across the plugins): each
+   * parses a file into sessions (instance, seats, config, messages); the engine replays every message
+   * through `apply` and writes one imported run, all or nothing (lib/server/engine/session-import.ts).
+   */
+  sessionImports?: Record<string, SessionImport>
   /** Its `parley <protocol> …` commands. */
   cli?: ProtocolCli
 }

@@ -27,6 +27,7 @@
  */
 import { z } from 'zod'
 import { type Ask, type Done, type Protocol, ProtocolError, type SeatDecl } from '../../../lib/protocols/types'
+import { parseTrajectory } from './trajectory'
 
 export const REHAC_PROTOCOL_ID = 'rehac'
 export const REHAC_PROTOCOL_VERSION = '1'
@@ -49,10 +50,21 @@ export const ACTIONS: Record<TaskKind, readonly ActionType[]> = {
 }
 export const ACTION_TYPES = ['search', 'lookup', 'finish', 'sql', 'submit'] as const
 export type ActionType = (typeof ACTION_TYPES)[number]
+/**
+ * What a stored step's action may be: the actions above, and `invalid`, QA text that is none of them (a
+ * truncated `Search[…`), which only a step recorded as written elsewhere (an imported trajectory) carries.
+ */
+export const STORED_ACTION_TYPES = [...ACTION_TYPES, 'invalid'] as const
+export type StoredActionType = (typeof STORED_ACTION_TYPES)[number]
 
 /** Limits of what a seat may write (a person's box, a model's reply, an observation). */
 export const MAX_THOUGHT = 4_000
 export const MAX_ARG = 4_000
+/**
+ * A stored action's argument: what a seat writes is at most MAX_ARG (the turn form, the model's reply), but
+ * a released trajectory holds longer statements (an InterCode action of 7,060 characters), kept as they are.
+ */
+export const MAX_STORED_ARG = 20_000
 export const MAX_OBSERVATION = 20_000
 
 export const rehacConfig = z.strictObject({
@@ -125,9 +137,9 @@ const decideMessage = z.object({
 })
 
 export const rehacAction = z.object({
-  type: z.enum(ACTION_TYPES),
+  type: z.enum(STORED_ACTION_TYPES),
   /** The bracketed argument (Search[…]), or the SQL statement; empty for submit. */
-  arg: z.string().max(MAX_ARG),
+  arg: z.string().max(MAX_STORED_ARG),
 })
 export type RehacAction = z.output<typeof rehacAction>
 
@@ -143,6 +155,14 @@ const stepMessage = z.object({
   suggestion: z.enum(['opened', 'copied']).nullable().default(null),
   /** A person's step: milliseconds from the step's first showing to its sending. */
   ms: z.number().int().min(0).nullable().default(null),
+  /**
+   * An imported step: its Thought and Action lines exactly as the file wrote them (after the marker line),
+   * so the trajectory renders byte for byte; must read back as this step's thought and action.
+   */
+  written: z
+    .string()
+    .max(MAX_THOUGHT + MAX_STORED_ARG + 1_000)
+    .optional(),
 })
 
 const observeMessage = z.object({
@@ -153,6 +173,14 @@ const observeMessage = z.object({
   text: z.string().max(MAX_OBSERVATION),
   /** The episode ends with this observation (Finish, submit, or SQL whose result is the gold one). */
   finished: z.boolean().default(false),
+  /**
+   * An imported step: its Observation line exactly as the file wrote it, with the blank lines after it
+   * (and, after the last step, the file's epilogue such as InterCode's "reward = 1").
+   */
+  written: z
+    .string()
+    .max(MAX_OBSERVATION + 1_000)
+    .optional(),
 })
 
 export const rehacMessage = z.discriminatedUnion('kind', [decideMessage, stepMessage, observeMessage])
@@ -204,6 +232,9 @@ export interface RehacStep {
   ms: number | null
   observation: string | null
   finished: boolean
+  /** An imported step: its Thought/Action lines and its Observation lines as the file wrote them. */
+  written?: string
+  writtenObservation?: string
 }
 
 export interface RehacState {
@@ -287,7 +318,10 @@ function apply(state: RehacState, input: RehacMessage): RehacState {
   const last = steps.at(-1) as RehacStep
   if (msg.kind === 'step') {
     const kind = state.instance.kind
-    if (!ACTIONS[kind].includes(msg.action.type))
+    const type = msg.action.type
+    if (type === 'invalid' && (kind === 'sql' || msg.written === undefined))
+      throw new RehacError('invalid-action', `Step ${msg.t}: only an imported QA step may carry an invalid action.`)
+    if (type !== 'invalid' && !ACTIONS[kind].includes(type))
       throw new RehacError(
         'invalid-action',
         `Step ${msg.t}: a ${kind === 'sql' ? 'SQL' : 'QA'} task takes ${ACTIONS[kind].join(', ')}, not ${msg.action.type}.`,
@@ -299,12 +333,14 @@ function apply(state: RehacState, input: RehacMessage): RehacState {
       throw new RehacError('invalid-action', `Step ${msg.t}: a SQL step has no Thought.`)
     if (msg.sender !== 'human' && (msg.suggestion !== null || msg.ms !== null))
       throw new RehacError('invalid-message', `Step ${msg.t}: only a person's step records a suggestion or a time.`)
+    if (msg.written !== undefined) checkWrittenStep(msg, kind === 'sql' ? 'sql' : 'qa')
     steps[steps.length - 1] = {
       ...last,
       thought: msg.thought,
       action: msg.action,
       suggestion: msg.suggestion,
       ms: msg.ms,
+      ...(msg.written !== undefined ? { written: msg.written } : {}),
     }
     return { ...state, messages, steps }
   }
@@ -316,7 +352,24 @@ function apply(state: RehacState, input: RehacMessage): RehacState {
     )
   if (msg.finished && !endsEpisode(action) && action.type !== 'sql')
     throw new RehacError('invalid-message', `Step ${msg.t}: a ${action.type} does not end the episode.`)
-  steps[steps.length - 1] = { ...last, observation: msg.text, finished: msg.finished }
+  if (msg.written !== undefined) {
+    const m = WRITTEN_OBSERVATION.exec(msg.written)
+    const rest =
+      m && msg.written.startsWith(msg.text, m[0].length) ? msg.written.slice(m[0].length + msg.text.length) : null
+    if (rest === null || !/^(\n*|\n+reward = [\s\S]*)$/.test(rest))
+      throw new RehacError(
+        'invalid-message',
+        `Step ${msg.t}: the observation as written is not "Observation n: " and this observation's text.`,
+      )
+    if (last.written === undefined)
+      throw new RehacError('invalid-message', `Step ${msg.t}: only an imported step has its observation as written.`)
+  }
+  steps[steps.length - 1] = {
+    ...last,
+    observation: msg.text,
+    finished: msg.finished,
+    ...(msg.written !== undefined ? { writtenObservation: msg.written } : {}),
+  }
   let answer: string | null = null
   let reason: RehacDoneReason | null = null
   if (msg.finished) {
@@ -327,6 +380,30 @@ function apply(state: RehacState, input: RehacMessage): RehacState {
     answer = ''
   }
   return { ...state, messages, steps, answer, reason }
+}
+
+const WRITTEN_OBSERVATION = /^Observation [1-9]\d*: /
+
+/** An imported step's lines as written must read back as its thought and action (trajectory.ts's reading). */
+function checkWrittenStep(msg: StepMessage, kind: 'qa' | 'sql'): void {
+  let ok = false
+  try {
+    const t = parseTrajectory(`Question: -\n<solver> ${msg.sender}\n${msg.written}\nObservation ${msg.t}: -`, kind)
+    const s = t.steps[0]
+    ok =
+      t.steps.length === 1 &&
+      s !== undefined &&
+      s.thought === msg.thought &&
+      s.action.type === msg.action.type &&
+      s.action.arg === msg.action.arg
+  } catch {
+    ok = false
+  }
+  if (!ok)
+    throw new RehacError(
+      'invalid-message',
+      `Step ${msg.t}: the lines as written do not read as this step's thought and action.`,
+    )
 }
 
 /** The statement a submit hands in: the last SQL the episode ran ('' when none). */

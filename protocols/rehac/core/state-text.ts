@@ -8,7 +8,7 @@
  *   <solver>                           the open marker when a decision is due (`open`)
  */
 import type { RehacInstance, RehacState, RehacStep } from './protocol'
-import { makeStep, renderStep, renderTrajectory, type TrajectoryAction } from './trajectory'
+import { makeStep, renderStep, type TrajectoryAction, type TrajectoryStep } from './trajectory'
 
 /** The preamble of the trajectory: InterCode's instructions (SQL) and the question line. */
 export function preambleOf(instance: Pick<RehacInstance, 'question' | 'preamble'>): string {
@@ -29,18 +29,34 @@ function finishedSteps(steps: readonly RehacStep[]) {
     )
 }
 
-/** The trajectory so far (finished steps); `open` appends the "<solver>" marker of the step being decided. */
+/** A finished step as the file wrote it (an imported step), or null. */
+function writtenText(s: RehacStep): string | null {
+  if (s.written === undefined || s.writtenObservation === undefined) return null
+  return `<solver> ${s.solver}\n${s.written}\n${s.writtenObservation}`
+}
+
+/**
+ * The trajectory so far (finished steps); `open` appends the "<solver>" marker of the step being decided.
+ * An imported step renders as its file wrote it (blank lines, odd parts and the epilogue included).
+ */
 export function stateText(state: Pick<RehacState, 'instance' | 'steps'>, open = false): string {
-  const text = renderTrajectory({
-    preamble: preambleOf(state.instance),
-    steps: finishedSteps(state.steps),
-    epilogue: null,
-  })
+  const done = state.steps.filter((s) => s.action !== null && s.observation !== null)
+  const canonical = finishedSteps(done)
+  const chunks = [
+    preambleOf(state.instance),
+    ...done.map((s, k) => writtenText(s) ?? renderStep(canonical[k] as TrajectoryStep)),
+  ]
+  const text = chunks.join('\n')
   return open ? `${text}\n<solver>` : text
 }
 
-/** The whole trajectory of an ended episode with the authors' final blank line. */
+/**
+ * The whole trajectory of an ended episode with the authors' final blank line (an imported episode's last
+ * observation, as written, holds the file's own ending).
+ */
 export function trajectoryText(state: Pick<RehacState, 'instance' | 'steps'>): string {
+  const last = state.steps.filter((s) => s.action !== null && s.observation !== null).at(-1)
+  if (last && writtenText(last) !== null) return stateText(state)
   return `${stateText(state)}\n`
 }
 

@@ -270,13 +270,16 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacSessionExtras>(rehac,
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
   ops: async () => {
-    const [{ rehacDatasets }, { previewRehacStep, suggestRehacStep }, train] = await Promise.all([
-      import('@/protocols/rehac/server/datasets'),
-      import('@/protocols/rehac/server/operations'),
-      import('@/protocols/rehac/server/train'),
-    ])
+    const [{ rehacDatasets }, { previewRehacStep, suggestRehacStep }, train, { rehacSessionImports }] =
+      await Promise.all([
+        import('@/protocols/rehac/server/datasets'),
+        import('@/protocols/rehac/server/operations'),
+        import('@/protocols/rehac/server/train'),
+        import('@/protocols/rehac/server/import'),
+      ])
     return {
       datasets: rehacDatasets,
+      sessionImports: rehacSessionImports,
       operations: [previewRehacStep, suggestRehacStep, train.trainRehacPolicy],
       rest: train.rehacRest,
     }

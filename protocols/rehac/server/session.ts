@@ -41,17 +41,42 @@ export const PromptExamplesConfig = z.discriminatedUnion('source', [
 ])
 export type PromptExamplesConfig = z.output<typeof PromptExamplesConfig>
 
+/**
+ * An imported episode's reward as its file gave it (the released `f1` and `em`): T and EM of the
+ * session, since an imported task has no gold answer to score against. `idx` and `line` say where it
+ * came from.
+ */
+export const ImportedReward = z.object({
+  T: z.number().min(0).max(1),
+  em: z.boolean(),
+  idx: z.number().int().min(0).optional(),
+  line: z.number().int().min(1),
+})
+export type ImportedReward = z.output<typeof ImportedReward>
+
 export const RehacStoredConfig = rehacConfig.extend({
   collection: RehacExtras.optional(),
   examples: PromptExamplesConfig.optional(),
+  imported: ImportedReward.optional(),
 })
 
-export function sessionConfig(raw: unknown) {
-  const { collection, examples, ...config } = RehacStoredConfig.parse(raw ?? {})
+/**
+ * A stored config → the protocol's config, the collection extras, the prompt policy's examples and an
+ * imported episode's reward.
+ */
+export function splitStoredConfig(raw: unknown) {
+  const { collection, examples, imported, ...config } = RehacStoredConfig.parse(raw ?? {})
   return {
     config: rehacConfig.parse(config),
-    extras: { ...RehacExtras.parse(collection ?? {}), examples: examples ?? null },
+    extras: RehacExtras.parse(collection ?? {}),
+    examples: examples ?? null,
+    imported: imported ?? null,
   }
+}
+
+export function sessionConfig(raw: unknown) {
+  const { config, extras, examples, imported } = splitStoredConfig(raw)
+  return { config, extras: { ...extras, examples, imported } }
 }
 export type RehacSessionExtras = ReturnType<typeof sessionConfig>['extras']
 

@@ -18,13 +18,12 @@ import {
   type RehacState,
   type RehacStep,
   rehac,
-  rehacConfig,
   stepCounts,
   choicePath,
 } from '@/protocols/rehac/core/protocol'
 import { trajectoryText } from '@/protocols/rehac/core/state-text'
 import { rehacDataTables } from '@/protocols/rehac/server/exports'
-import { PromptExamplesConfig } from '@/protocols/rehac/server/session'
+import { type ImportedReward, PromptExamplesConfig, splitStoredConfig } from '@/protocols/rehac/server/session'
 
 /** λ of the run page (the paper's headline value); the exports and the CLI take any λ. */
 export const DEFAULT_LAMBDA = 0.08
@@ -48,13 +47,21 @@ export interface RehacResult {
 const REWARD = /reward = ([0-9.]+)\s*$/
 
 /** T, EM, C and R of an ended episode (null while it runs). SQL's T is what its last observation showed. */
-export function resultOf(state: RehacState, lambda = DEFAULT_LAMBDA): RehacResult | null {
+export function resultOf(
+  state: RehacState,
+  lambda = DEFAULT_LAMBDA,
+  imported: ImportedReward | null = null,
+): RehacResult | null {
   if (!state.reason) return null
   const answer = state.answer ?? ''
   const gold = state.instance.answer
   let T: number
   let em: boolean
-  if (state.instance.kind === 'sql') {
+  if (imported) {
+    // An imported episode keeps the reward its file gave (no gold answer came with it).
+    T = imported.T
+    em = imported.em
+  } else if (state.instance.kind === 'sql') {
     const last = state.steps.at(-1)
     const shown = last?.observation ? REWARD.exec(last.observation) : null
     T =
@@ -125,7 +132,7 @@ export function rehacSessionView(ctx: ViewContext<typeof rehac>): RehacSessionVi
   const ask = ctx.ask
   const raw = (ctx.session.instance ?? {}) as { schemaSql?: unknown }
   const human = (ctx.seats as Record<string, { kind?: string }>).human
-  const result = resultOf(state)
+  const result = resultOf(state, DEFAULT_LAMBDA, (ctx.extras as { imported?: ImportedReward | null }).imported ?? null)
   return {
     task: {
       id: instance.id,
@@ -165,10 +172,10 @@ export interface Episode {
 }
 
 const episodeCache = replayCache((s: StoredSession & { key?: string }): Episode => {
-  const { collection: _c, examples: _e, ...config } = (s.config ?? {}) as Record<string, unknown>
+  const { config, imported } = splitStoredConfig(s.config)
   const state = replay(
     rehac,
-    rehacConfig.parse(config),
+    config,
     s.instance as never,
     s.messages.map((m) => m.body as RehacMessage),
   ) as RehacState
@@ -180,7 +187,7 @@ const episodeCache = replayCache((s: StoredSession & { key?: string }): Episode 
     kind: state.instance.kind,
     question: state.instance.question,
     path: choicePath(state),
-    result: resultOf(state),
+    result: resultOf(state, DEFAULT_LAMBDA, imported),
     trajectory: state.reason ? trajectoryText(state) : null,
   }
 })

@@ -109,6 +109,17 @@ interface Call {
   json?: unknown
   body?: BodyInit
 }
+/** A session-import upload: one ended ReHAC episode (or, not `good`, one that goes on after its Finish). */
+function sessionsUpload(good: boolean): FormData {
+  const steps = '<solver> agent\nThought 1: Yes.\nAction 1: Finish[true]\nObservation 1: Episode finished, reward = 1\n'
+  const trajectory = `Question: Is it?\n${steps}${good ? '' : steps.replaceAll('1', '2')}`
+  const form = new FormData()
+  form.set('name', 'Imported')
+  form.set('kind', 'rehac-results-qa')
+  form.set('file', new File([`${JSON.stringify({ trajectory, em: 1, f1: 1 })}\n`], 'results.jsonl'))
+  return form
+}
+
 interface Case {
   /** `METHOD /template` as the document lists it. */
   op: string
@@ -329,6 +340,27 @@ const CASES: Case[] = [
       form.delete('file')
       return { path: '/datasets', method: 'POST', body: form }
     },
+  },
+  {
+    op: 'POST /studies/{studyId}/runs/import',
+    name: 'a file of played sessions becomes an imported run',
+    status: 201,
+    call: (fx) => ({ path: `/studies/${fx.studyId}/runs/import`, method: 'POST', body: sessionsUpload(true) }),
+    check: (_res, body) => expect(body).toMatchObject({ sessions: 1, messages: 3 }),
+  },
+  {
+    op: 'POST /studies/{studyId}/runs/import',
+    name: 'a line the protocol refuses: 400 naming it',
+    status: 400,
+    call: (fx) => ({ path: `/studies/${fx.studyId}/runs/import`, method: 'POST', body: sessionsUpload(false) }),
+    check: (_res, body) => expect((body as { error: string }).error).toContain('results.jsonl, line 1'),
+  },
+  {
+    op: 'GET /studies/{studyId}/runs/import',
+    name: 'the kinds of session file',
+    status: 200,
+    call: (fx) => ({ path: `/studies/${fx.studyId}/runs/import` }),
+    check: (_res, body) => expect((body as Array<{ kind: string }>).length).toBeGreaterThan(0),
   },
   {
     op: 'GET /datasets/{datasetId}/import',

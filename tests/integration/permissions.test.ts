@@ -221,6 +221,26 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
       return {}
     },
   },
+  'runs.import': {
+    allowed: STAFF,
+    input: (c) => ({
+      studyId: c.studyId,
+      name: 'Imported',
+      kind: 'rehac-results-qa',
+      file: new File(
+        [
+          `${JSON.stringify({
+            trajectory:
+              'Question: Is it?\n<solver> agent\nThought 1: Yes.\nAction 1: Finish[true]\nObservation 1: Episode finished, reward = 1\n',
+            em: 1,
+            f1: 1,
+          })}\n`,
+        ],
+        'results.jsonl',
+      ),
+    }),
+  },
+  'runs.import-kinds': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'runs.export': {
     allowed: STAFF,
     input: async (c) => ({ runId: (await runWithSession(c)).runId, table: 'd' }),
@@ -686,6 +706,7 @@ const READ_ONLY = new Set([
   'studies.protocol-panels',
   'studies.protocol-page', // its input adds a template to the study, a row no other case reads
   'runs.setup-data',
+  'runs.import-kinds',
   'studies.list',
   'studies.get',
   'users.list',
@@ -865,6 +886,8 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'runs.dashboard': READ,
   'runs.compare': READ,
   'runs.compare-choices': LISTED, // the runs of the studies the member reads
+  'runs.import': WRITE,
+  'runs.import-kinds': READ,
   'runs.export': WRITE, // exporting is researcher work: viewers read results, they do not export
   'runs.export-file': WRITE,
   'runs.start': WRITE,

@@ -320,7 +320,10 @@ function apply(state: RehacState, input: RehacMessage): RehacState {
     const kind = state.instance.kind
     const type = msg.action.type
     if (type === 'invalid' && (kind === 'sql' || msg.written === undefined))
-      throw new RehacError('invalid-action', `Step ${msg.t}: only an imported QA step may carry an invalid action.`)
+      throw new RehacError(
+        'invalid-message',
+        `Invalid message: action.type: step ${msg.t}'s action is none of ${ACTIONS[kind].join(', ')} (only an imported QA step, recorded as written, may be invalid).`,
+      )
     if (type !== 'invalid' && !ACTIONS[kind].includes(type))
       throw new RehacError(
         'invalid-action',

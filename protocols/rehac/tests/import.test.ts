@@ -59,7 +59,7 @@ describe('an imported line (no data needed)', () => {
   it('becomes decide, step and observation messages whose replay renders the line byte for byte', () => {
     const e = importedEpisode(line, 3, 'yesno', undefined)
     expect(e.line).toBe(3)
-    expect(e.messages.map((m) => `${m.message.sender}:${m.message.kind}`)).toEqual([
+    expect(e.messages.map((m) => `${m.message.sender}:${(m.message as RehacMessage).kind}`)).toEqual([
       'decider:decide',
       'agent:step',
       'environment:observation',
@@ -97,7 +97,7 @@ describeShared('the released ReHAC files imported as sessions', () => {
   it("give Table 4's R and HIR at λ = 0.08 from the stored sessions, and their trajectories back byte for byte", async () => {
     const researcher = await makeUser('researcher')
     const study = await makeStudy(researcher)
-    const table4 = [
+    const table4: Array<{ name: string; kind: string; fields: Record<string, string>; R: number; hir: number }> = [
       { name: 'hotpotqa', kind: 'rehac-results-qa', fields: { questions: 'qa' }, R: 31.38, hir: 51.46 },
       { name: 'strategyqa', kind: 'rehac-results-qa', fields: { questions: 'yesno' }, R: 61.12, hir: 20.47 },
       { name: 'intercode', kind: 'rehac-results-sql', fields: {}, R: 60.08, hir: 4.15 },

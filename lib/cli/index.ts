@@ -392,9 +392,8 @@ export async function buildProgram(out: (s: string) => void = (s) => process.std
       if (p.stalled) throw new CliError(`${p.stalled} session(s) stalled; fix the cause and run again to resume them.`)
     })
   }
-  program
-    .command('runs')
-    .description('Runs of every protocol')
+  const runsCmd = program.command('runs').description('Runs of every protocol')
+  runsCmd
     .command('create')
     .description('Create a run of any protocol from the one create-run body (the same JSON as POST /api/v1/runs)')
     .argument('<run.json>', 'the body ("-" reads standard input)')
@@ -429,6 +428,50 @@ left out. Every problem is printed with the field it concerns (seats.<seat>, con
           )
       })
     })
+  runsCmd
+    .command('import')
+    .description(
+      'Import a file of finished sessions as a run (status done, marked imported) of a kind a protocol declares; every message is checked by the protocol, a refused line fails the whole import and nothing is stored',
+    )
+    .argument('<file>', 'the file of sessions')
+    .requiredOption('--study <studyId>', 'the study to import into')
+    .requiredOption('--kind <kind>', 'the kind of file (the protocols declare them; an unknown one lists them)')
+    .option('--name <name>', 'the run’s name (default: the file name)')
+    .option('--option <key=value...>', 'the kind’s own options, e.g. --option questions=qa')
+    .option('--json', 'print the result as JSON')
+    .action(
+      async (file: string, opts: { study: string; kind: string; name?: string; option?: string[]; json?: boolean }) => {
+        const { readFile } = await import('node:fs/promises')
+        const path = await import('node:path')
+        const options: Record<string, string> = {}
+        for (const o of opts.option ?? []) {
+          const at = o.indexOf('=')
+          if (at < 1) throw new CliError(`--option ${o}: write key=value.`)
+          options[o.slice(0, at)] = o.slice(at + 1)
+        }
+        const name = path.basename(file)
+        const bytes = await readFile(file).catch(() => {
+          throw new CliError(`Cannot read ${file}.`)
+        })
+        await ensureDatabaseUrl(async () => {
+          const { execute } = await import('@/lib/server/operation')
+          const { importRun } = await import('@/lib/server/services/session-import')
+          const r = await execute(importRun, CLI_ACTOR, {
+            ...options,
+            studyId: opts.study,
+            kind: opts.kind,
+            name: opts.name ?? name,
+            file: new File([bytes], name),
+          })
+          if (!r.ok) {
+            const fields = Object.entries(r.fieldErrors ?? {}).map(([k, msgs]) => `  ${k}: ${msgs.join(' ')}`)
+            throw new CliError([r.error, ...fields].join('\n'))
+          }
+          if (opts.json) out(JSON.stringify(r.data))
+          else out(`Imported run ${r.data.runId}: ${r.data.sessions} sessions, ${r.data.messages} messages.`)
+        })
+      },
+    )
   program
     .command('run')
     .description("Run a run's sessions (any protocol) headless until each is done, stalled or waiting for a person")

@@ -186,7 +186,7 @@ export async function importSessions(actor: Actor, input: ImportSessionsInput): 
           status: 'ready',
           rowsDone: checked.length,
           rowsTotal: checked.length,
-          createdById: actor.userId ?? null,
+          createdById: actor.userId || null,
         },
       })
       for (let i = 0; i < checked.length; i += BATCH)
@@ -216,7 +216,7 @@ export async function importSessions(actor: Actor, input: ImportSessionsInput): 
           sessionsPlanned: checked.length,
           sessionsCreated: checked.length,
           analysis: { imported: { kind, file: input.fileName, sessions: checked.length } },
-          createdById: actor.userId ?? null,
+          createdById: actor.userId || null,
         },
       })
       const now = new Date()

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { replay } from '@/lib/protocols/types'
 import { db } from '@/lib/server/db'
+import type { Actor } from '@/lib/server/actor'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { registerPlugin } from '@/lib/server/engine/plugins'
 import { type SessionImport, SessionImportError } from '@/lib/server/engine/session-import'
@@ -9,6 +10,14 @@ import { importRun, listRunImportKinds } from '@/lib/server/services/session-imp
 import { makeStudy, makeUser } from '../support/fixtures'
 import { type ToyMessage, toy } from './toy/protocol'
 import { toyPlugin } from './toy/plugin'
+
+const signedIn = vi.hoisted(() => ({ actor: null as Actor | null }))
+vi.mock('next/headers', () => ({ headers: async () => new Headers() }))
+vi.mock('next/cache', () => ({ revalidatePath: () => {} }))
+vi.mock('@/lib/server/auth/session', () => ({
+  getCurrentSession: async () => (signedIn.actor ? { actor: signedIn.actor, sessionId: 'test' } : null),
+}))
+const { importRunAction } = await import('@/app/actions/run-import')
 
 /**
  * The engine's session import (lib/server/engine/session-import.ts) with a toy plugin: a file of played
@@ -165,6 +174,32 @@ describe('importing sessions from a file (the engine seam)', () => {
     })
     expect(!unknown.ok && unknown.error).toContain('Unknown session import kind "no-such-kind"')
     expect(await stored(study.id)).toEqual({ runs: 0, datasets: 0, sessions: 0 })
+  })
+
+  it("the study's import form sends the kind, the file and the kind's fields, and names a refused line", async () => {
+    const { researcher, study } = await world()
+    const fd = (file: string, name: string) => {
+      const f = new FormData()
+      f.set('studyId', study.id)
+      f.set('name', 'From the form')
+      f.set('kind', 'toy-played-games')
+      f.set('file', new File([file], name))
+      f.set('unused', '')
+      return f
+    }
+    signedIn.actor = researcher
+    try {
+      const ok = await importRunAction(null, fd(GOOD, 'games.jsonl'))
+      expect(ok).toMatchObject({ ok: true, message: 'Imported 3 sessions (12 messages) as a run.' })
+      const runId = (ok?.data as { runId?: string } | undefined)?.runId ?? ''
+      expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ name: 'From the form' })
+      const bad = await importRunAction(null, fd(line(5, [6, 'higher']), 'bad.jsonl'))
+      expect(bad).toMatchObject({ ok: false })
+      expect(bad?.error).toContain('bad.jsonl, line 1: message 2 refused')
+      expect(await db.run.count({ where: { studyId: study.id } })).toBe(1)
+    } finally {
+      signedIn.actor = null
+    }
   })
 
   it('needs write access to the study', async () => {

@@ -40,6 +40,11 @@ export default async function RunsPage({
                 Compare two runs
               </Link>
             )}
+            {canCreate && params.studyId ? (
+              <Link href={`/studies/${params.studyId}/import-runs`} className="text-sm text-brand-700 underline">
+                Import trajectories
+              </Link>
+            ) : null}
             {canCreate ? (
               <ButtonLink href={`/runs/new${params.studyId ? `?studyId=${params.studyId}` : ''}`}>New run</ButtonLink>
             ) : null}

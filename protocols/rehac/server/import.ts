@@ -169,6 +169,14 @@ const qaKind = (needIdx: boolean): SessionImport<z.output<typeof QaOptions>> => 
   accepts: '.jsonl',
   task: 'qa',
   options: QaOptions,
+  fields: [
+    {
+      name: 'questions',
+      label: 'Questions: yesno (StrategyQA, 5 steps; default) or qa (HotpotQA, 7 steps)',
+      placeholder: 'yesno',
+    },
+    { name: 'taskSet', label: 'Task set name (optional)' },
+  ],
   parse: (text, o) =>
     importedLines(text, needIdx).map(({ line, lineNo }) => importedEpisode(line, lineNo, o.questions, o.taskSet)),
 })
@@ -183,6 +191,7 @@ export const rehacSessionImports: Record<string, SessionImport> = {
     accepts: '.jsonl',
     task: 'sql',
     options: SqlOptions,
+    fields: [{ name: 'taskSet', label: 'Task set name (optional)' }],
     parse: (text, o: z.output<typeof SqlOptions>) =>
       importedLines(text, false).map(({ line, lineNo }) => importedEpisode(line, lineNo, 'sql', o.taskSet)),
   },

@@ -105,7 +105,7 @@ export interface MethodRow {
 /**
  * Per ReHAC run of the study, over its finished sessions: Σ steps, Σ human steps, mean T (token F1 for
  * QA, yes/no only exact; SQL: 1 when a statement matched, the shown reward on submit, 0 at the
- * threshold), mean C and mean (T − λ·C). One statement; λ and the patterns are bound parameters.
+ * threshold; an imported episode: its file's T, `config.imported`), mean C and mean (T − λ·C). One statement; λ and the patterns are bound parameters.
  */
 export async function methodRows(studyId: string, lambda: number): Promise<MethodRow[]> {
   const rows = await db.$queryRaw<
@@ -124,7 +124,8 @@ export async function methodRows(studyId: string, lambda: number): Promise<Metho
     }>
   >`
     WITH s AS (
-      SELECT ps.id, ps."runId", ps.instance->>'kind' AS kind, coalesce(ps.instance->>'answer', '') AS gold
+      SELECT ps.id, ps."runId", ps.instance->>'kind' AS kind, coalesce(ps.instance->>'answer', '') AS gold,
+             (ps.config->'imported'->>'T')::float8 AS imported_t
       FROM "ProtocolSession" ps JOIN "Run" r ON r.id = ps."runId"
       WHERE r."studyId" = ${studyId} AND r.protocol = 'rehac' AND ps.status = 'done'
     ),
@@ -171,6 +172,7 @@ export async function methodRows(studyId: string, lambda: number): Promise<Metho
     traj AS (
       SELECT s.id, s."runId", coalesce(st.steps, 0) AS steps, coalesce(st.human, 0) AS human,
         CASE
+          WHEN s.imported_t IS NOT NULL THEN s.imported_t
           WHEN s.kind = 'sql' THEN
             CASE WHEN f.type = 'sql' THEN 1.0
                  WHEN f.type = 'submit' THEN least(1.0, greatest(0.0, coalesce(substring(f.text FROM ${REWARD})::float8, 0.0)))

@@ -9,6 +9,7 @@ import { replay } from '@/lib/protocols/types'
 import { type RehacMessage, type RehacState, rehac } from '@/protocols/rehac/core/protocol'
 import { trajectoryText } from '@/protocols/rehac/core/state-text'
 import { importedEpisode } from '@/protocols/rehac/server/import'
+import { methodRows } from '@/protocols/rehac/server/methods'
 import { splitStoredConfig } from '@/protocols/rehac/server/session'
 import { rehacSnapshot } from '@/protocols/rehac/server/setup'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
@@ -114,6 +115,11 @@ describeShared('the released ReHAC files imported as sessions', () => {
       const exported = await rows(researcher, imported.runId, 'trajectories')
       expect(exported.map((r) => r.trajectory)).toEqual(trajectoriesOf(imported.text))
     }
+    // The study's method comparison (one SQL statement over the stored messages) gives the same figures.
+    const methods = await methodRows(study.id, 0.08)
+    expect(methods.map((m) => [m.name, Math.round((m.R as number) * 10_000) / 100])).toEqual(
+      table4.map((t) => [`${t.name}_lambda0.08.jsonl`, t.R]),
+    )
   }, 240_000)
 
   it('imports the whole training file (strategyqa.jsonl) and exports its trajectories byte for byte', async () => {

@@ -2,15 +2,9 @@ import { z } from 'zod'
 import { replay } from '@/lib/protocols/types'
 import { type Actor, db, requireStudyAccess } from '@/lib/server/sdk'
 import { rehacReward } from '@/protocols/rehac/core/metrics'
-import {
-  choicePath,
-  type RehacMessage,
-  type RehacState,
-  type RehacStep,
-  rehac,
-  rehacConfig,
-} from '@/protocols/rehac/core/protocol'
+import { choicePath, type RehacMessage, type RehacState, type RehacStep, rehac } from '@/protocols/rehac/core/protocol'
 import { coverage, MESSAGES_PER_STEP, parseBranchKey } from '@/protocols/rehac/core/tree'
+import { type ImportedReward, splitStoredConfig } from '@/protocols/rehac/server/session'
 import { DEFAULT_LAMBDA, resultOf } from '@/protocols/rehac/server/views'
 
 /**
@@ -225,6 +219,8 @@ interface Replayed {
   status: string
   instanceId: string
   state: RehacState
+  /** An imported episode's reward from its file (T and EM), else null. */
+  imported: ImportedReward | null
 }
 
 async function replayed(runId: string, where: { instanceId?: string } = {}): Promise<Replayed[]> {
@@ -243,10 +239,10 @@ async function replayed(runId: string, where: { instanceId?: string } = {}): Pro
     },
   })
   return sessions.map((s) => {
-    const { collection: _c, ...config } = (s.config ?? {}) as Record<string, unknown>
+    const { config, imported } = splitStoredConfig(s.config)
     const state = replay(
       rehac,
-      rehacConfig.parse(config),
+      config,
       s.instance as never,
       s.messages.map((m) => m.body as RehacMessage),
     ) as RehacState
@@ -258,6 +254,7 @@ async function replayed(runId: string, where: { instanceId?: string } = {}): Pro
       status: s.status,
       instanceId: state.instance.id,
       state,
+      imported,
     }
   })
 }
@@ -393,7 +390,7 @@ export async function treePage(
   const keyOf = new Map(list.map((e) => [e.sessionId, e.key]))
   const trajectories: TrajectoryView[] = list.map((e) => {
     const ended = e.status === 'done' && e.state.reason !== null
-    const res = ended ? resultOf(e.state, lambda) : null
+    const res = ended ? resultOf(e.state, lambda, e.imported) : null
     return {
       sessionId: e.sessionId,
       key: e.key,

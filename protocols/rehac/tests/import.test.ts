@@ -9,7 +9,7 @@ import { replay } from '@/lib/protocols/types'
 import { type RehacMessage, type RehacState, rehac } from '@/protocols/rehac/core/protocol'
 import { trajectoryText } from '@/protocols/rehac/core/state-text'
 import { importedEpisode } from '@/protocols/rehac/server/import'
-import { methodRows } from '@/protocols/rehac/server/methods'
+import { coverageRows, methodRows, treePage } from '@/protocols/rehac/server/methods'
 import { splitStoredConfig } from '@/protocols/rehac/server/session'
 import { rehacSnapshot } from '@/protocols/rehac/server/setup'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
@@ -31,8 +31,15 @@ async function rows(actor: Actor, runId: string, table: string, args: Record<str
   return out
 }
 
-async function importFile(actor: Actor, studyId: string, file: string, kind: string, fields: Record<string, string>) {
-  const text = readFileSync(file, 'utf8')
+async function importFile(
+  actor: Actor,
+  studyId: string,
+  file: string,
+  kind: string,
+  fields: Record<string, string>,
+  cut: (text: string) => string = (t) => t,
+) {
+  const text = cut(readFileSync(file, 'utf8'))
   const r = await execute(importRun, actor, {
     studyId,
     name: path.basename(file),
@@ -115,11 +122,27 @@ describeShared('the released ReHAC files imported as sessions', () => {
       const exported = await rows(researcher, imported.runId, 'trajectories')
       expect(exported.map((r) => r.trajectory)).toEqual(trajectoriesOf(imported.text))
     }
+    // The training file's question tree page reads imported episodes with the file's T (idx 296 has 3+).
+    const training = await importFile(
+      researcher,
+      study.id,
+      path.join(dir, 'strategyqa.jsonl'),
+      'rehac-training',
+      {},
+      (text) => text.split('\n').slice(0, 40).join('\n'),
+    )
+    const firstLine = JSON.parse(training.text.split('\n')[0] as string) as { idx: number; f1: number }
+    const tree = await treePage(study.id, training.runId, String(firstLine.idx), {})
+    expect(tree?.trajectories.length).toBeGreaterThan(0)
+    expect(tree?.trajectories[0]?.T).toBe(firstLine.f1)
+    expect((await coverageRows(training.runId)).length).toBeGreaterThan(0)
     // The study's method comparison (one SQL statement over the stored messages) gives the same figures.
     const methods = await methodRows(study.id, 0.08)
-    expect(methods.map((m) => [m.name, Math.round((m.R as number) * 10_000) / 100])).toEqual(
-      table4.map((t) => [`${t.name}_lambda0.08.jsonl`, t.R]),
-    )
+    expect(
+      methods
+        .filter((m) => m.runId !== training.runId)
+        .map((m) => [m.name, Math.round((m.R as number) * 10_000) / 100]),
+    ).toEqual(table4.map((t) => [`${t.name}_lambda0.08.jsonl`, t.R]))
   }, 240_000)
 
   it('imports the whole training file (strategyqa.jsonl) and exports its trajectories byte for byte', async () => {

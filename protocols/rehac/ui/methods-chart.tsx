@@ -49,10 +49,10 @@ export function MethodsChart({ bars, lambda }: { bars: MethodBar[]; lambda: numb
           />
           <Legend verticalAlign="top" formatter={(v) => (v === 'negCost' ? 'λ·C (below zero)' : 'R')} />
           <ReferenceLine y={0} stroke="#57534e" />
-          <Bar dataKey="R" stackId="t" fill="#0f766e">
+          <Bar dataKey="R" stackId="t" fill="#0f766e" isAnimationActive={false}>
             <LabelList dataKey="hirLabel" position="top" style={{ fontSize: 11, fill: '#44403c' }} />
           </Bar>
-          <Bar dataKey="negCost" stackId="t" fill="#b45309" />
+          <Bar dataKey="negCost" stackId="t" fill="#b45309" isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
       <figcaption className="mt-1 text-xs text-stone-500">

@@ -218,15 +218,17 @@ function MethodsPage({
                 </h3>
                 <ul className="mt-1 divide-y divide-stone-100 text-sm">
                   {c.questions.map((q) => (
-                    <li key={q.instanceId} className="flex flex-wrap items-center justify-between gap-2 py-1.5">
+                    <li key={q.instanceId} className="flex items-center justify-between gap-3 py-1.5">
                       <Link
                         href={`/studies/${studyId}/p/rehac/tree/${encodeURIComponent(c.runId)}/${encodeURIComponent(q.instanceId)}?lambda=${d.lambda}`}
-                        className="text-brand-700 underline"
+                        className="min-w-0 flex-1 truncate text-brand-700 underline"
+                        title={q.question}
                       >
-                        {q.instanceId}: {q.question.slice(0, 80)}
+                        {q.instanceId}: {q.question.slice(0, 200)}
                       </Link>
-                      <span className="text-stone-600">
-                        {q.trajectories} trajectories · {q.states} states: {q.both} both branches, {q.one} one
+                      <span className="shrink-0 text-stone-600">
+                        {q.trajectories} trajector{q.trajectories === 1 ? 'y' : 'ies'} · {q.states} states: {q.both}{' '}
+                        both branches, {q.one} one
                       </span>
                     </li>
                   ))}
@@ -357,7 +359,9 @@ function Trajectory({ t }: { t: TrajectoryView }) {
         {t.steps.map((s) => (
           <li key={s.t} className="flex gap-2">
             <span className="w-6 shrink-0 text-stone-500">{s.t}</span>
-            <Badge tone={s.solver === 'human' ? 'amber' : 'brand'}>{s.solver === 'human' ? 'Human' : 'Agent'}</Badge>
+            <span className="shrink-0 self-start">
+              <Badge tone={s.solver === 'human' ? 'amber' : 'brand'}>{s.solver === 'human' ? 'Human' : 'Agent'}</Badge>
+            </span>
             <div className="min-w-0">
               {s.thought && <p className="text-stone-700">{s.thought}</p>}
               {s.action && <p className="font-mono text-xs">{actionLabel(s.action)}</p>}

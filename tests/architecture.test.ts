@@ -201,6 +201,24 @@ describe('the layering rules', () => {
     }
   })
 
+  it('an error class the SDK hands to plugins is cross-copy safe (a plugin throws it from its own bundle, the engine catches it)', () => {
+    const sdk = readFileSync(path.join(ROOT, 'lib/server/sdk.ts'), 'utf8')
+    const exported = new Set(sdk.match(/\b[A-Z]\w*\b/g) ?? [])
+    const unsafe: string[] = []
+    let checked = 0
+    for (const f of files('lib')) {
+      const text = readFileSync(path.join(ROOT, f), 'utf8')
+      for (const m of text.matchAll(/export class (\w+) extends \w*Error\b/g)) {
+        const name = m[1] as string
+        if (!exported.has(name)) continue
+        checked++
+        if (!text.includes(`crossCopy(${name},`)) unsafe.push(`${f}: ${name}`)
+      }
+    }
+    expect(checked).toBeGreaterThan(0)
+    expect(unsafe).toEqual([])
+  })
+
   it('has no import cycles', () => {
     const graph = new Map<string, string[]>()
     for (const f of ALL)

@@ -1,3 +1,4 @@
+import { crossCopy } from '@/lib/cross-copy'
 import { randomUUID } from 'node:crypto'
 import type { z } from 'zod'
 import type { BaseMessage } from '@/lib/protocols/types'
@@ -59,6 +60,8 @@ export class SessionImportError extends Error {
     this.name = 'SessionImportError'
   }
 }
+// Thrown in a plugin's own bundle, caught in the engine's: `instanceof` must hold across the copies.
+crossCopy(SessionImportError, 'SessionImportError')
 
 export interface KnownSessionImport {
   kind: string

@@ -68,6 +68,8 @@ export function methodLabel(seats: unknown): string {
       return 'HTTP policy'
     case 'trained-policy':
       return 'Trained policy'
+    case 'imported':
+      return 'Imported (from a file)'
     default:
       return `Program ${d.program ?? '?'}`
   }

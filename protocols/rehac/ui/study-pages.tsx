@@ -216,29 +216,59 @@ function MethodsPage({
                     {c.forks ? ', forks episodes' : ''})
                   </span>
                 </h3>
-                <ul className="mt-1 divide-y divide-stone-100 text-sm">
-                  {c.questions.map((q) => (
-                    <li key={q.instanceId} className="flex items-center justify-between gap-3 py-1.5">
-                      <Link
-                        href={`/studies/${studyId}/p/rehac/tree/${encodeURIComponent(c.runId)}/${encodeURIComponent(q.instanceId)}?lambda=${d.lambda}`}
-                        className="min-w-0 flex-1 truncate text-brand-700 underline"
-                        title={q.question}
-                      >
-                        {q.instanceId}: {q.question.slice(0, 200)}
-                      </Link>
-                      <span className="shrink-0 text-stone-600">
-                        {q.trajectories} trajector{q.trajectories === 1 ? 'y' : 'ies'} · {q.states} states: {q.both}{' '}
-                        both branches, {q.one} one
-                      </span>
-                    </li>
-                  ))}
-                </ul>
+                <CoverageList studyId={studyId} runId={c.runId} lambda={d.lambda} questions={c.questions} />
               </div>
             ))}
           </div>
         )}
       </Card>
     </div>
+  )
+}
+
+type CoverageQuestion = MethodsPageData['coverage'][number]['questions'][number]
+const COVERAGE_SHOWN = 12
+
+/** A run's questions with their coverage: the first dozen, the rest behind a disclosure (an imported file has hundreds). */
+function CoverageList({
+  studyId,
+  runId,
+  lambda,
+  questions,
+}: {
+  studyId: string
+  runId: string
+  lambda: number
+  questions: CoverageQuestion[]
+}) {
+  const item = (q: CoverageQuestion) => (
+    <li key={q.instanceId} className="flex items-center justify-between gap-3 py-1.5">
+      <Link
+        href={`/studies/${studyId}/p/rehac/tree/${encodeURIComponent(runId)}/${encodeURIComponent(q.instanceId)}?lambda=${lambda}`}
+        className="min-w-0 flex-1 truncate text-brand-700 underline"
+        title={q.question}
+      >
+        {q.instanceId}: {q.question.slice(0, 200)}
+      </Link>
+      <span className="shrink-0 text-stone-600">
+        {q.trajectories} trajector{q.trajectories === 1 ? 'y' : 'ies'} · {q.states} states: {q.both} both branches,{' '}
+        {q.one} one
+      </span>
+    </li>
+  )
+  const rest = questions.slice(COVERAGE_SHOWN)
+  return (
+    <>
+      <ul className="mt-1 divide-y divide-stone-100 text-sm">{questions.slice(0, COVERAGE_SHOWN).map(item)}</ul>
+      {rest.length ? (
+        <details className="text-sm">
+          <summary className="cursor-pointer py-1 text-brand-700">
+            {rest.length} more question{rest.length === 1 ? '' : 's'}
+          </summary>
+          <ul className="divide-y divide-stone-100">{rest.map(item)}</ul>
+        </details>
+      ) : null}
+    </>
   )
 }
 

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react'
 import Link from 'next/link'
 import type { StudyPageProps, StudyPanelProps } from '@/components/protocols/types'
 import { Alert, Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
@@ -55,22 +56,40 @@ function TrainPage({
 }) {
   return (
     <div className="space-y-6">
-      <PageHeader
-        title={title}
-        description={
-          <>
-            <Link href={`/studies/${studyId}`} className="underline">
-              {studyName}
-            </Link>
-            : the paper's objective (Eq. 7–8, importance weight clipped to [0.7, 1.3] against the 0.5/0.5 collection
-            policy, entropy bonus) over the advantage rows of the chosen runs' ended episodes at λ. Whole questions are
-            held out by the seed and scored offline. Nothing is stored: copy the model into a new run&apos;s
-            trained-policy decider.
-          </>
-        }
-      />
+      <StudyHeader studyId={studyId} studyName={studyName} title={title}>
+        : the paper's objective (Eq. 7–8, importance weight clipped to [0.7, 1.3] against the 0.5/0.5 collection policy,
+        entropy bonus) over the advantage rows of the chosen runs' ended episodes at λ. Whole questions are held out by
+        the seed and scored offline. Nothing is stored: copy the model into a new run&apos;s trained-policy decider.
+      </StudyHeader>
       <RehacTrainForm studyId={studyId} runs={d.runs} />
     </div>
+  )
+}
+
+/** A ReHAC page's header: its title, then the study (a link back) and what the page shows. */
+function StudyHeader({
+  studyId,
+  studyName,
+  title,
+  children,
+}: {
+  studyId: string
+  studyName: string
+  title: string
+  children: ReactNode
+}) {
+  return (
+    <PageHeader
+      title={title}
+      description={
+        <>
+          <Link href={`/studies/${studyId}`} className="underline">
+            {studyName}
+          </Link>
+          {children}
+        </>
+      }
+    />
   )
 }
 
@@ -141,18 +160,10 @@ function MethodsPage({
   const withData = d.rows.filter((r) => r.n > 0)
   return (
     <div className="space-y-6">
-      <PageHeader
-        title={title}
-        description={
-          <>
-            <Link href={`/studies/${studyId}`} className="underline">
-              {studyName}
-            </Link>
-            : one row per ReHAC run (its decider is the method), as Table 4 of Feng et al. Only finished trajectories
-            count (sessions that ended; running, waiting, stalled and cancelled ones are left out).
-          </>
-        }
-      />
+      <StudyHeader studyId={studyId} studyName={studyName} title={title}>
+        : one row per ReHAC run (its decider is the method), as Table 4 of Feng et al. Only finished trajectories count
+        (sessions that ended; running, waiting, stalled and cancelled ones are left out).
+      </StudyHeader>
       <LambdaControl base={base} lambda={d.lambda} input={d.lambdaInput} presets={d.presets} error={d.error} />
       {d.rows.length === 0 ? (
         <EmptyState title="This study has no ReHAC run yet.">

@@ -40,6 +40,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/sessions/{sessionId}/turns',
       '/studies',
       '/studies/{studyId}',
+      '/studies/{studyId}/runs/import',
       '/studies/{studyId}/seats',
       '/work',
     ].sort(),

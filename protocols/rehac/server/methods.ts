@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { replay } from '@/lib/protocols/types'
-import { type Actor, db, requireStudyAccess } from '@/lib/server/sdk'
+import { type Actor, db, hasScope, requireStudyAccess } from '@/lib/server/sdk'
 import { rehacReward } from '@/protocols/rehac/core/metrics'
 import { choicePath, type RehacMessage, type RehacState, type RehacStep, rehac } from '@/protocols/rehac/core/protocol'
 import { coverage, MESSAGES_PER_STEP, parseBranchKey } from '@/protocols/rehac/core/tree'
@@ -517,7 +517,8 @@ export async function rehacStudyPage(
 
 /** `views.studyPanel`: the study's ReHAC runs (null when it has none: no card). */
 export async function rehacStudyPanel(actor: Actor, studyId: string) {
-  await requireStudyAccess(db, actor, studyId, 'read')
+  const { access } = await requireStudyAccess(db, actor, studyId, 'read')
   const runs = await db.run.count({ where: { studyId, protocol: 'rehac' } })
-  return { runs }
+  // The training page is staff work (as `rehac.train`): offered only to those it opens for.
+  return { runs, canTrain: access.includes('write') && hasScope(actor.role, 'exports:read') }
 }

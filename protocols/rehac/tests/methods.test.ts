@@ -8,7 +8,7 @@ import { getRun } from '@/lib/server/services/runs'
 import { evaluate } from '@/protocols/rehac/core/metrics'
 import { methodRows, type MethodsPageData, type TreePageData } from '@/protocols/rehac/server/methods'
 import { episodes } from '@/protocols/rehac/server/views'
-import { RehacStudyPage } from '@/protocols/rehac/ui/study-pages'
+import { RehacStudyPage, RehacStudyPanel } from '@/protocols/rehac/ui/study-pages'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { useFakeLlm } from '../../../tests/support/llm'
 import { treeRun } from './tree-run'
@@ -154,7 +154,7 @@ describe('ReHAC method comparison (Table 4 in SQL)', () => {
     // The study card counts the ReHAC runs; a study without one has an empty methods page and no card data.
     const panels = await execute(protocolPanels, w.researcher, { studyId: w.studyId })
     if (!panels.ok) throw new Error(panels.error)
-    expect(panels.data.find((p) => p.protocol === 'rehac')?.data).toEqual({ runs: 1 })
+    expect(panels.data.find((p) => p.protocol === 'rehac')?.data).toEqual({ runs: 1, canTrain: true })
     const other = await makeStudy(w.researcher)
     const empty = await execute(protocolPage, w.researcher, {
       studyId: other.id,
@@ -376,5 +376,13 @@ describe('ReHAC training page', () => {
     const viewer = await makeUser('viewer')
     await db.studyMember.create({ data: { studyId: w.studyId, userId: viewer.userId, role: 'viewer' } })
     expect(await page(viewer)).toMatchObject({ ok: false, status: 403 })
+    // The study card offers the training page only to those it opens for.
+    const card = await execute(protocolPanels, viewer, { studyId: w.studyId })
+    if (!card.ok) throw new Error(card.error)
+    const data = card.data.find((p) => p.protocol === 'rehac')?.data
+    expect(data).toEqual({ runs: 1, canTrain: false })
+    const cardHtml = renderToStaticMarkup(createElement(RehacStudyPanel, { studyId: w.studyId, data }))
+    expect(cardHtml).toContain('/p/rehac/methods')
+    expect(cardHtml).not.toContain('/p/rehac/train')
   })
 })

@@ -22,7 +22,7 @@ export function RehacStudyPage({ study, title, data }: StudyPageProps) {
 
 /** The study card: a link to the method comparison (none when the study has no ReHAC run). */
 export function RehacStudyPanel({ studyId, data }: StudyPanelProps) {
-  const { runs } = (data ?? { runs: 0 }) as { runs: number }
+  const { runs, canTrain } = (data ?? { runs: 0, canTrain: false }) as { runs: number; canTrain: boolean }
   if (!runs) return null
   return (
     <Card
@@ -33,10 +33,14 @@ export function RehacStudyPanel({ studyId, data }: StudyPanelProps) {
         <Link href={`/studies/${studyId}/p/rehac/methods`} className="font-medium text-brand-700 underline">
           Compare the {runs} ReHAC run{runs === 1 ? '' : 's'}
         </Link>
-        {' · '}
-        <Link href={`/studies/${studyId}/p/rehac/train`} className="font-medium text-brand-700 underline">
-          Train a policy
-        </Link>
+        {canTrain ? (
+          <>
+            {' · '}
+            <Link href={`/studies/${studyId}/p/rehac/train`} className="font-medium text-brand-700 underline">
+              Train a policy
+            </Link>
+          </>
+        ) : null}
       </p>
     </Card>
   )

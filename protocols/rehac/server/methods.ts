@@ -1,10 +1,9 @@
 import { z } from 'zod'
-import { replay } from '@/lib/protocols/types'
 import { type Actor, db, hasScope, requireStudyAccess } from '@/lib/server/sdk'
 import { rehacReward } from '@/protocols/rehac/core/metrics'
-import { choicePath, type RehacMessage, type RehacState, type RehacStep, rehac } from '@/protocols/rehac/core/protocol'
+import { choicePath, type RehacState, type RehacStep } from '@/protocols/rehac/core/protocol'
 import { coverage, MESSAGES_PER_STEP, parseBranchKey } from '@/protocols/rehac/core/tree'
-import { type ImportedReward, splitStoredConfig } from '@/protocols/rehac/server/session'
+import { type ImportedReward, replayStored } from '@/protocols/rehac/server/session'
 import { DEFAULT_LAMBDA, resultOf } from '@/protocols/rehac/server/views'
 
 /**
@@ -241,13 +240,7 @@ async function replayed(runId: string, where: { instanceId?: string } = {}): Pro
     },
   })
   return sessions.map((s) => {
-    const { config, imported } = splitStoredConfig(s.config)
-    const state = replay(
-      rehac,
-      config,
-      s.instance as never,
-      s.messages.map((m) => m.body as RehacMessage),
-    ) as RehacState
+    const { state, imported } = replayStored(s)
     return {
       sessionId: s.id,
       key: s.key,

@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { fnv1a } from '@/lib/llm/text'
-import type { ProtocolError } from '@/lib/protocols/types'
+import { type ProtocolError, replay } from '@/lib/protocols/types'
 import { badRequest, sql } from '@/lib/server/sdk'
-import { rehacConfig } from '@/protocols/rehac/core/protocol'
+import { type RehacMessage, type RehacState, rehac, rehacConfig } from '@/protocols/rehac/core/protocol'
 import { rehacEnvData, sqlSlug } from '@/protocols/rehac/server/agents'
 
 /**
@@ -72,6 +72,18 @@ export function splitStoredConfig(raw: unknown) {
     examples: examples ?? null,
     imported: imported ?? null,
   }
+}
+
+/** A stored session's state (its messages replayed on its stored config) and an imported episode's reward. */
+export function replayStored(s: { config: unknown; instance: unknown; messages: { body: unknown }[] }) {
+  const { config, imported } = splitStoredConfig(s.config)
+  const state = replay(
+    rehac,
+    config,
+    s.instance as never,
+    s.messages.map((m) => m.body as RehacMessage),
+  ) as RehacState
+  return { state, imported }
 }
 
 export function sessionConfig(raw: unknown) {

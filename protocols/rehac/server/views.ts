@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import { replay } from '@/lib/protocols/types'
 import {
   db,
   type ExportTable,
@@ -14,16 +13,15 @@ import {
   ACTIONS,
   type ActionType,
   type RehacDoneReason,
-  type RehacMessage,
   type RehacState,
   type RehacStep,
-  rehac,
+  type rehac,
   stepCounts,
   choicePath,
 } from '@/protocols/rehac/core/protocol'
 import { trajectoryText } from '@/protocols/rehac/core/state-text'
 import { rehacDataTables } from '@/protocols/rehac/server/exports'
-import { type ImportedReward, PromptExamplesConfig, splitStoredConfig } from '@/protocols/rehac/server/session'
+import { type ImportedReward, PromptExamplesConfig, replayStored } from '@/protocols/rehac/server/session'
 
 /** λ of the run page (the paper's headline value); the exports and the CLI take any λ. */
 export const DEFAULT_LAMBDA = 0.08
@@ -172,13 +170,7 @@ export interface Episode {
 }
 
 const episodeCache = replayCache((s: StoredSession & { key?: string }): Episode => {
-  const { config, imported } = splitStoredConfig(s.config)
-  const state = replay(
-    rehac,
-    config,
-    s.instance as never,
-    s.messages.map((m) => m.body as RehacMessage),
-  ) as RehacState
+  const { state, imported } = replayStored(s)
   return {
     sessionId: s.id,
     key: `${s.repetition}:${s.position}`,

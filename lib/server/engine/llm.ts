@@ -27,6 +27,9 @@ export interface ChatRequest {
   top_p?: number
   /** Stop sequences (e.g. ReAct's "\nObservation 2:"): the model stops before writing one. */
   stop?: string[]
+  /** OpenAI's penalties, in [-2, 2] (Thomas et al.'s relevance labeller uses frequency 0.5, presence 0). */
+  frequency_penalty?: number
+  presence_penalty?: number
   response_format?: ChatParams['response_format']
 }
 
@@ -144,6 +147,8 @@ export function llmTools(o: LlmToolsOptions): LlmTools {
       ...(req.max_tokens !== undefined ? { max_tokens: req.max_tokens } : {}),
       ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
       ...(req.stop?.length ? { stop: req.stop } : {}),
+      ...(req.frequency_penalty !== undefined ? { frequency_penalty: req.frequency_penalty } : {}),
+      ...(req.presence_penalty !== undefined ? { presence_penalty: req.presence_penalty } : {}),
       ...(req.response_format ? { response_format: req.response_format } : {}),
       messages: messages as ChatParams['messages'],
     }

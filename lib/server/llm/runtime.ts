@@ -147,8 +147,21 @@ export async function clientFor(row: ConnectionRow): Promise<LlmClient> {
 
 /** The replay-cache key: the request that decides the answer (messages and sampling parameters). */
 export function promptHash(params: ChatParams): string {
-  const { model, messages, temperature, top_p, max_tokens, max_completion_tokens, seed, response_format, stop } =
-    params as ChatParams & Record<string, unknown>
+  const {
+    model,
+    messages,
+    temperature,
+    top_p,
+    max_tokens,
+    max_completion_tokens,
+    seed,
+    response_format,
+    stop,
+    frequency_penalty,
+    presence_penalty,
+  } = params as ChatParams & Record<string, unknown>
+  // The penalties come last and are left out when not given (JSON.stringify drops undefined), so
+  // the keys of calls made before they existed are unchanged.
   const canonical = JSON.stringify({
     model,
     messages,
@@ -159,6 +172,8 @@ export function promptHash(params: ChatParams): string {
     seed,
     response_format,
     stop,
+    frequency_penalty,
+    presence_penalty,
   })
   return createHash('sha256').update(canonical).digest('hex')
 }

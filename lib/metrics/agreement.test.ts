@@ -113,14 +113,12 @@ describe('two raters', () => {
     ]
     const a: string[] = []
     const b: string[] = []
-    table.forEach((row, i) =>
-      row.forEach((n, j) => {
+    for (const [i, row] of table.entries())
+      for (const [j, n] of row.entries())
         for (let k = 0; k < n; k++) {
           a.push(`c${i}`)
           b.push(`c${j}`)
         }
-      }),
-    )
     expect(cohenKappa(a, b)).toBeCloseTo((0.85 - 0.3445) / (1 - 0.3445), 12)
   })
 

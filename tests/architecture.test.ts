@@ -10,7 +10,7 @@ import { plugins } from '@/lib/server/protocols/registry'
  * - a protocol is one folder, protocols/<id>/: core/ (pure: protocol, tasks, metrics), server/ (its
  *   plugin), ui/, tests/ and fixture.ts; outside it and the registries, no code under lib/server,
  *   lib/cli, app or components names a protocol id;
- * - the pure code (lib/protocols, lib/tasks, lib/llm and every protocols/<id>/core/) never imports
+ * - the pure code (lib/protocols, lib/tasks, lib/llm, lib/metrics and every protocols/<id>/core/) never imports
  *   lib/server, lib/cli, app, components or a protocol's server or UI;
  * - the engine (lib/server/engine) imports no service, no protocol's plugin and no registry: a process's
  *   entry point binds the plugins (lib/server/protocols/bind.ts);
@@ -84,7 +84,7 @@ const REGISTRIES = [
 ]
 const perProtocol = (f: string) => /^protocols\/[^/]+\//.test(f)
 /** The pure code: no I/O, no server, no pages. */
-const pure = (f: string) => /^lib\/(protocols|tasks|llm)\//.test(f) || /^protocols\/[^/]+\/core\//.test(f)
+const pure = (f: string) => /^lib\/(protocols|tasks|llm|metrics)\//.test(f) || /^protocols\/[^/]+\/core\//.test(f)
 
 describe('the layering rules', () => {
   it('no code under lib/server, lib/cli, app or components names a protocol id outside its folder and the registries', () => {

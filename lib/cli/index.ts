@@ -4,6 +4,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { z } from 'zod'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES } from '@/lib/server/auth/roles'
+import { agreementCommands } from '@/lib/cli/agreement'
 import { ensureDatabaseUrl, ensureSecret } from '@/lib/cli/database'
 import {
   CliError,
@@ -492,6 +493,15 @@ left out. Every problem is printed with the field it concerns (seats.<seat>, con
         for await (const line of runTableLines(runId, table, 'jsonl')) out(line)
       }),
   }
+  // Agreement statistics of label files (gold vs model, many raters, rankings); no database.
+  agreementCommands(
+    program
+      .command('agreement')
+      .description(
+        "Agreement of labels and rankings from files: Cohen's and Fleiss' κ, Krippendorff's α, RBO, τ (no database)",
+      ),
+    tools,
+  )
   for (const { id, cli } of protocolClis) cli.commands(program.command(id).description(cli.description), tools)
   program
     .command('worker')

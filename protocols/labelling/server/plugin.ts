@@ -139,7 +139,10 @@ export const labellingPlugin = definePlugin(labelling, {
     })),
   views: () => import('@/protocols/labelling/server/views').then((m) => ({ session: m.labellingSessionView })),
   exports: () =>
-    import('@/protocols/labelling/server/views').then((m) => ({ tables: m.labellingExports, files: m.labellingFiles })),
+    import('@/protocols/labelling/server/exports').then((m) => ({
+      tables: m.labellingExports,
+      files: m.labellingFiles,
+    })),
   ops: () => import('@/protocols/labelling/server/datasets').then((m) => ({ datasets: m.labellingDatasets })),
   title: (item) => itemTitle(item),
 })

@@ -6,7 +6,8 @@ import { execute } from '@/lib/server/operation'
 import { exportRun, exportRunFile } from '@/lib/server/services/run-export'
 import { createRun } from '@/lib/server/services/runs'
 import { claimSeat, getSession, myQueue, submitTurn } from '@/lib/server/services/sessions'
-import { RELEVANCE_0_2_ASPECTS } from '@/protocols/labelling/core'
+import { RELEVANCE_0_2_ASPECTS, YES_NO_UNSURE } from '@/protocols/labelling/core'
+import { labellingTurnFromForm } from '@/protocols/labelling/server/plugin'
 import { FIXTURE_ITEMS, labellingDataset } from '@/protocols/labelling/fixture'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 
@@ -207,5 +208,75 @@ describe('a labelling project: 20 items × 3 slots', () => {
     // b cannot open a's session at all.
     expect(await execute(getSession, b, { sessionId: s1 })).toMatchObject({ ok: false, status: 404 })
     expect((page.data.view as { progress: unknown }).progress).toEqual({ done: 1, remaining: 1, total: 2 })
+  })
+
+  it('a transcript with per-turn labels: the form’s fields, the message, the turn-labels export', async () => {
+    const ds = await db.dataset.create({
+      data: {
+        studyId,
+        name: 'transcripts',
+        kind: 'labelling-items',
+        source: 'inline',
+        instances: {
+          create: [
+            {
+              index: 0,
+              input: {
+                kind: 'transcript',
+                id: 'tr1',
+                sessionId: 'old-session',
+                protocol: 'evince',
+                title: 'A short debate',
+                turns: [
+                  { index: 0, who: 'moderator', text: 'Which diagnosis?' },
+                  { index: 1, who: 'agent A', text: 'Influenza.' },
+                ],
+              },
+              prediction: '"yes"',
+              explanation: '',
+              meta: {},
+            },
+          ],
+        },
+      },
+    })
+    const r = await execute(createRun, researcher, {
+      studyId,
+      protocol: 'labelling',
+      name: 'per turn',
+      datasetId: ds.id,
+      config: { schema: { ...YES_NO_UNSURE, perTurn: true } },
+      seats: { annotator: { kind: 'human', userId: c.userId } },
+      start: true,
+    })
+    if (!r.ok) throw new Error(r.error)
+    const s = await db.protocolSession.findFirstOrThrow({ where: { runId: r.data.id } })
+    const input = labellingTurnFromForm({
+      'answer.answer': 'yes',
+      'turn.0.answer': 'unsure',
+      'turn.1.answer': 'no',
+      rationale: 'turn 1 is a guess',
+      elapsedMs: '900',
+    })
+    expect(input).toEqual({
+      answers: { answer: 'yes' },
+      turns: { 0: { answer: 'unsure' }, 1: { answer: 'no' } },
+      rationale: 'turn 1 is a guess',
+      elapsedMs: '900',
+    })
+    const bad = await execute(submitTurn, c, {
+      sessionId: s.id,
+      seq: 1,
+      answers: { answer: 'yes' },
+      turns: { 7: { answer: 'no' } },
+    })
+    expect(bad).toMatchObject({ ok: false, status: 400, fieldErrors: { turns: [expect.stringMatching(/no turn 7/)] } })
+    expect((await execute(submitTurn, c, { sessionId: s.id, seq: 1, ...(input as object) })).ok).toBe(true)
+    expect(await rows(r.data.id, 'turn-labels')).toEqual([
+      { item: 'tr1', session: s.id, annotator: `person:${c.userId}`, turn: 0, question: 'answer', value: 'unsure' },
+      { item: 'tr1', session: s.id, annotator: `person:${c.userId}`, turn: 1, question: 'answer', value: 'no' },
+    ])
+    const [row] = await rows(r.data.id, 'labels')
+    expect(row).toMatchObject({ item: 'tr1', answer_answer: 'yes', rationale: 'turn 1 is a guess', elapsedMs: 900 })
   })
 })

@@ -1,4 +1,5 @@
 import { evinceUi } from '@/protocols/evince/ui'
+import { labellingUi } from '@/protocols/labelling/ui'
 import { pxpUi } from '@/protocols/pxp/ui'
 import { rehacUi } from '@/protocols/rehac/ui'
 import { scorekeepingUi } from '@/protocols/scorekeeping/ui'
@@ -16,6 +17,7 @@ export const protocolUis: { readonly [K in ProtocolId]: ProtocolUi } = {
   evince: evinceUi,
   scorekeeping: scorekeepingUi,
   rehac: rehacUi,
+  labelling: labellingUi,
 }
 
 /** The UI of a protocol id, or null for an id Parley does not run. */

@@ -5,20 +5,26 @@
  * missing from any of them does not compile.
  */
 import { evince } from '../../protocols/evince/core'
+import { labelling } from '../../protocols/labelling/core/protocol'
 import { pxp } from '../../protocols/pxp/core'
 import { rehac } from '../../protocols/rehac/core/protocol'
 import { scorekeeping } from '../../protocols/scorekeeping/core'
 import type { AnyProtocol } from './types'
 
-export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping', 'rehac'] as const
+export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping', 'rehac', 'labelling'] as const
 export type ProtocolId = (typeof PROTOCOL_IDS)[number]
 
-export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = { pxp, evince, scorekeeping, rehac }
+export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = {
+  pxp,
+  evince,
+  scorekeeping,
+  rehac,
+  labelling,
+}
 
 /** Protocols a study may be set up for before Parley runs them (the seeds' next systems). */
 export const PLANNED_PROTOCOLS = {
   mint: 'MINT multi-turn feedback',
-  relevance: 'LLM relevance labelling',
 } as const
 
 export function isProtocolId(id: string): id is ProtocolId {

@@ -321,12 +321,17 @@ export function personTurn(id: string, fx: ContractFixture, fake: () => FakeLlmS
       const audits = await db.auditLog.findMany({ where: { resourceId: s.id, action: 'session.turn' } })
       expect(audits).toHaveLength(1)
       expect(audits[0]?.actorUserId).toBe(w.expert.userId)
-      // The other seats continue on the queue.
-      await waitFor(
+      // The other seats continue on the queue, or the person's turn was the last (a labelling session's
+      // one label): then the session is done with exactly that message.
+      const after = await waitFor(
         'the session to move on',
-        () => db.protocolMessage.count({ where: { sessionId: s.id } }),
-        (n) => n > before + 1,
+        async () => ({
+          n: await db.protocolMessage.count({ where: { sessionId: s.id } }),
+          status: (await db.protocolSession.findUniqueOrThrow({ where: { id: s.id } })).status,
+        }),
+        (x) => x.n > before + 1 || x.status === 'done',
       )
+      if (after.n === before + 1) expect(after.status).toBe('done')
     } finally {
       await workers.stop()
     }

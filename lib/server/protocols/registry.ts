@@ -1,6 +1,7 @@
 import type { ProtocolId } from '@/lib/protocols/registry'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { evincePlugin } from '@/protocols/evince/server/plugin'
+import { labellingPlugin } from '@/protocols/labelling/server/plugin'
 import { pxpPlugin } from '@/protocols/pxp/server/plugin'
 import { rehacPlugin } from '@/protocols/rehac/server/plugin'
 import { scorekeepingPlugin } from '@/protocols/scorekeeping/server/plugin'
@@ -14,4 +15,5 @@ export const plugins: { readonly [K in ProtocolId]: ProtocolPlugin } = {
   evince: evincePlugin,
   scorekeeping: scorekeepingPlugin,
   rehac: rehacPlugin,
+  labelling: labellingPlugin,
 }

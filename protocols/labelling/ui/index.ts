@@ -1,0 +1,20 @@
+import type { ProtocolUi } from '@/components/protocols/types'
+import { LabellingMessageBody } from '@/protocols/labelling/ui/message-body'
+import { LabellingSessionView } from '@/protocols/labelling/ui/session-view'
+import { LabellingSetupForm } from '@/protocols/labelling/ui/setup-form'
+import { LabellingTurnForm } from '@/protocols/labelling/ui/turn-form'
+
+/** Labelling in the pages (the server side: protocols/labelling/server). */
+export const labellingUi: ProtocolUi = {
+  description:
+    'People and LLMs label items (texts, query–document pairs, transcripts) with a versioned label schema; N annotators per item, one slot each, keyboard first.',
+  newRun: {
+    title: 'New labelling run',
+    intro:
+      'A labelling project: each item gets N annotators (one session per item and slot), each answering the label schema once. People claim slots from My work (never two slots of one item); an LLM may label the whole project.',
+  },
+  SetupForm: LabellingSetupForm,
+  SessionView: LabellingSessionView,
+  TurnForm: LabellingTurnForm,
+  MessageBody: LabellingMessageBody,
+}

@@ -101,6 +101,8 @@ export const labellingFixture: ContractFixture = {
   }),
   // The LLM labeller's reply format is its own; a JSON array of the overall grade serves its parser.
   script: (latencyMs = 20) => [{ match: { model: 'gen' }, replies: [{ text: '[{"O": 1}]', latencyMs }] }],
+  // The fixture's items are query–document pairs: no transcript, so no per-turn labels.
+  emptyTables: ['turn-labels'],
   failing: () => [{ match: { model: 'gen' }, replies: [{ fault: '500' }] }],
   humanTurn: (s) => {
     const v = s.view as { schema: { questions: Array<{ id: string; options: Array<{ value: number | string }> }> } }

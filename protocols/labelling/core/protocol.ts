@@ -9,6 +9,7 @@ import {
   type Question,
   questionOf,
 } from '@/protocols/labelling/core/schema'
+import { PAPER_BEST_VARIANT, paraphraseSchema, variantCode } from '@/protocols/labelling/core/variants'
 
 /**
  * Labelling (issue 25): one annotator seat labels one item once. A run of N annotators per item has N
@@ -25,7 +26,27 @@ import {
 export const LABELLING_ID = 'labelling'
 const MEAN_TOLERANCE = 1e-9
 
-export const LabellingConfig = z.object({ schema: LabelSchema })
+/**
+ * How an LLM in the annotator seat labels (server/llm-labeller.ts): the paper's prompt variant (the five
+ * features R D N A M, core/variants.ts; default `-DNA-`, the paper's best), optionally a paraphrase of
+ * it, and the most page text the prompt holds. A person's label ignores it.
+ */
+export const LabellerSettings = z
+  .object({
+    variant: variantCode.default(PAPER_BEST_VARIANT),
+    paraphrase: paraphraseSchema.optional(),
+    maxDocumentChars: z.number().int().min(1_000).max(200_000).optional(),
+  })
+  .refine((l) => !l.paraphrase || l.paraphrase.parent === l.variant, {
+    message: "A paraphrase belongs to the variant it rewrites: its parent must be the labeller's variant.",
+    path: ['paraphrase', 'parent'],
+  })
+export type LabellerSettings = z.output<typeof LabellerSettings>
+
+export const LabellingConfig = z.object({
+  schema: LabelSchema,
+  labeller: LabellerSettings.default({ variant: PAPER_BEST_VARIANT }),
+})
 export type LabellingConfig = z.output<typeof LabellingConfig>
 
 const Answers = z.record(z.string().max(32), OptionValue)
@@ -171,10 +192,7 @@ function checkLabel(s: LabellingState, m: LabelMessage) {
   if (m.turns && Object.keys(m.turns).length) {
     if (!schema.perTurn) throw new LabellingError('turns-off', 'This schema asks for no per-turn labels.')
     if (s.item.kind !== 'transcript')
-      throw new LabellingError(
-        'turns-off',
-        'Per-turn labels are for transcript items; this item is a ' + s.item.kind + '.',
-      )
+      throw new LabellingError('turns-off', `Per-turn labels are for transcript items; this item is a ${s.item.kind}.`)
     const indices = new Set(s.item.turns.map((t) => t.index))
     for (const [index, answers] of Object.entries(m.turns)) {
       if (!indices.has(Number(index))) throw new LabellingError('unknown-turn', `The transcript has no turn ${index}.`)

@@ -10,12 +10,12 @@ import {
   type OptionValue,
   questionOf,
 } from '@/protocols/labelling/core'
+import { labellingDemo, llmLabeller } from '@/protocols/labelling/server/llm-labeller'
 
 /**
  * Labelling (issue 25) on the engine: one session per (item, slot), one annotator seat that labels the
- * item once. The seat is a person (claimable, or named) or an LLM; the LLM labeller (prompt variants,
- * parsing, the paper's multiple judges) is its own module (server/llm-labeller.ts) and is not wired
- * here yet: a run with an LLM annotator stalls with "no llm agent" until it is. This entry holds what a
+ * item once. The seat is a person (claimable, or named) or an LLM; the LLM labeller (the paper's prompt
+ * variants, its reply reader, the multiple judges; a schema prompt for other items) is server/llm-labeller.ts. This entry holds what a
  * worker needs; set-up, views, exports and the dataset kind are loaded on first use.
  */
 
@@ -119,8 +119,8 @@ function answersText(m: LabellingMessage): string {
 
 export const labellingPlugin = definePlugin(labelling, {
   sessionConfig: (raw) => ({ config: labelling.config.parse(raw ?? {}), extras: {} }),
-  // The llm agent is server/llm-labeller.ts (written beside this plugin, wired when it lands).
-  agents: {},
+  agents: { llm: llmLabeller },
+  demo: labellingDemo,
   human: { input: LabellingTurnInput, toMessage: turnMessage, fromForm: labellingTurnFromForm },
   project: (m: LabellingMessage) => ({
     receiver: 'annotator',

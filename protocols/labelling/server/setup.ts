@@ -90,7 +90,7 @@ export async function planLabelling(
     name: input.name,
     task: 'labelling',
     datasetId: ds.id,
-    config: { schema },
+    config: { schema, labeller: input.config.labeller },
     seats: input.seats,
     repetitions: input.repetitions,
     ...(input.instanceIds ? { instanceIds: input.instanceIds } : {}),

@@ -59,6 +59,8 @@ export function labellingSetupFromForm(f: Record<string, unknown>): RunSetupBody
       throw badRequest('The label schema is not valid JSON.', { 'config.schema': ['Not valid JSON.'] })
     }
   }
+  const variant = text(f.variant)
+  if (variant) config = { ...config, labeller: { variant } }
   const slots = text(f.slots) ?? '1'
   return {
     name: text(f.name),

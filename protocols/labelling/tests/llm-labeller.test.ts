@@ -6,6 +6,7 @@ import { execute } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
 import { type LabellingMessage, RELEVANCE_0_2, RELEVANCE_0_2_ASPECTS, YES_NO_UNSURE } from '@/protocols/labelling/core'
 import { labellingDataset } from '@/protocols/labelling/fixture'
+import { labellingSetupFromForm } from '@/protocols/labelling/server/setup'
 import {
   labellingDemo,
   readSchemaAnswers,
@@ -161,6 +162,16 @@ describe('the labeller’s pure parts', () => {
     docId: 'd',
     document: 'The Rance tidal power station uses a barrage.',
   }
+  it('the set-up form’s variant becomes the labeller’s; a schema typed as JSON keeps it', () => {
+    const base = { name: 'x', datasetId: 'd', slots: '1', 'seat.annotator.way': 'claimable' }
+    expect(labellingSetupFromForm({ ...base, variant: 'R---M' }).config).toEqual({
+      preset: 'relevance-0-2',
+      labeller: { variant: 'R---M' },
+    })
+    const own = labellingSetupFromForm({ ...base, variant: '-D---', schemaJson: JSON.stringify(RELEVANCE_0_2) })
+    expect(own.config).toEqual({ schema: RELEVANCE_0_2, labeller: { variant: '-D---' } })
+  })
+
   it('the paper prompt applies only to query–document items under a 0–2 overall scale', () => {
     expect(relevancePromptApplies(RELEVANCE_0_2, item)).toBe(true)
     expect(relevancePromptApplies(YES_NO_UNSURE, item)).toBe(false)

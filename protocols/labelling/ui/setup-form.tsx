@@ -7,6 +7,13 @@ import type { SetupFormProps } from '@/components/protocols/types'
 import { SeatPicker } from '@/components/runs/seat-picker'
 import { DraftField, SetupHiddenFields } from '@/components/runs/setup-fields'
 import { LABELLING_SEATS } from '@/protocols/labelling/core/protocol'
+import { PAPER_BEST_VARIANT, TABLE2_ORDER } from '@/protocols/labelling/core/variants'
+
+/** The 32 prompt variants in the paper's Table 2 order (R role, D description, N narrative, A aspects, M five judges). */
+const VARIANTS = TABLE2_ORDER.map((code) => ({
+  value: code,
+  label: code === PAPER_BEST_VARIANT ? `${code} (the paper's best)` : code,
+}))
 
 const PRESETS = [
   { value: 'relevance-0-2', label: 'Relevance 0–2 (Thomas et al. 2024: the TREC-style scale, overall only)' },
@@ -72,6 +79,16 @@ export function LabellingSetupForm({ studyId, protocol, datasets, models, expert
         defaultWay="claimable"
         intro="Any member who takes part claims a slot (one slot of an item per person), a named person labels every item, or an LLM labels the whole project."
       />
+      <fieldset className="space-y-2">
+        <legend className="mb-1 text-sm font-semibold text-stone-900">When an LLM labels</legend>
+        <SelectField
+          name="variant"
+          label="Prompt variant (Thomas et al., Figure 1)"
+          options={VARIANTS}
+          defaultValue={PAPER_BEST_VARIANT}
+          hint="R role, D description, N narrative, A aspects M/T before O, M five simulated judges; used for query–document items under a 0–2 scale, a prompt built from the schema otherwise."
+        />
+      </fieldset>
       <DraftField />
       <SubmitButton pendingText="Creating…">Create run</SubmitButton>
     </ActionForm>

@@ -137,7 +137,10 @@ export const labellingPlugin = definePlugin(labelling, {
       // The item alone: the dataset instance's prediction (gold) never reaches a session.
       snapshot: (row) => row.input,
     })),
-  views: () => import('@/protocols/labelling/server/views').then((m) => ({ session: m.labellingSessionView })),
+  views: () =>
+    Promise.all([import('@/protocols/labelling/server/views'), import('@/protocols/labelling/server/prompt-lab')]).then(
+      ([m, lab]) => ({ session: m.labellingSessionView, studyPage: lab.promptLabStudyPage }),
+    ),
   exports: () =>
     import('@/protocols/labelling/server/exports').then((m) => ({
       tables: m.labellingExports,

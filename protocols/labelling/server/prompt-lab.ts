@@ -99,6 +99,10 @@ export interface PromptLabData {
   cached: boolean
   variants: readonly string[]
   canWrite: boolean
+  /** The study's LLM connections (for the Run form). */
+  connections: Array<{ id: string; name: string; model: string }>
+  /** The dataset's first query–document item, for the prompt preview (null when it has none). */
+  sample: { query: string; description?: string; narrative?: string; document: string } | null
 }
 
 const cache = new Map<string, { table: LabTable; ms: number }>()
@@ -135,6 +139,14 @@ export async function promptLabPage(
     cached: false,
     variants: TABLE2_ORDER,
     canWrite,
+    connections: (
+      await db.llmConnection.findMany({
+        where: { studyId },
+        select: { id: true, name: true, defaultModel: true },
+        orderBy: { name: 'asc' },
+      })
+    ).map((c) => ({ id: c.id, name: c.name, model: c.defaultModel })),
+    sample: null,
   }
   const chosen = datasets.find((d) => d.id === (args.dataset ?? datasets[0]?.id))
   if (!chosen) return { ...base, error: args.dataset ? 'No such labelling-items dataset in this study.' : base.error }
@@ -145,6 +157,17 @@ export async function promptLabPage(
     orderBy: { index: 'asc' },
   })
   const items: LabItem[] = []
+  const first = instances
+    .map((i) => i.input as { kind?: string; query?: string; description?: string; narrative?: string; document?: string })
+    .find((i) => i.kind === 'query-doc' && i.query && i.document)
+  base.sample = first
+    ? {
+        query: first.query!,
+        document: first.document!.slice(0, 4000),
+        ...(first.description ? { description: first.description } : {}),
+        ...(first.narrative ? { narrative: first.narrative } : {}),
+      }
+    : null
   for (const inst of instances) {
     const it = inst.input as { id?: string; topicId?: string; docId?: string }
     const gold = goldOf(inst.prediction)

@@ -1,3 +1,5 @@
+import { createElement } from 'react'
+import { renderToStaticMarkup } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import type { FakeRule } from '@/lib/llm/fake-server'
 import { db } from '@/lib/server/db'
@@ -8,6 +10,7 @@ import { createRun } from '@/lib/server/services/runs'
 import { ASPECT_LINES, ROLE_LINE } from '@/protocols/labelling/core/prompt'
 import { FIXTURE_ITEMS, labellingDataset } from '@/protocols/labelling/fixture'
 import type { PromptLabData } from '@/protocols/labelling/server/prompt-lab'
+import { LabellingStudyPage } from '@/protocols/labelling/ui/prompt-lab'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { fakeConnection, useFakeLlm } from '../../../tests/support/llm'
 
@@ -104,6 +107,21 @@ describe('the prompt lab', () => {
     expect(Object.values(table.splitHalf!.chosen).reduce((a, b) => a + b, 0)).toBe(200)
     // Cost and latency per label from the LLM call rows: one call per session.
     for (const r of d.runs) expect(r.calls).toBe(5)
+    // The page draws Table 2 with the unparseable counts, the RBO note and the Run form's prompt preview.
+    const html = renderToStaticMarkup(
+      createElement(LabellingStudyPage, {
+        study: { id: study.id, name: 'S' },
+        path: ['prompt-lab'],
+        title: ok.data.title,
+        data: d,
+      }),
+    )
+    expect(html).toContain('Table 2: agreement with gold per prompt')
+    expect(html).toContain('Unparseable')
+    expect(html).toContain('R--A-')
+    expect(html).toContain('the RBO columns need one')
+    expect(html).toContain('the factorial is incomplete')
+    expect(html).toContain('Forager bees') // the preview of the first item under -DNA-
     // The second view is served from the cache until a label arrives.
     const again = await page(researcher, { dataset: datasetId, resamples: '20', halves: '200' })
     if (!again.ok) throw new Error(again.error)

@@ -1,6 +1,7 @@
 import type { ProtocolUi } from '@/components/protocols/types'
 import { LabellingMessageBody } from '@/protocols/labelling/ui/message-body'
 import { LabellingSessionView } from '@/protocols/labelling/ui/session-view'
+import { LabellingStudyPage } from '@/protocols/labelling/ui/prompt-lab'
 import { LabellingSetupForm } from '@/protocols/labelling/ui/setup-form'
 import { LabellingTurnForm } from '@/protocols/labelling/ui/turn-form'
 
@@ -17,4 +18,5 @@ export const labellingUi: ProtocolUi = {
   SessionView: LabellingSessionView,
   TurnForm: LabellingTurnForm,
   MessageBody: LabellingMessageBody,
+  StudyPage: LabellingStudyPage,
 }

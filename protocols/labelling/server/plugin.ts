@@ -146,6 +146,10 @@ export const labellingPlugin = definePlugin(labelling, {
       tables: m.labellingExports,
       files: m.labellingFiles,
     })),
-  ops: () => import('@/protocols/labelling/server/datasets').then((m) => ({ datasets: m.labellingDatasets })),
+  ops: () =>
+    Promise.all([
+      import('@/protocols/labelling/server/datasets'),
+      import('@/protocols/labelling/server/trec-import'),
+    ]).then(([m, trec]) => ({ datasets: { ...m.labellingDatasets, ...trec.trecDatasets } })),
   title: (item) => itemTitle(item),
 })

@@ -28,6 +28,9 @@ export const PromptLabArgs = z.object({
     .max(2 ** 31)
     .default(1),
   halves: z.coerce.number().int().min(0).max(5000, 'at most 5,000 split halves').default(1000),
+  /** A `trec-runs` dataset of the study (default: the newest), and the run whose per-query RBP orders the queries. */
+  runs: z.string().trim().max(40).optional(),
+  queryRun: z.string().trim().max(200).optional(),
 })
 export type PromptLabArgs = z.output<typeof PromptLabArgs>
 
@@ -99,6 +102,9 @@ export interface PromptLabData {
   cached: boolean
   variants: readonly string[]
   canWrite: boolean
+  /** The study's `trec-runs` datasets, the one used, and its run tags. */
+  runDatasets: Array<{ id: string; name: string }>
+  runDataset: { id: string; name: string; tags: string[] } | null
   /** The study's LLM connections (for the Run form). */
   connections: Array<{ id: string; name: string; model: string }>
   /** The dataset's first query–document item, for the prompt preview (null when it has none). */
@@ -119,7 +125,7 @@ export async function promptLabPage(
   if (!canWrite) throw new AppError(403, 'The prompt lab is for the study’s staff (write access).')
   const datasets = (
     await db.dataset.findMany({
-      where: { studyId, kind: 'labelling-items', status: 'ready' },
+      where: { studyId, kind: { in: ['labelling-items', 'trec'] }, status: 'ready' },
       select: { id: true, name: true, _count: { select: { instances: true } } },
       orderBy: { createdAt: 'asc' },
     })
@@ -147,6 +153,8 @@ export async function promptLabPage(
       })
     ).map((c) => ({ id: c.id, name: c.name, model: c.defaultModel })),
     sample: null,
+    runDatasets: [],
+    runDataset: null,
   }
   const chosen = datasets.find((d) => d.id === (args.dataset ?? datasets[0]?.id))
   if (!chosen) return { ...base, error: args.dataset ? 'No such labelling-items dataset in this study.' : base.error }
@@ -158,7 +166,9 @@ export async function promptLabPage(
   })
   const items: LabItem[] = []
   const first = instances
-    .map((i) => i.input as { kind?: string; query?: string; description?: string; narrative?: string; document?: string })
+    .map(
+      (i) => i.input as { kind?: string; query?: string; description?: string; narrative?: string; document?: string },
+    )
     .find((i) => i.kind === 'query-doc' && i.query && i.document)
   base.sample = first
     ? {
@@ -246,8 +256,35 @@ export async function promptLabPage(
     }
   })
 
+  // The stored TREC runs (trec-runs datasets): per tag, per topic, the ranked document ids.
+  const runDatasets = await db.dataset.findMany({
+    where: { studyId, kind: 'trec-runs', status: 'ready' },
+    select: { id: true, name: true },
+    orderBy: { createdAt: 'desc' },
+  })
+  const runDs = args.runs ? runDatasets.find((r) => r.id === args.runs) : runDatasets[0]
+  let trecRuns: Record<string, Record<string, string[]>> | undefined
+  if (runDs) {
+    const rows = await db.instance.findMany({
+      where: { datasetId: runDs.id },
+      select: { input: true },
+      orderBy: { index: 'asc' },
+    })
+    trecRuns = {}
+    for (const r of rows) {
+      const v = r.input as { tag?: string; topics?: Record<string, string[]> }
+      if (v.tag && v.topics) trecRuns[v.tag] = v.topics
+    }
+  }
+  const tags = trecRuns ? Object.keys(trecRuns).sort() : []
+  const queryRun = args.queryRun && tags.includes(args.queryRun) ? args.queryRun : tags[0]
+  base.runDatasets = runDatasets
+  base.runDataset = runDs ? { ...runDs, tags } : null
+  if (args.runs && !runDs) base.error = 'No such trec-runs dataset in this study.'
+  if (args.queryRun && queryRun !== args.queryRun) base.error = `No run "${args.queryRun}" in the run file.`
+
   const variants: LabVariant[] = runs.map((r) => ({ name: r.prompt, labels: labelsByRun.get(r.id) ?? new Map() }))
-  const key = JSON.stringify([chosen.id, runIds, labelRows.length, last, args])
+  const key = JSON.stringify([chosen.id, runIds, labelRows.length, last, args, runDs?.id ?? null, queryRun ?? null])
   const hit = cache.get(key)
   let table: LabTable
   let ms: number
@@ -259,6 +296,7 @@ export async function promptLabPage(
       seed: args.seed,
       aucWithinTopics: args.within === '1',
       splitHalfIterations: args.halves,
+      ...(trecRuns && tags.length ? { runs: trecRuns, queryRun } : {}),
     })
     ms = performance.now() - t0
     if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)

@@ -115,6 +115,28 @@ export function LabellingStudyPage({ study, title, data }: StudyPageProps) {
                 {d.args.within === '1' ? 'pair across topics' : 'pair within topics'}
               </Link>
             </p>
+            {d.runDataset ? (
+              <p className="mb-2 text-sm">
+                Ranking analyses on the runs of {d.runDataset.name} ({d.runDataset.tags.length}): queries ordered by the
+                RBP@100 (φ 0.6) of{' '}
+                {d.runDataset.tags.map((tag, i) => (
+                  <span key={tag}>
+                    {i ? ' · ' : ''}
+                    {tag === t.queryRun ? (
+                      <strong className="font-mono">{tag}</strong>
+                    ) : (
+                      <Link
+                        className="font-mono text-brand-700 underline"
+                        href={q({ runs: d.runDataset!.id, queryRun: tag })}
+                      >
+                        {tag}
+                      </Link>
+                    )}
+                  </span>
+                ))}
+                ; systems by their mean.
+              </p>
+            ) : null}
             <Table caption="Table 2" head={['Prompt', 'n', 'Unparseable', ...COLUMNS.map((c) => COLUMN_LABEL[c])]}>
               {t.rows.map((r) => (
                 <tr key={r.name} className="border-b border-stone-100">

@@ -8,7 +8,10 @@
  * Unparseable labels are dropped from every statistic and counted per variant. The bootstrap draws the
  * dataset's documents (all gold items) with one seed, so resample b of every variant is over the same
  * documents (the paired t-test of {@link markBest} relies on that); a variant's statistic on a resample
- * uses the drawn documents it labelled.
+ * uses the drawn documents it labelled. For the RBO columns a resample's qrels are the drawn documents
+ * (a document drawn twice counts once; one not drawn is unjudged, so not relevant), under gold and
+ * under the variant's labels; the per-query metric (RBP@100, φ 0.6) of the chosen run orders the
+ * queries ascending, the runs' mean metric orders the systems descending; RBO is the truncated one.
  */
 import {
   type BestMark,

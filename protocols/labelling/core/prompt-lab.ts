@@ -25,8 +25,6 @@ import {
   mulberry32,
   orderByScore,
   pairwiseAccuracy,
-  perQueryMetrics,
-  type Qrels,
   quantileSorted,
   rbo,
   type Run,
@@ -174,36 +172,83 @@ function auc(
   return pairwiseAccuracy(g, s, within ? t : undefined).auc
 }
 
-/** The per-query metric of every run under the qrels of the drawn items, then the two orderings. */
-function orderings(
-  runs: Readonly<Record<string, Run>>,
-  queryRun: string,
-  qrels: Qrels,
-  rbpPhi: number,
-): { queries: Id[]; systems: Id[] } {
+/**
+ * The runs as item indices: per run, per topic, the item of each of the first 100 distinct documents
+ * (−1: not an item, so never relevant), with RBP's weights (1 − φ)·φ^{r−1}. A resample's per-query
+ * RBP@100 is then a sum over these positions: the same figure as perQueryMetrics on the resample's qrels
+ * (checked by the tests), without building them.
+ */
+interface RankIndex {
+  tags: string[]
+  topics: string[][]
+  items: Int32Array[][]
+  weights: Float64Array
+}
+
+function rankIndex(runs: Readonly<Record<string, Run>>, items: readonly LabItem[], rbpPhi: number): RankIndex {
+  const byKey = new Map(items.map((it, i) => [`${it.topic}\u0000${it.docid ?? it.id}`, i]))
+  const weights = new Float64Array(100)
+  let w = 1 - rbpPhi
+  for (let r = 0; r < 100; r++) {
+    weights[r] = w
+    w *= rbpPhi
+  }
+  const tags = Object.keys(runs)
+  const topics: string[][] = []
+  const idx: Int32Array[][] = []
+  for (const tag of tags) {
+    const run = runs[tag]!
+    const qs = Object.keys(run)
+    topics.push(qs)
+    idx.push(
+      qs.map((q) => {
+        const seen = new Set<string>()
+        const out: number[] = []
+        for (const doc of run[q]!) {
+          if (out.length >= 100) break
+          if (seen.has(doc)) continue
+          seen.add(doc)
+          out.push(byKey.get(`${q}\u0000${doc}`) ?? -1)
+        }
+        return Int32Array.from(out)
+      }),
+    )
+  }
+  return { tags, topics, items: idx, weights }
+}
+
+/** The two orderings under the relevance of each item on this resample (1: drawn and relevant). */
+function orderings(index: RankIndex, queryRun: string, relevant: Uint8Array): { queries: Id[]; systems: Id[] } {
   const means: Record<string, number> = {}
   let queries: Id[] = []
-  for (const [tag, run] of Object.entries(runs)) {
-    const m = perQueryMetrics(run, qrels, { rbpPhi })
-    const values = Object.entries(m)
-    means[tag] = values.length ? values.reduce((x, [, v]) => x + v.rbp100, 0) / values.length : 0
-    if (tag === queryRun) queries = orderByScore(Object.fromEntries(values.map(([q, v]) => [q, v.rbp100])), 'asc')
-  }
+  index.tags.forEach((tag, t) => {
+    const per: Record<string, number> = {}
+    let sum = 0
+    index.items[t]!.forEach((ranked, qi) => {
+      let rbp = 0
+      for (let r = 0; r < ranked.length; r++) {
+        const i = ranked[r]!
+        if (i >= 0 && relevant[i]) rbp += index.weights[r]!
+      }
+      per[index.topics[t]![qi]!] = rbp
+      sum += rbp
+    })
+    const nq = index.topics[t]!.length
+    means[tag] = nq ? sum / nq : 0
+    if (tag === queryRun) queries = orderByScore(per, 'asc')
+  })
   return { queries, systems: orderByScore(means, 'desc') }
 }
 
-function qrelsOf(items: readonly LabItem[], labelOf: (i: number) => number | null, idx: Uint32Array): Qrels {
-  const out: Record<string, Record<string, number>> = {}
+/** 1 for the drawn items whose label (null: none) is relevant (≥ 1). */
+function relevantOf(n: number, labelOf: (i: number) => number | null, idx: Uint32Array, into: Uint8Array): Uint8Array {
+  into.fill(0)
   for (let p = 0; p < idx.length; p++) {
     const i = idx[p]!
     const l = labelOf(i)
-    if (l === null) continue
-    const it = items[i]!
-    const q = out[it.topic] ?? {}
-    q[it.docid ?? it.id] = l
-    out[it.topic] = q
+    if (l !== null && l >= 1) into[i] = 1
   }
-  return out
+  return into
 }
 
 function rboOf(a: readonly Id[], b: readonly Id[], phi: number): number | null {
@@ -266,13 +311,14 @@ export function promptLabTable(
     draws.push(d)
   }
   // Under gold, the orderings of each resample are the same for every variant: compute them once.
-  const goldOrders = runs
+  const ranks = runs ? rankIndex(runs, items, rbpPhi) : null
+  const scratch = new Uint8Array(n)
+  const goldOrders = ranks
     ? draws.map((idx) =>
         orderings(
-          runs,
+          ranks,
           queryRun!,
-          qrelsOf(items, (i) => items[i]!.gold, idx),
-          rbpPhi,
+          relevantOf(n, (i) => items[i]!.gold, idx, scratch),
         ),
       )
     : null
@@ -284,12 +330,11 @@ export function promptLabTable(
       values.kappa.push(k ?? Number.NaN)
       values.mae.push(m ?? Number.NaN)
       values.auc.push(auc(items, v.labels, idx, within) ?? Number.NaN)
-      if (runs && goldOrders) {
+      if (ranks && goldOrders) {
         const o = orderings(
-          runs,
+          ranks,
           queryRun!,
-          qrelsOf(items, (i) => v.labels[i] ?? null, idx),
-          rbpPhi,
+          relevantOf(n, (i) => v.labels[i] ?? null, idx, scratch),
         )
         values.rboQuery.push(rboOf(goldOrders[b]!.queries, o.queries, qPhi) ?? Number.NaN)
         values.rboSystem.push(rboOf(goldOrders[b]!.systems, o.systems, sPhi) ?? Number.NaN)

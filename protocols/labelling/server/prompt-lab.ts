@@ -159,31 +159,37 @@ export async function promptLabPage(
   const chosen = datasets.find((d) => d.id === (args.dataset ?? datasets[0]?.id))
   if (!chosen) return { ...base, error: args.dataset ? 'No such labelling-items dataset in this study.' : base.error }
 
-  const instances = await db.instance.findMany({
-    where: { datasetId: chosen.id },
-    select: { input: true, prediction: true },
+  // The items' ids and gold only (documents may be long): the sample's text is read for one item.
+  const instances = await db.$queryRawUnsafe<
+    Array<{ id: string | null; topic: string | null; doc: string | null; prediction: string }>
+  >(
+    `SELECT input->>'id' AS id, input->>'topicId' AS topic, input->>'docId' AS doc, prediction
+     FROM "Instance" WHERE "datasetId" = $1 ORDER BY index`,
+    chosen.id,
+  )
+  const items: LabItem[] = []
+  for (const inst of instances) {
+    const gold = goldOf(inst.prediction)
+    if (!inst.id || gold === null) continue
+    items.push({ id: inst.id, topic: inst.topic ?? inst.id, docid: inst.doc ?? inst.id, gold })
+  }
+  const firstRow = await db.instance.findFirst({
+    where: { datasetId: chosen.id, input: { path: ['kind'], equals: 'query-doc' } },
+    select: { input: true },
     orderBy: { index: 'asc' },
   })
-  const items: LabItem[] = []
-  const first = instances
-    .map(
-      (i) => i.input as { kind?: string; query?: string; description?: string; narrative?: string; document?: string },
-    )
-    .find((i) => i.kind === 'query-doc' && i.query && i.document)
-  base.sample = first
-    ? {
-        query: first.query!,
-        document: first.document!.slice(0, 4000),
-        ...(first.description ? { description: first.description } : {}),
-        ...(first.narrative ? { narrative: first.narrative } : {}),
-      }
-    : null
-  for (const inst of instances) {
-    const it = inst.input as { id?: string; topicId?: string; docId?: string }
-    const gold = goldOf(inst.prediction)
-    if (!it.id || gold === null) continue
-    items.push({ id: it.id, topic: it.topicId ?? it.id, docid: it.docId ?? it.id, gold })
-  }
+  const first = firstRow?.input as
+    | { query?: string; description?: string; narrative?: string; document?: string }
+    | undefined
+  base.sample =
+    first?.query && first.document
+      ? {
+          query: first.query,
+          document: first.document.slice(0, 4000),
+          ...(first.description ? { description: first.description } : {}),
+          ...(first.narrative ? { narrative: first.narrative } : {}),
+        }
+      : null
   const dataset = { ...chosen, withGold: items.length }
 
   const runRows = await db.run.findMany({

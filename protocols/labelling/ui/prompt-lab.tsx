@@ -115,6 +115,47 @@ export function LabellingStudyPage({ study, title, data }: StudyPageProps) {
                 {d.args.within === '1' ? 'pair across topics' : 'pair within topics'}
               </Link>
             </p>
+            <form method="get" action={base} className="mb-2 flex flex-wrap items-end gap-2 text-sm">
+              {d.dataset ? <input type="hidden" name="dataset" value={d.dataset.id} /> : null}
+              <input type="hidden" name="within" value={d.args.within} />
+              {d.runDataset ? <input type="hidden" name="runs" value={d.runDataset.id} /> : null}
+              {t.queryRun ? <input type="hidden" name="queryRun" value={t.queryRun} /> : null}
+              <label>
+                Resamples{' '}
+                <input
+                  className="w-20 rounded border px-1"
+                  type="number"
+                  name="resamples"
+                  min={2}
+                  max={1000}
+                  defaultValue={d.args.resamples}
+                />
+              </label>
+              <label>
+                Seed{' '}
+                <input
+                  className="w-24 rounded border px-1"
+                  type="number"
+                  name="seed"
+                  min={0}
+                  defaultValue={d.args.seed}
+                />
+              </label>
+              <label>
+                Split halves{' '}
+                <input
+                  className="w-24 rounded border px-1"
+                  type="number"
+                  name="halves"
+                  min={0}
+                  max={5000}
+                  defaultValue={d.args.halves}
+                />
+              </label>
+              <button type="submit" className="rounded border px-2 py-0.5">
+                Recompute
+              </button>
+            </form>
             {d.runDataset ? (
               <p className="mb-2 text-sm">
                 Ranking analyses on the runs of {d.runDataset.name} ({d.runDataset.tags.length}): queries ordered by the

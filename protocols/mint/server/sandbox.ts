@@ -43,6 +43,8 @@ export const TRUNCATED_SUFFIX = '...\n[Output Truncated]'
 export const NO_OUTPUT = '[Executed Successfully with No Output]'
 /** Seconds Node waits past the cell's wall time (the driver's own TimeoutError) before killing. */
 const KILL_GRACE_SECONDS = 2
+/** The paper's shell ran one set-up cell first: the episode's first cell is In[2]. */
+const FIRST_CELL = 2
 /** The most Node reads of one answer line; past it the sandbox is killed. */
 const MAX_REPLY_BYTES = 256 * 1024
 
@@ -111,8 +113,11 @@ const ENV: Record<string, string> = {
   MPLBACKEND: 'Agg',
 }
 
+/** bwrap itself starts with no environment (its /proc/1/environ is visible inside). */
+const EMPTY_ENV: NodeJS.ProcessEnv = Object.create(null)
+
 /** Run bwrap as 65534 outside too when we are root (see the header). */
-const outerIds = () => (process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {})
+const outerIds = (): { uid?: number; gid?: number } => (process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {})
 
 /** The bubblewrap command line (without the program). */
 export function bwrapArgs(): string[] {
@@ -195,7 +200,7 @@ export class Sandbox {
     try {
       this.child = spawn(BWRAP, [...bwrapArgs(), PYTHON, '-I', '-B', '-c', driver(), config], {
         stdio: ['pipe', 'pipe', 'pipe', ...(corpusFd === undefined ? [] : [corpusFd])],
-        env: {},
+        env: EMPTY_ENV,
         cwd: '/',
         detached: true,
         ...outerIds(),
@@ -270,7 +275,15 @@ export class Sandbox {
   /** Runs one cell; resolves with the driver's answer, or null when the sandbox died or was killed. */
   async run(
     code: string,
-    o: { wallSeconds: number; cpuSeconds: number; replay?: boolean; script?: boolean; signal?: AbortSignal },
+    o: {
+      wallSeconds: number
+      cpuSeconds: number
+      /** The cell's number, In[n] (default: the previous one's + 1). */
+      n?: number
+      replay?: boolean
+      script?: boolean
+      signal?: AbortSignal
+    },
   ): Promise<{ reply: Reply | null; timedOut: boolean; aborted: boolean; reason: string }> {
     const id = ++this.seq
     let timedOut = false
@@ -292,7 +305,7 @@ export class Sandbox {
       await this.ready
       const answer = this.next()
       this.child.stdin!.write(
-        `${JSON.stringify({ id, code, wall: o.wallSeconds, cpu: o.cpuSeconds, replay: !!o.replay, script: !!o.script })}\n`,
+        `${JSON.stringify({ id, n: o.n, code, wall: o.wallSeconds, cpu: o.cpuSeconds, replay: !!o.replay, script: !!o.script })}\n`,
       )
       const reply = Reply.parse(JSON.parse(await answer))
       if (reply.id !== id) throw new Error('the sandbox answered another request')
@@ -325,7 +338,7 @@ let sweeper: NodeJS.Timeout | undefined
 
 function sweep() {
   const now = Date.now()
-  for (const [key, e] of pool) if (!e.box.busy && (e.box.dead || now - e.box.lastUsed > IDLE_MS)) release(key)
+  for (const [key, { box }] of pool) if (box && !box.busy && (box.dead || now - box.lastUsed > IDLE_MS)) release(key)
   if (pool.size === 0 && sweeper) {
     clearInterval(sweeper)
     sweeper = undefined
@@ -334,11 +347,21 @@ function sweep() {
 
 function makeRoom() {
   while (pool.size >= MAX_LIVE) {
-    let lru: [string, Entry] | undefined
-    for (const kv of pool) if (!kv[1].box.busy && (!lru || kv[1].box.lastUsed < lru[1].box.lastUsed)) lru = kv
+    let lru: [string, Sandbox] | undefined
+    for (const [key, { box }] of pool)
+      if (box && !box.busy && (!lru || box.lastUsed < lru[1].lastUsed)) lru = [key, box]
     if (!lru) return // every sandbox is running a cell: the cap is exceeded until one is idle
     release(lru[0])
   }
+}
+
+/** Cells that killed their sandbox, by session key (the most recent keys): replay skips them. */
+const killers = new Map<string, Set<string>>()
+function rememberKiller(key: string, code: string) {
+  const set = killers.get(key) ?? new Set<string>()
+  killers.delete(key)
+  killers.set(key, set.add(code))
+  while (killers.size > 1000) killers.delete(killers.keys().next().value as string)
 }
 
 const sameLimits = (a: Limits, b: Limits) =>
@@ -412,27 +435,44 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
     if (!reusable) {
       box?.kill('replaced')
       pool.delete(i.sessionKey)
-      makeRoom()
-      box = new Sandbox(limits, i.corpusPath)
-      e.box = box
-      pool.set(i.sessionKey, e)
       coldStart = true
       sweeper ??= setInterval(sweep, 10_000).unref()
-      for (const c of i.cells) {
-        box.busy = true
-        const r = await box.run(c, { ...cell, replay: true }).finally(() => {
-          box!.busy = false
-        })
-        if (!r.reply) return result(r, t0, replayed, coldStart, wall)
-        replayed++
+      const known = killers.get(i.sessionKey)
+      // Replay; a cell that kills the sandbox again (it ignored its time limit, it blew a hard limit)
+      // is skipped from then on, in a new sandbox, as its first run's effects were lost with its sandbox.
+      for (;;) {
+        makeRoom()
+        box = new Sandbox(limits, i.corpusPath)
+        e.box = box
+        pool.set(i.sessionKey, e)
+        replayed = 0
+        let killedBy: string | undefined
+        for (const [j, c] of i.cells.entries()) {
+          if (known?.has(c)) continue
+          box.busy = true
+          const r = await box.run(c, { ...cell, n: j + FIRST_CELL, replay: true }).finally(() => {
+            if (box) box.busy = false
+          })
+          if (!r.reply) {
+            if (r.aborted) return result(r, t0, replayed, coldStart, wall)
+            killedBy = c
+            break
+          }
+          replayed++
+        }
+        if (killedBy === undefined) break
+        rememberKiller(i.sessionKey, killedBy)
       }
+      box.ran.splice(0, box.ran.length, ...i.cells)
     } else pool.set(i.sessionKey, e) // most recently used
-    box!.busy = true
+    const b = box as Sandbox
+    b.busy = true
     try {
-      const r = await box!.run(i.code, cell)
+      const r = await b.run(i.code, { ...cell, n: i.cells.length + FIRST_CELL })
+      if (!r.reply && !r.aborted) rememberKiller(i.sessionKey, i.code)
       return result(r, t0, replayed, coldStart, wall)
     } finally {
-      box!.busy = false
+      b.busy = false
     }
   })
   e.queue = run.catch(() => {})
@@ -444,6 +484,7 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
 export function release(sessionKey: string): void {
   const e = pool.get(sessionKey)
   pool.delete(sessionKey)
+  killers.delete(sessionKey)
   e?.box?.kill('released')
 }
 
@@ -547,7 +588,7 @@ function probe(): Promise<SandboxStatus> {
   return new Promise((resolve) => {
     const child = spawn(BWRAP, [...bwrapArgs(), PYTHON, '-I', '-B', '-c', PROBE], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {},
+      env: EMPTY_ENV,
       cwd: '/',
       ...outerIds(),
     })

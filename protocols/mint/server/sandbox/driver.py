@@ -7,7 +7,7 @@ on exec), points fd 0 at /dev/null and fds 1 and 2 at a capture file in the sand
 its resource limits. So whatever a cell prints, at the Python level or from a child process, lands in
 the capture file, never in the protocol.
 
-Request:  {"id": n, "code": str, "wall": seconds, "cpu": seconds, "replay": bool, "script": bool}
+Request:  {"id": n, "n": cell number, "code": str, "wall": seconds, "cpu": seconds, "replay": bool, "script": bool}
 Answer:   {"id": n, "head": first 2,000 characters, "truncated": bool, "ok": bool,
            "exc": exception type name or null, "limit": null | "timeout" | "cpu" | "memory" | "output"}
 """
@@ -21,6 +21,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import sys
 
 CONFIG = json.loads(sys.argv[1])
@@ -36,6 +37,22 @@ os.close(_null)
 CAPTURE = os.open("/tmp/.cell-output", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
 os.dup2(CAPTURE, 1)
 os.dup2(CAPTURE, 2)
+# Node's stdio are socket pairs: one way each, so a cell writing to the request socket fails at once.
+for _fd, _how in ((REQ.fileno(), "SHUT_WR"), (REPLY, "SHUT_RD")):
+    try:
+        _s = socket.socket(fileno=os.dup(_fd))
+        _s.shutdown(getattr(socket, _how))
+        _s.close()
+    except OSError:
+        pass
+# Descriptors the sandbox inherited by accident (Node passes on any its parent left open): closed.
+_keep = {0, 1, 2, REQ.fileno(), REPLY, CAPTURE, CONFIG.get("corpusFd")}
+for _fd in [int(x) for x in os.listdir("/proc/self/fd")]:
+    if _fd not in _keep:
+        try:
+            os.close(_fd)
+        except OSError:
+            pass
 STDOUT = io.TextIOWrapper(
     io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
 )
@@ -239,7 +256,8 @@ def _cpu_used():
 
 
 def cell(req):
-    _count[0] += 1
+    # The caller numbers the cells (the episode's position + 2), so a skipped cell keeps its number.
+    _count[0] = req.get("n") or _count[0] + 1
     n = _count[0]
     os.ftruncate(CAPTURE, 0)
     os.dup2(CAPTURE, 1)

@@ -209,6 +209,7 @@ export class Sandbox {
       if (corpusFd !== undefined) closeSync(corpusFd)
     }
     live.add(this.child)
+    this.hold(false)
     this.child.stdout!.on('data', (d: Buffer) => this.onData(d))
     this.child.stderr!.on('data', (d: Buffer) => {
       if (this.stderr.length < 4000) this.stderr += d.toString('utf8').slice(0, 4000 - this.stderr.length)
@@ -271,6 +272,15 @@ export class Sandbox {
     this.die(reason)
   }
 
+  /** An idle sandbox does not keep Node running (a script ends without `releaseAll`); a running cell does. */
+  private hold(on: boolean) {
+    for (const h of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as const) {
+      const handle = h as { ref?(): void; unref?(): void } | null
+      if (on) handle?.ref?.()
+      else handle?.unref?.()
+    }
+  }
+
   private seq = 0
   /** Runs one cell; resolves with the driver's answer, or null when the sandbox died or was killed. */
   async run(
@@ -286,6 +296,7 @@ export class Sandbox {
     },
   ): Promise<{ reply: Reply | null; timedOut: boolean; aborted: boolean; reason: string }> {
     const id = ++this.seq
+    this.hold(true)
     let timedOut = false
     let aborted = false
     const timer = setTimeout(
@@ -318,6 +329,7 @@ export class Sandbox {
       clearTimeout(timer)
       o.signal?.removeEventListener('abort', onAbort)
       this.lastUsed = Date.now()
+      this.hold(false)
     }
   }
 }

@@ -6,7 +6,7 @@
  * Needs bubblewrap, /usr/bin/python3, numpy and sympy (`apt-get install -y bubblewrap python3-numpy
  * python3-sympy`); without them the file is skipped with the reason, unless PARLEY_MINT_SANDBOX_REQUIRED=1.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -428,6 +428,27 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       expect(again.map((r) => r.output)).toEqual(keys.map((_, j) => (j === 0 ? 'Out[3]: x\n' : `Out[3]: x + ${j}\n`)))
       expect(again.every((r) => !r.coldStart)).toBe(true)
       for (const k of keys) release(k)
+    })
+
+    it.each(['exit', 'SIGKILL'] as const)('leaves no sandbox behind when Node ends (%s) mid-cell', async (how) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'mint-exit-'))
+      const script = path.join(dir, 'main.mts')
+      const module = path.resolve(import.meta.dirname, '../server/sandbox.ts')
+      writeFileSync(
+        script,
+        `import { runCell, sandboxOf } from ${JSON.stringify(module)}
+void runCell({ sessionKey: 'k', code: 'import os, time\\nfor _ in range(4):\\n    os.fork()\\ntime.sleep(60)' })
+while (!sandboxOf('k')) await new Promise((r) => setTimeout(r, 20))
+await new Promise((r) => setTimeout(r, 500))
+console.log('running', sandboxOf('k').child.pid)
+${how === 'exit' ? 'process.exit(0)' : "process.kill(process.pid, 'SIGKILL')"}
+`,
+      )
+      const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', cwd: process.cwd() })
+      expect(child.stdout).toMatch(/^running \d+\n$/)
+      expect(child.signal).toBe(how === 'exit' ? null : 'SIGKILL')
+      expect(await settle()).toEqual([])
+      rmSync(dir, { recursive: true })
     })
 
     it('documents the command line: no host path but the system is bound', () => {

@@ -337,8 +337,20 @@ export class Sandbox {
 // ---------------------------------------------------------------------------------------------------
 // The pool
 
-const MAX_LIVE = Number(process.env.PARLEY_MINT_SANDBOXES ?? 8)
-const IDLE_MS = Number(process.env.PARLEY_MINT_SANDBOX_IDLE_SECONDS ?? 600) * 1000
+const settings = {
+  maxLive: Number(process.env.PARLEY_MINT_SANDBOXES ?? 8),
+  idleMs: Number(process.env.PARLEY_MINT_SANDBOX_IDLE_SECONDS ?? 600) * 1000,
+}
+
+/** The pool's size and idle time (defaults: PARLEY_MINT_SANDBOXES, 8; PARLEY_MINT_SANDBOX_IDLE_SECONDS, 600). */
+export function configurePool(o: { maxLive?: number; idleSeconds?: number }): void {
+  if (o.maxLive !== undefined) settings.maxLive = z.number().int().min(1).max(1000).parse(o.maxLive)
+  if (o.idleSeconds !== undefined) settings.idleMs = z.number().positive().max(86400).parse(o.idleSeconds) * 1000
+  if (sweeper) {
+    clearInterval(sweeper)
+    sweeper = undefined
+  }
+}
 
 interface Entry {
   box?: Sandbox
@@ -350,7 +362,8 @@ let sweeper: NodeJS.Timeout | undefined
 
 function sweep() {
   const now = Date.now()
-  for (const [key, { box }] of pool) if (box && !box.busy && (box.dead || now - box.lastUsed > IDLE_MS)) release(key)
+  for (const [key, { box }] of pool)
+    if (box && !box.busy && (box.dead || now - box.lastUsed > settings.idleMs)) evict(key, 'idle')
   if (pool.size === 0 && sweeper) {
     clearInterval(sweeper)
     sweeper = undefined
@@ -358,13 +371,20 @@ function sweep() {
 }
 
 function makeRoom() {
-  while (pool.size >= MAX_LIVE) {
+  while (pool.size >= settings.maxLive) {
     let lru: [string, Sandbox] | undefined
     for (const [key, { box }] of pool)
       if (box && !box.busy && (!lru || box.lastUsed < lru[1].lastUsed)) lru = [key, box]
     if (!lru) return // every sandbox is running a cell: the cap is exceeded until one is idle
-    release(lru[0])
+    evict(lru[0], 'evicted')
   }
+}
+
+/** Stops a key's sandbox; its next cell replays the episode into a new one. */
+function evict(key: string, why: string) {
+  const e = pool.get(key)
+  pool.delete(key)
+  e?.box?.kill(why)
 }
 
 /** Cells that killed their sandbox, by session key (the most recent keys): replay skips them. */
@@ -448,7 +468,7 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
       box?.kill('replaced')
       pool.delete(i.sessionKey)
       coldStart = true
-      sweeper ??= setInterval(sweep, 10_000).unref()
+      sweeper ??= setInterval(sweep, Math.min(10_000, settings.idleMs / 2)).unref()
       const known = killers.get(i.sessionKey)
       // Replay; a cell that kills the sandbox again (it ignored its time limit, it blew a hard limit)
       // is skipped from then on, in a new sandbox, as its first run's effects were lost with its sandbox.
@@ -494,10 +514,8 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
 
 /** Stops the session's sandbox (the plugin's onSessionEnd). */
 export function release(sessionKey: string): void {
-  const e = pool.get(sessionKey)
-  pool.delete(sessionKey)
   killers.delete(sessionKey)
-  e?.box?.kill('released')
+  evict(sessionKey, 'released')
 }
 
 /** Stops every sandbox of the pool. */
@@ -578,7 +596,7 @@ for m in ("numpy", "sympy"):
     try:
         __import__(m)
     except Exception as e:
-        missing.append(m + ": " + type(e).__name__ + ": " + str(e).splitlines()[0] if str(e) else m)
+        missing.append(m + ": " + type(e).__name__ + ": " + (str(e).splitlines() or [""])[0])
 print("PROBE " + ("ok" if not missing else "; ".join(missing)))
 `
 
@@ -586,19 +604,28 @@ let cached: Promise<SandboxStatus> | undefined
 
 /** Whether the tool can run here, and if not why (checked once by a tiny probe in a real sandbox). */
 export function sandboxStatus(): Promise<SandboxStatus> {
-  cached ??= probe()
+  cached ??= probeSandbox()
   return cached
 }
 
-function probe(): Promise<SandboxStatus> {
+/** The probe itself (uncached; the paths are the tests'). */
+export function probeSandbox(paths: { bwrap?: string; python?: string } = {}): Promise<SandboxStatus> {
+  const bwrap = paths.bwrap ?? BWRAP
+  const python = paths.python ?? PYTHON
   if (process.platform !== 'linux')
     return Promise.resolve({ available: false, reason: 'the Python sandbox needs Linux (bubblewrap)' })
-  if (!existsSync(BWRAP))
-    return Promise.resolve({ available: false, reason: `bubblewrap (bwrap) is not installed: ${INSTALL_HINT}` })
-  if (!existsSync(PYTHON))
-    return Promise.resolve({ available: false, reason: `python3 is not installed at ${PYTHON}: ${INSTALL_HINT}` })
+  if (!existsSync(bwrap))
+    return Promise.resolve({
+      available: false,
+      reason: 'bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap',
+    })
+  if (!existsSync(python))
+    return Promise.resolve({
+      available: false,
+      reason: `python3 is not installed at ${python}: apt-get install -y python3 python3-numpy python3-sympy`,
+    })
   return new Promise((resolve) => {
-    const child = spawn(BWRAP, [...bwrapArgs(), PYTHON, '-I', '-B', '-c', PROBE], {
+    const child = spawn(bwrap, [...bwrapArgs(), python, '-I', '-B', '-c', PROBE], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: EMPTY_ENV,
       cwd: '/',
@@ -623,15 +650,17 @@ function probe(): Promise<SandboxStatus> {
       if (line === 'PROBE ok') return resolve({ available: true })
       if (line) {
         const what = line.slice(6)
-        const pkgs = ['numpy', 'sympy'].filter((m) => what.includes(`${m}:`)).map((m) => `python3-${m}`)
+        const names = ['numpy', 'sympy'].filter((m) => what.includes(`${m}:`))
         return resolve({
           available: false,
-          reason: `${what.split(':')[0]} is missing from ${PYTHON} (${what}): apt-get install -y ${pkgs.join(' ')}`,
+          reason: `${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} missing from ${python} (${what}): apt-get install -y ${names.map((m) => `python3-${m}`).join(' ')}`,
         })
       }
       resolve({
         available: false,
-        reason: `bubblewrap could not create the sandbox (status ${code}): ${err.trim() || 'no message'} (unprivileged user namespaces must be allowed: sysctl kernel.unprivileged_userns_clone=1)`,
+        reason: err.includes('bwrap:')
+          ? `bubblewrap could not create the sandbox (status ${code}): ${err.trim()} (unprivileged user namespaces must be allowed, e.g. sysctl kernel.unprivileged_userns_clone=1 and kernel.apparmor_restrict_unprivileged_userns=0)`
+          : `the sandbox probe failed (status ${code}): ${err.trim() || `${python} printed nothing`}`,
       })
     })
   })

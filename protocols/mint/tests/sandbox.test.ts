@@ -13,8 +13,10 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   bwrapArgs,
+  configurePool,
   NO_OUTPUT,
   poolSize,
+  probeSandbox,
   release,
   releaseAll,
   runCell,
@@ -449,6 +451,46 @@ ${how === 'exit' ? 'process.exit(0)' : "process.kill(process.pid, 'SIGKILL')"}
       expect(child.signal).toBe(how === 'exit' ? null : 'SIGKILL')
       expect(await settle()).toEqual([])
       rmSync(dir, { recursive: true })
+    })
+
+    it('says why the tool is unavailable', async () => {
+      expect(await probeSandbox({ bwrap: '/nonexistent/bwrap' })).toEqual({
+        available: false,
+        reason: 'bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap',
+      })
+      expect(await probeSandbox({ python: '/nonexistent/python3' })).toEqual({
+        available: false,
+        reason:
+          'python3 is not installed at /nonexistent/python3: apt-get install -y python3 python3-numpy python3-sympy',
+      })
+      expect(await probeSandbox({ python: '/usr/bin/true' })).toEqual({
+        available: false,
+        reason: 'the sandbox probe failed (status 0): /usr/bin/true printed nothing',
+      })
+      expect(await probeSandbox()).toEqual({ available: true })
+    })
+
+    it('evicts the least recently used idle sandbox past the pool size, and idle ones after their time', async () => {
+      configurePool({ maxLive: 2 })
+      try {
+        const [a, b, c] = [key(), key(), key()]
+        await runCell({ sessionKey: a, code: 'v = "a"' })
+        await runCell({ sessionKey: b, code: 'v = "b"' })
+        await runCell({ sessionKey: a, cells: ['v = "a"'], code: 'w = 1' }) // a is now the most recent
+        await runCell({ sessionKey: c, code: 'v = "c"' })
+        expect([!!sandboxOf(a), !!sandboxOf(b), !!sandboxOf(c)]).toEqual([true, false, true])
+        const back = await runCell({ sessionKey: b, cells: ['v = "b"'], code: 'v' })
+        expect(back).toMatchObject({ output: "Out[3]: 'b'\n", coldStart: true, replayed: 1 })
+        releaseAll()
+        configurePool({ idleSeconds: 0.3 })
+        await runCell({ sessionKey: a, code: 'pass' })
+        expect(sandboxOf(a)).toBeDefined()
+        await new Promise((r) => setTimeout(r, 800))
+        expect(sandboxOf(a)).toBeUndefined()
+      } finally {
+        configurePool({ maxLive: 8, idleSeconds: 600 })
+        releaseAll()
+      }
     })
 
     it('documents the command line: no host path but the system is bound', () => {

@@ -182,7 +182,8 @@ export class Sandbox {
   readonly ready: Promise<{ pid: number; uid: number }>
   dead = false
   deadReason = ''
-  lastUsed = Date.now()
+  /** performance.now() of its last cell (sub-millisecond: warm cells take less than one). */
+  lastUsed = performance.now()
   busy = false
   private buf: Buffer[] = []
   private bufLen = 0
@@ -328,7 +329,7 @@ export class Sandbox {
     } finally {
       clearTimeout(timer)
       o.signal?.removeEventListener('abort', onAbort)
-      this.lastUsed = Date.now()
+      this.lastUsed = performance.now()
       this.hold(false)
     }
   }
@@ -361,7 +362,7 @@ const pool = new Map<string, Entry>()
 let sweeper: NodeJS.Timeout | undefined
 
 function sweep() {
-  const now = Date.now()
+  const now = performance.now()
   for (const [key, { box }] of pool)
     if (box && !box.busy && (box.dead || now - box.lastUsed > settings.idleMs)) evict(key, 'idle')
   if (pool.size === 0 && sweeper) {

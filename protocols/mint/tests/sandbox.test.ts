@@ -471,6 +471,7 @@ ${how === 'exit' ? 'process.exit(0)' : "process.kill(process.pid, 'SIGKILL')"}
     })
 
     it('evicts the least recently used idle sandbox past the pool size, and idle ones after their time', async () => {
+      releaseAll() // the earlier tests' sandboxes would take places
       configurePool({ maxLive: 2 })
       try {
         const [a, b, c] = [key(), key(), key()]

@@ -3,10 +3,10 @@
  * /usr/bin/python3 inside bubblewrap, never in Node.
  *
  * The sandbox (`bwrapArgs`): every namespace unshared (no network: only a loopback of its own; its own
- * pid, ipc, uts, cgroup and user namespaces), an unprivileged uid/gid 65534 inside, and outside too when
- * Node runs as root (bwrap is started as 65534, so RLIMIT_NPROC counts the sandbox's processes: a root
- * mapped uid is exempt from it, a fork bomb would not stop), all capabilities dropped, a new session
- * (no TIOCSTI), killed with its parent; the file system is /usr read-only (with the /bin, /lib, /lib64
+ * pid, ipc, uts, cgroup and user namespaces; no further user namespace inside), an unprivileged uid/gid
+ * 65534 inside, and outside too when Node runs as root (bwrap is started as 65534: a sandbox whose uid
+ * maps to the host's root is exempt from RLIMIT_NPROC, the kernel skips the check for it, so a fork bomb
+ * would not stop), all capabilities dropped, a new session (no TIOCSTI), killed with its parent; the file system is /usr read-only (with the /bin, /lib, /lib64
  * symlinks), /etc/alternatives and /etc/ld.so.cache read-only (numpy's BLAS is found through them), a
  * fresh /proc of its pid namespace, a minimal /dev, and a private tmpfs as /tmp and working directory.
  * Nothing else: not the project folder, its .env, the data directory, /root, /home, /work, the
@@ -26,7 +26,10 @@
  * remembers the cells it ran; a call whose earlier cells differ (it was killed, evicted, the worker
  * restarted, or a step ran again on another input) gets a new sandbox that replays the earlier cells
  * first (outputs discarded, normal limits, failures ignored), so a cell's result depends only on its
- * episode's cells, as a recorded program should.
+ * episode's cells, as a recorded program should. A cell that killed its sandbox (it ignored its time
+ * limit, it wrote garbage to the protocol) is remembered per key and skipped by later replays: its
+ * effects were lost with its sandbox, and replaying it would cost its whole time limit again.
+ * Cells are numbered by their place in the episode (In[2] first, as in the paper's shell).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, openSync, closeSync, readFileSync } from 'node:fs'
@@ -124,6 +127,8 @@ export function bwrapArgs(): string[] {
   const args = [
     '--unshare-all',
     '--unshare-user',
+    // No user namespace inside (a cell cannot get a new set of capabilities to poke the kernel with).
+    '--disable-userns',
     '--uid',
     '65534',
     '--gid',

@@ -119,6 +119,15 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       expect(r).toMatchObject({ output: '[2, 3] 10\n', exitStatus: 0 })
     })
 
+    it('displays a long value as IPython does: one item a line, after the prompt', async () => {
+      const k = key()
+      const r = await runCell({ sessionKey: k, code: 'list(range(30))' })
+      expect(r.output).toBe(`Out[2]: \n[${Array.from({ length: 30 }, (_, i) => i).join(',\n ')}]\n`)
+      const d = await runCell({ sessionKey: k, cells: ['list(range(30))'], code: "{'b': 1, 'a': 2}" })
+      expect(d.output).toBe("Out[3]: {'b': 1, 'a': 2}\n")
+      release(k)
+    })
+
     it('disables sys.setrecursionlimit as the paper does', async () => {
       const r = await runCell({ sessionKey: key(), code: 'import sys\nsys.setrecursionlimit(10**6)' })
       expect(r.output).toBe('Setting recursion limit is disabled\n')

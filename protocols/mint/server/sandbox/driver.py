@@ -18,6 +18,7 @@ import json
 import linecache
 import math
 import os
+import pprint
 import re
 import resource
 import signal
@@ -247,7 +248,18 @@ def _run(code, n, script):
         value = eval(compile(last, name, "eval"), _ns)
         if value is not None:
             _ns["_"] = value
-            STDOUT.write(f"Out[{n}]: {value!r}\n")
+            STDOUT.write(f"Out[{n}]: {_display(value)}\n")
+
+
+def _display(value):
+    """Roughly IPython's display of a value: containers pretty-printed at 79 columns (one item a line
+    when they do not fit, dicts in their order), anything else its repr; a value of several lines
+    starts on the line after the prompt."""
+    if type(value) in (list, tuple, dict, set, frozenset):
+        text = pprint.pformat(value, width=79, sort_dicts=False)
+    else:
+        text = repr(value)
+    return "\n" + text if "\n" in text else text
 
 
 def _cpu_used():

@@ -202,7 +202,8 @@ export class Sandbox {
     hookExit()
     let corpusFd: number | undefined
     if (corpusPath) corpusFd = openSync(corpusPath, 'r')
-    const config = JSON.stringify({ ...limits, corpusFd: corpusFd === undefined ? null : 3 })
+    // `owner` names the Node process on the command line (ps tells whose sandboxes are left).
+    const config = JSON.stringify({ ...limits, corpusFd: corpusFd === undefined ? null : 3, owner: process.pid })
     try {
       this.child = spawn(BWRAP, [...bwrapArgs(), PYTHON, '-I', '-B', '-c', driver(), config], {
         stdio: ['pipe', 'pipe', 'pipe', ...(corpusFd === undefined ? [] : [corpusFd])],

@@ -6,8 +6,8 @@
  * Needs bubblewrap, /usr/bin/python3, numpy and sympy (`apt-get install -y bubblewrap python3-numpy
  * python3-sympy`); without them the file is skipped with the reason, unless PARLEY_MINT_SANDBOX_REQUIRED=1.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -35,30 +35,37 @@ if (!status.available) {
 let n = 0
 const key = () => `test-${process.pid}-${++n}`
 
-/** Processes of the sandbox uid on the host (bwrap runs as 65534 when we are root), and our zombies. */
-function sandboxProcesses(): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,uid=,stat=,comm='], { encoding: 'utf8' })
-  return out
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => {
-      const [pid, ppid, uid, stat] = l.split(/\s+/)
-      if (!pid) return false
-      return uid === '65534' || (ppid === String(process.pid) && stat?.startsWith('Z'))
-    })
+/**
+ * Sandbox processes an owner (a Node pid) left on the host: every process whose command line carries
+ * its `"owner":pid` (bwrap, its pid 1, the driver, what a cell forked), and our zombie children.
+ */
+function sandboxProcesses(owner = process.pid): string[] {
+  const left: string[] = []
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (cmd.includes(`"owner":${owner}`)) left.push(`${pid} ${cmd.split('\0')[0]}`)
+      else if (state === 'Z' && ppid === String(process.pid)) left.push(`${pid} zombie`)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return left
 }
 
-async function settle(): Promise<string[]> {
+async function settle(owner?: number): Promise<string[]> {
   for (let i = 0; i < 50; i++) {
-    if (sandboxProcesses().length === 0) return []
+    if (sandboxProcesses(owner).length === 0) return []
     await new Promise((r) => setTimeout(r, 100))
   }
-  return sandboxProcesses()
+  return sandboxProcesses(owner)
 }
 
 describe.skipIf(!status.available)('MINT Python sandbox', () => {
   beforeAll(async () => {
-    // Another suite's sandboxes would be counted as ours.
+    // The check below must start clean (nothing of this process yet).
     expect(await settle()).toEqual([])
   })
   afterAll(async () => {
@@ -75,6 +82,8 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       const b = await runCell({ sessionKey: k, cells: [first], code: 'inc(inc(x))' })
       // The paper's shell ran one set-up cell first: the first user cell is In[2], this one In[3].
       expect(b).toMatchObject({ output: 'Out[3]: 42\n', exitStatus: 0, coldStart: false, replayed: 0 })
+      // The leftover check sees a live sandbox: bwrap, its pid 1 and the driver.
+      expect(sandboxProcesses().length).toBe(3)
       release(k)
     })
 
@@ -461,7 +470,9 @@ ${how === 'exit' ? 'process.exit(0)' : "process.kill(process.pid, 'SIGKILL')"}
       const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', cwd: process.cwd() })
       expect(child.stdout).toMatch(/^running \d+\n$/)
       expect(child.signal).toBe(how === 'exit' ? null : 'SIGKILL')
-      expect(await settle()).toEqual([])
+      // Its sandbox (bwrap, the driver and the 16 processes the cell forked) is gone.
+      expect(child.pid).toBeGreaterThan(0)
+      expect(await settle(child.pid)).toEqual([])
       rmSync(dir, { recursive: true })
     })
 

@@ -519,6 +519,22 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
   return run
 }
 
+/** A program's input: a cell of the session's episode (the session id is the sandbox's key). */
+export const CellProgramInput = RunCellInput.omit({ sessionKey: true })
+
+/**
+ * The cell as a program of the plugin (`programs: { python: cellProgram }`, run with `ctx.exec`): its
+ * result is the `CellResult` (exit status 0 for the program whatever the cell did; the cell's own
+ * status, limit and output are in it, for the model to read). The per-cell limits are the sandbox's
+ * (`limits.wallSeconds`, 30 s); the exec's own time limit, which drops the result, should leave room
+ * for a replay of the earlier cells, or be left unset.
+ */
+export const cellProgram = {
+  async run(input: unknown, ctx: { signal: AbortSignal; sessionId: string; seq?: number }): Promise<CellResult> {
+    return runCell({ ...CellProgramInput.parse(input), sessionKey: ctx.sessionId }, { signal: ctx.signal })
+  },
+}
+
 /** Stops the session's sandbox (the plugin's onSessionEnd). */
 export function release(sessionKey: string): void {
   killers.delete(sessionKey)

@@ -11,8 +11,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ProgramDef } from '@/lib/server/engine/plugin'
 import {
   bwrapArgs,
+  cellProgram,
   configurePool,
   NO_OUTPUT,
   poolSize,
@@ -140,6 +142,19 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
     it('disables sys.setrecursionlimit as the paper does', async () => {
       const r = await runCell({ sessionKey: key(), code: 'import sys\nsys.setrecursionlimit(10**6)' })
       expect(r.output).toBe('Setting recursion limit is disabled\n')
+    })
+
+    it('runs as a program of the plugin: the session id is the key, the input is checked', async () => {
+      const program: ProgramDef = cellProgram // the type the plugin's `programs` takes
+      expect(program.run).toBe(cellProgram.run)
+      const sessionId = key()
+      const ctx = { signal: new AbortController().signal, sessionId, seq: 1, limits: {} }
+      const a = await cellProgram.run({ code: 'z = 6' }, ctx)
+      const b = await cellProgram.run({ cells: ['z = 6'], code: 'z * 7' }, { ...ctx, seq: 2 })
+      expect(b).toMatchObject({ output: 'Out[3]: 42\n', coldStart: false })
+      expect(a.coldStart).toBe(true)
+      await expect(cellProgram.run({ cells: 'z = 6' }, ctx)).rejects.toThrow()
+      release(sessionId)
     })
 
     it('replays the earlier cells into a new sandbox when the live one is gone', async () => {

@@ -137,7 +137,10 @@ export const labellingPlugin = definePlugin(labelling, {
       // The item alone: the dataset instance's prediction (gold) never reaches a session.
       snapshot: (row) => row.input,
     })),
-  views: () => import('@/protocols/labelling/server/views').then((m) => ({ session: m.labellingSessionView })),
+  views: () =>
+    Promise.all([import('@/protocols/labelling/server/views'), import('@/protocols/labelling/server/pages')]).then(
+      ([m, pages]) => ({ session: m.labellingSessionView, studyPage: pages.labellingStudyPage }),
+    ),
   exports: () =>
     import('@/protocols/labelling/server/exports').then((m) => ({
       tables: m.labellingExports,

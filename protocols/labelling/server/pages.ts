@@ -22,6 +22,8 @@ import { LabellingConfig, type LabelSchema, type OptionValue, type Question } fr
  *       progress per annotator and per item, and the label browser
  *   /studies/{id}/p/labelling/agreement/{runId}?question=&level=&compare={runId}&resamples=&seed=&pseudo=1
  *       Fleiss κ, Krippendorff α, pairwise κ, per-annotator agreement, against gold, against another run
+ *   /studies/{id}/p/labelling/adjudicate/{runId}?against=annotators|gold|compare&compare=&question=&pseudo=1
+ *       the disputed items side by side with their final labels (server/adjudication.ts)
  * Both read the labels with SQL over the message rows (one row per label, one GROUP BY per item and
  * category), never by replaying sessions: 10,000 items × 3 labels stay one pass.
  */
@@ -621,6 +623,14 @@ export async function labellingStudyPage(
     if (!parsed.success) throw new AppError(400, parsed.error.issues[0]?.message ?? 'Invalid page parameters.')
     const data = await agreementPage(studyId, runId.data, args)
     return data ? { title: `Agreement: ${data.run.name}`, data } : null
+  }
+  if (path[0] === 'adjudicate') {
+    await requireStaff(actor, studyId)
+    const { AdjudicateArgs, adjudicationPage } = await import('@/protocols/labelling/server/adjudication')
+    const parsed = AdjudicateArgs.safeParse(args)
+    if (!parsed.success) throw new AppError(400, parsed.error.issues[0]?.message ?? 'Invalid page parameters.')
+    const data = await adjudicationPage(actor, studyId, runId.data, args)
+    return data ? { title: `Adjudication: ${data.run.name}`, data } : null
   }
   return null
 }

@@ -142,10 +142,14 @@ export const labellingPlugin = definePlugin(labelling, {
       ([m, pages]) => ({ session: m.labellingSessionView, studyPage: pages.labellingStudyPage }),
     ),
   exports: () =>
-    import('@/protocols/labelling/server/exports').then((m) => ({
-      tables: m.labellingExports,
-      files: m.labellingFiles,
-    })),
-  ops: () => import('@/protocols/labelling/server/datasets').then((m) => ({ datasets: m.labellingDatasets })),
+    Promise.all([
+      import('@/protocols/labelling/server/exports'),
+      import('@/protocols/labelling/server/adjudication'),
+    ]).then(([m, adj]) => ({ tables: { ...m.labellingExports, ...adj.finalLabelExports }, files: m.labellingFiles })),
+  ops: () =>
+    Promise.all([
+      import('@/protocols/labelling/server/datasets'),
+      import('@/protocols/labelling/server/adjudication'),
+    ]).then(([m, adj]) => ({ datasets: m.labellingDatasets, operations: [adj.adjudicateLabel] })),
   title: (item) => itemTitle(item),
 })

@@ -15,7 +15,9 @@ import { protocolPage } from '@/lib/server/services/protocol-pages'
 import { createRun } from '@/lib/server/services/runs'
 import { claimSeat, getSession, submitTurn } from '@/lib/server/services/sessions'
 import { labellingDataset } from '@/protocols/labelling/fixture'
+import { adjudicateLabel, type AdjudicationPageData } from '@/protocols/labelling/server/adjudication'
 import type { AgreementPageData, ProjectPageData } from '@/protocols/labelling/server/pages'
+import { exportRun } from '@/lib/server/services/run-export'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 
 /**
@@ -202,6 +204,92 @@ describe('labelling pages: 20 items × 3 annotators', () => {
     expect(text).not.toContain(a.userId)
     expect(text).not.toContain(b.userId)
     expect(view.data.messages).toHaveLength(1)
+  })
+  it('adjudication: the disputed items side by side; a researcher sets a final label with a note; an annotator is refused; the exports have it', async () => {
+    const P = Array.from({ length: 20 }, (_, p) => p)
+    const disputed = P.filter((p) => new Set([gradeA(p), gradeB(p), ...(p < 18 ? [gradeC(p)] : [])]).size > 1)
+    const r = await page<AdjudicationPageData>(researcher, ['adjudicate', runId], { pseudo: '1', pageSize: '100' })
+    if (!r.ok) throw new Error(r.error)
+    const d = r.data.data
+    expect(d.total).toBe(disputed.length)
+    expect(d.items.map((i) => i.position)).toEqual(disputed)
+    const first = d.items[0] as AdjudicationPageData['items'][number]
+    expect(first.labels.map((l) => [l.annotator, l.value])).toEqual([
+      ['Annotator 1', gradeA(first.position)],
+      ['Annotator 2', gradeB(first.position)],
+      ...(first.position < 18 ? [['Annotator 3', gradeC(first.position)]] : []),
+    ])
+    expect(JSON.stringify(d)).not.toContain(a.userId)
+    expect(first.final).toBeNull()
+
+    const set = await execute(adjudicateLabel, researcher, {
+      runId,
+      position: first.position,
+      value: 2,
+      note: 'Guideline 3: partial answer counts.',
+    })
+    expect(set.ok, JSON.stringify(set)).toBe(true)
+    // An annotator has no adjudicating scope; a value that is no option is a field error.
+    expect(
+      await execute(adjudicateLabel, a, { runId, position: first.position, value: 0, note: 'mine' }),
+    ).toMatchObject({ ok: false, status: 403 })
+    expect(await page(a, ['adjudicate', runId])).toMatchObject({ ok: false, status: 403 })
+    expect(
+      await execute(adjudicateLabel, researcher, { runId, position: first.position, value: 7, note: 'x' }),
+    ).toMatchObject({ ok: false, status: 400 })
+    expect(
+      await execute(adjudicateLabel, researcher, { runId, position: first.position, value: 1, note: '' }),
+    ).toMatchObject({ ok: false, status: 400 })
+    const audit = await db.auditLog.findMany({ where: { action: 'labelling.adjudicate', resourceId: runId } })
+    expect(audit).toHaveLength(1)
+    expect(audit[0]?.after).toMatchObject({
+      position: first.position,
+      value: 2,
+      note: 'Guideline 3: partial answer counts.',
+    })
+
+    const again = await page<AdjudicationPageData>(researcher, ['adjudicate', runId], { pageSize: '1' })
+    if (!again.ok) throw new Error(again.error)
+    expect(again.data.data.items[0]?.final).toMatchObject({ value: 2, note: 'Guideline 3: partial answer counts.' })
+
+    const out = await execute(exportRun, researcher, { runId, table: 'final-labels', format: 'jsonl' })
+    if (!out.ok) throw new Error(out.error)
+    const finals: Record<string, unknown>[] = []
+    for await (const l of out.data.lines()) finals.push(JSON.parse(String(l)))
+    expect(finals).toHaveLength(20)
+    expect(finals[first.position]).toMatchObject({
+      final: 2,
+      source: 'adjudicated',
+      note: 'Guideline 3: partial answer counts.',
+    })
+    // The others: the majority when there is one, else empty with the reason.
+    for (const p of P.filter((x) => x !== first.position)) {
+      const vals = [gradeA(p), gradeB(p), ...(p < 18 ? [gradeC(p)] : [])]
+      const counts = new Map<number, number>()
+      for (const v of vals) counts.set(v, (counts.get(v) ?? 0) + 1)
+      const top = Math.max(...counts.values())
+      const winners = [...counts].filter(([, n]) => n === top)
+      const row = finals[p] as Record<string, unknown>
+      if (winners.length === 1)
+        expect(row).toMatchObject({
+          final: winners[0]?.[0],
+          source: new Set(vals).size === 1 ? 'unanimous' : 'majority',
+          reason: '',
+        })
+      else expect(row).toMatchObject({ final: null, source: '', reason: 'tie: no majority' })
+    }
+    const ann = await execute(exportRun, researcher, { runId, table: 'annotations', format: 'jsonl' })
+    if (!ann.ok) throw new Error(ann.error)
+    const labels: Record<string, unknown>[] = []
+    for await (const l of ann.data.lines()) labels.push(JSON.parse(String(l)))
+    expect(labels).toHaveLength(58)
+    expect(labels[0]).toMatchObject({
+      annotatorId: a.userId,
+      pseudonym: 'Annotator 1',
+      schemaVersion: 1,
+      model: null,
+      promptVariant: null,
+    })
   })
 })
 

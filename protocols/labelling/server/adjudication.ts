@@ -13,7 +13,7 @@ import {
   writeAudit,
 } from '@/lib/server/sdk'
 import { LabellingConfig, type LabelSchema, type OptionValue, OptionValue as Value } from '@/protocols/labelling/core'
-import { majorityOf } from '@/protocols/labelling/server/pages'
+import { majorityOf } from '@/protocols/labelling/core/majority'
 
 /**
  * Adjudication of a labelling run (issue 25): the items where the annotators disagree (or disagree

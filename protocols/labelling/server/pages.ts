@@ -11,9 +11,9 @@ import {
   pairwiseKappa,
   perRaterAgreement,
 } from '@/lib/metrics/agreement'
-import { AppError } from '@/lib/server/errors'
-import { type Actor, db, hasScope, requireStudyAccess } from '@/lib/server/sdk'
+import { type Actor, AppError, db, hasScope, requireStudyAccess } from '@/lib/server/sdk'
 import { LabellingConfig, type LabelSchema, type OptionValue, type Question } from '@/protocols/labelling/core'
+import { majorityOf } from '@/protocols/labelling/core/majority'
 
 /**
  * Labelling's pages under a study (issue 25), staff only (write access to the study and the
@@ -36,6 +36,8 @@ const flag = z
 
 export const ProjectArgs = z.object({
   page: z.coerce.number().int().min(1).max(100_000).default(1),
+  /** The label browser's page (the items table has `page`). */
+  lpage: z.coerce.number().int().min(1).max(100_000).default(1),
   pageSize: z.coerce.number().int().min(1).max(200).default(50),
   annotator: z.string().trim().max(200).optional(),
   item: z.string().trim().max(200).optional(),
@@ -283,7 +285,7 @@ export async function projectPage(
     args.disagree,
     overall,
     args.pageSize,
-    (args.page - 1) * args.pageSize,
+    (args.lpage - 1) * args.pageSize,
   )
   return {
     kind: 'project',
@@ -311,7 +313,7 @@ export async function projectPage(
       })),
     },
     labels: {
-      page: args.page,
+      page: args.lpage,
       pageSize: args.pageSize,
       total: labelRows[0]?.total ?? 0,
       rows: labelRows.map((r) => ({
@@ -405,24 +407,6 @@ function versus(who: string, gold: number[], model: number[], resamples: number,
     pAgreeModel1: a.pAgreeModel1,
     auc: ci(auc),
   }
-}
-
-/** The most frequent label of an item; null on a tie. */
-export function majorityOf(values: readonly OptionValue[]): OptionValue | null {
-  const counts = new Map<string, { v: OptionValue; n: number }>()
-  for (const v of values) {
-    const k = JSON.stringify(v)
-    counts.set(k, { v, n: (counts.get(k)?.n ?? 0) + 1 })
-  }
-  let best: { v: OptionValue; n: number } | null = null
-  let tie = false
-  for (const c of counts.values()) {
-    if (!best || c.n > best.n) {
-      best = c
-      tie = false
-    } else if (c.n === best.n) tie = true
-  }
-  return best && !tie ? best.v : null
 }
 
 export interface AgreementPageData {
@@ -633,4 +617,17 @@ export async function labellingStudyPage(
     return data ? { title: `Adjudication: ${data.run.name}`, data } : null
   }
   return null
+}
+
+/** `views.studyPanel`: the study's labelling runs, linked to their pages (staff only; else no card). */
+export async function labellingStudyPanel(actor: Actor, studyId: string) {
+  const { access } = await requireStudyAccess(db, actor, studyId, 'read')
+  if (!access.includes('write') || !hasScope(actor.role, 'exports:read')) return { runs: [] }
+  const runs = await db.run.findMany({
+    where: { studyId, protocol: 'labelling' },
+    select: { id: true, name: true, status: true },
+    orderBy: { createdAt: 'asc' },
+    take: 50,
+  })
+  return { runs }
 }

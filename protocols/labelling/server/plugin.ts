@@ -139,7 +139,11 @@ export const labellingPlugin = definePlugin(labelling, {
     })),
   views: () =>
     Promise.all([import('@/protocols/labelling/server/views'), import('@/protocols/labelling/server/pages')]).then(
-      ([m, pages]) => ({ session: m.labellingSessionView, studyPage: pages.labellingStudyPage }),
+      ([m, pages]) => ({
+        session: m.labellingSessionView,
+        studyPage: pages.labellingStudyPage,
+        studyPanel: pages.labellingStudyPanel,
+      }),
     ),
   exports: () =>
     Promise.all([

@@ -137,12 +137,23 @@ export const labellingPlugin = definePlugin(labelling, {
       // The item alone: the dataset instance's prediction (gold) never reaches a session.
       snapshot: (row) => row.input,
     })),
-  views: () => import('@/protocols/labelling/server/views').then((m) => ({ session: m.labellingSessionView })),
+  views: () =>
+    Promise.all([import('@/protocols/labelling/server/views'), import('@/protocols/labelling/server/pages')]).then(
+      ([m, pages]) => ({
+        session: m.labellingSessionView,
+        studyPage: pages.labellingStudyPage,
+        studyPanel: pages.labellingStudyPanel,
+      }),
+    ),
   exports: () =>
-    import('@/protocols/labelling/server/exports').then((m) => ({
-      tables: m.labellingExports,
-      files: m.labellingFiles,
-    })),
-  ops: () => import('@/protocols/labelling/server/datasets').then((m) => ({ datasets: m.labellingDatasets })),
+    Promise.all([
+      import('@/protocols/labelling/server/exports'),
+      import('@/protocols/labelling/server/adjudication'),
+    ]).then(([m, adj]) => ({ tables: { ...m.labellingExports, ...adj.finalLabelExports }, files: m.labellingFiles })),
+  ops: () =>
+    Promise.all([
+      import('@/protocols/labelling/server/datasets'),
+      import('@/protocols/labelling/server/adjudication'),
+    ]).then(([m, adj]) => ({ datasets: m.labellingDatasets, operations: [adj.adjudicateLabel] })),
   title: (item) => itemTitle(item),
 })

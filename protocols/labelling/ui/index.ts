@@ -2,6 +2,7 @@ import type { ProtocolUi } from '@/components/protocols/types'
 import { LabellingMessageBody } from '@/protocols/labelling/ui/message-body'
 import { LabellingSessionView } from '@/protocols/labelling/ui/session-view'
 import { LabellingSetupForm } from '@/protocols/labelling/ui/setup-form'
+import { LabellingStudyPage, LabellingStudyPanel } from '@/protocols/labelling/ui/study-pages'
 import { LabellingTurnForm } from '@/protocols/labelling/ui/turn-form'
 
 /** Labelling in the pages (the server side: protocols/labelling/server). */
@@ -17,4 +18,6 @@ export const labellingUi: ProtocolUi = {
   SessionView: LabellingSessionView,
   TurnForm: LabellingTurnForm,
   MessageBody: LabellingMessageBody,
+  StudyPanel: LabellingStudyPanel,
+  StudyPage: LabellingStudyPage,
 }

@@ -334,6 +334,11 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({ studyId: c.studyId, runIds: [(await rehacTreeRun(c)).runId], epochs: 1 }),
   },
+  // Setting an item's final label: the labels:adjudicate scope (admin, researcher).
+  'labelling.adjudicate': {
+    allowed: STAFF,
+    input: async (c) => ({ runId: await labellingRun(c), position: 0, value: 1, note: 'probe' }),
+  },
   // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
   'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
   'sessions.claim': {
@@ -479,6 +484,48 @@ async function rehacStepSession(c: Ctx) {
  * A ReHAC run of the world's study with one question's tree of two ended episodes: the agent finishes
  * right at step 1, the human finishes wrong (both actions seen at the first state: one advantage row).
  */
+/** A labelling run of the world's study with one item's session (position 0), for adjudication. */
+async function labellingRun(c: Ctx) {
+  const schema = {
+    version: 1,
+    questions: [
+      {
+        id: 'O',
+        text: 'Relevant?',
+        type: 'ordinal',
+        required: true,
+        options: [0, 1, 2].map((v) => ({ value: v, label: String(v) })),
+      },
+    ],
+    overall: 'O',
+    rationale: 'off',
+    perTurn: false,
+    guidelines: '',
+  }
+  const run = await db.run.create({
+    data: {
+      studyId: c.studyId,
+      name: 'probe labelling',
+      protocol: 'labelling',
+      task: 'labelling',
+      datasetId: c.datasetId,
+      config: { schema },
+      seats: { annotator: { kind: 'human', claimable: true } },
+      repetitions: 1,
+    },
+  })
+  const instance = { kind: 'text', id: 'i0', text: 'probe' }
+  const s = await makeSession(c.studyId, {
+    protocol: 'labelling',
+    config: { schema },
+    task: 'labelling',
+    instance,
+    seats: {},
+  })
+  await db.protocolSession.update({ where: { id: s.id }, data: { runId: run.id, position: 0 } })
+  return run.id
+}
+
 async function rehacTreeRun(c: Ctx) {
   const instance = {
     id: 'q1',
@@ -905,6 +952,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'rehac.preview-step': TAKE_PART, // their own step, as sending it (a viewer member seated in it: 403)
   'rehac.suggest-step': TAKE_PART,
   'rehac.train': WRITE, // reads every trajectory of the study, as its exports do
+  'labelling.adjudicate': WRITE, // a final label is study content: study write, on top of labels:adjudicate
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

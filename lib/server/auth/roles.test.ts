@@ -26,6 +26,7 @@ const EXPECTED: Record<Scope, Role[]> = {
   'calls:read': ['admin', 'researcher'],
   'calls:read-all': ['admin'],
   'prices:manage': ['admin'],
+  'labels:adjudicate': ['admin', 'researcher'],
 }
 
 describe('role → scope table', () => {

@@ -45,6 +45,7 @@ export const SCOPES = [
   'calls:read', // the LLM call log of your studies and of calls you caused
   'calls:read-all', // every LLM call
   'prices:manage', // the per-model price table
+  'labels:adjudicate', // set the final label of a labelling item (with a note) in studies you may write
 ] as const
 export type Scope = (typeof SCOPES)[number]
 
@@ -68,6 +69,7 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
     'media:read',
     'connections:manage',
     'calls:read',
+    'labels:adjudicate',
   ],
   expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read'],
   annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read'],

@@ -10,7 +10,7 @@ import { createRun } from '@/lib/server/services/runs'
 import { ASPECT_LINES, ROLE_LINE } from '@/protocols/labelling/core/prompt'
 import { FIXTURE_ITEMS, labellingDataset } from '@/protocols/labelling/fixture'
 import type { PromptLabData } from '@/protocols/labelling/server/prompt-lab'
-import { LabellingStudyPage } from '@/protocols/labelling/ui/prompt-lab'
+import { labellingUi } from '@/protocols/labelling/ui'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { fakeConnection, useFakeLlm } from '../../../tests/support/llm'
 
@@ -109,7 +109,7 @@ describe('the prompt lab', () => {
     for (const r of d.runs) expect(r.calls).toBe(5)
     // The page draws Table 2 with the unparseable counts, the RBO note and the Run form's prompt preview.
     const html = renderToStaticMarkup(
-      createElement(LabellingStudyPage, {
+      createElement(labellingUi.StudyPage!, {
         study: { id: study.id, name: 'S' },
         path: ['prompt-lab'],
         title: ok.data.title,

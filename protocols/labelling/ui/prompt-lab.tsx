@@ -32,7 +32,7 @@ function CellText({ cell, best }: { cell: Cell | null; best: boolean }) {
 }
 
 /** The labelling protocol's study pages: the prompt lab (server/prompt-lab.ts). Text only, escaped by React. */
-export function LabellingStudyPage({ study, title, data }: StudyPageProps) {
+export function PromptLabStudyPage({ study, title, data }: StudyPageProps) {
   const d = data as PromptLabData
   const base = `/studies/${study.id}/p/labelling/prompt-lab`
   const q = (extra: Record<string, string>) =>

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { ProtocolError } from '@/lib/protocols/types'
-import { badRequest, definePlugin, type HumanContext, type Produced } from '@/lib/server/sdk'
+import { type Actor, badRequest, definePlugin, type HumanContext, type Produced } from '@/lib/server/sdk'
 import {
   itemTitle,
   type LabelMessage,
@@ -138,13 +138,19 @@ export const labellingPlugin = definePlugin(labelling, {
       snapshot: (row) => row.input,
     })),
   views: () =>
-    Promise.all([import('@/protocols/labelling/server/views'), import('@/protocols/labelling/server/pages')]).then(
-      ([m, pages]) => ({
-        session: m.labellingSessionView,
-        studyPage: pages.labellingStudyPage,
-        studyPanel: pages.labellingStudyPanel,
-      }),
-    ),
+    Promise.all([
+      import('@/protocols/labelling/server/views'),
+      import('@/protocols/labelling/server/pages'),
+      import('@/protocols/labelling/server/prompt-lab'),
+    ]).then(([m, pages, lab]) => ({
+      session: m.labellingSessionView,
+      // The prompt lab's path is its own (server/prompt-lab.ts); every other page is pages.ts's.
+      studyPage: (actor: Actor, studyId: string, path: string[], args: Record<string, string>) =>
+        path[0] === 'prompt-lab'
+          ? lab.promptLabStudyPage(actor, studyId, path, args)
+          : pages.labellingStudyPage(actor, studyId, path, args),
+      studyPanel: pages.labellingStudyPanel,
+    })),
   exports: () =>
     Promise.all([
       import('@/protocols/labelling/server/exports'),
@@ -154,6 +160,10 @@ export const labellingPlugin = definePlugin(labelling, {
     Promise.all([
       import('@/protocols/labelling/server/datasets'),
       import('@/protocols/labelling/server/adjudication'),
-    ]).then(([m, adj]) => ({ datasets: m.labellingDatasets, operations: [adj.adjudicateLabel] })),
+      import('@/protocols/labelling/server/trec-import'),
+    ]).then(([m, adj, trec]) => ({
+      datasets: { ...m.labellingDatasets, ...trec.trecDatasets },
+      operations: [adj.adjudicateLabel],
+    })),
   title: (item) => itemTitle(item),
 })

@@ -83,9 +83,10 @@ export async function planLabelling(
   if (input.repetitions > MAX_SLOTS)
     throw badRequest(`At most ${MAX_SLOTS} annotators per item.`, { repetitions: [`At most ${MAX_SLOTS} slots.`] })
   const ds = await tools.dataset(input.datasetId)
-  if (ds.kind !== 'labelling-items')
+  // `trec` (server/trec-import.ts) holds query–document items with the qrels as gold, as labelling-items may.
+  if (ds.kind !== 'labelling-items' && ds.kind !== 'trec')
     throw badRequest(`A labelling run labels a dataset of items; "${ds.name}" is a ${ds.kind} dataset.`, {
-      datasetId: ['Choose a labelling-items dataset.'],
+      datasetId: ['Choose a labelling-items or trec dataset.'],
     })
   const schema = LabelSchema.parse(input.config.schema)
   return {

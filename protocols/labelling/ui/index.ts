@@ -1,6 +1,8 @@
-import type { ProtocolUi } from '@/components/protocols/types'
+import { createElement } from 'react'
+import type { ProtocolUi, StudyPageProps } from '@/components/protocols/types'
 import { LabellingMessageBody } from '@/protocols/labelling/ui/message-body'
 import { LabellingSessionView } from '@/protocols/labelling/ui/session-view'
+import { PromptLabStudyPage } from '@/protocols/labelling/ui/prompt-lab'
 import { LabellingSetupForm } from '@/protocols/labelling/ui/setup-form'
 import { LabellingStudyPage, LabellingStudyPanel } from '@/protocols/labelling/ui/study-pages'
 import { LabellingTurnForm } from '@/protocols/labelling/ui/turn-form'
@@ -19,5 +21,7 @@ export const labellingUi: ProtocolUi = {
   TurnForm: LabellingTurnForm,
   MessageBody: LabellingMessageBody,
   StudyPanel: LabellingStudyPanel,
-  StudyPage: LabellingStudyPage,
+  // The prompt lab (ui/prompt-lab.tsx) has its own path; the other pages are study-pages.tsx's.
+  StudyPage: (props: StudyPageProps) =>
+    createElement(props.path[0] === 'prompt-lab' ? PromptLabStudyPage : LabellingStudyPage, props),
 }

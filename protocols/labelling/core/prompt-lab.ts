@@ -241,7 +241,7 @@ function orderings(index: RankIndex, queryRun: string, relevant: Uint8Array): { 
 }
 
 /** 1 for the drawn items whose label (null: none) is relevant (≥ 1). */
-function relevantOf(n: number, labelOf: (i: number) => number | null, idx: Uint32Array, into: Uint8Array): Uint8Array {
+function relevantOf(_n: number, labelOf: (i: number) => number | null, idx: Uint32Array, into: Uint8Array): Uint8Array {
   into.fill(0)
   for (let p = 0; p < idx.length; p++) {
     const i = idx[p]!
@@ -360,7 +360,7 @@ export function promptLabTable(
   for (const c of COLUMNS) {
     const candidates = rows
       .map((r) => ({ id: r.name, cell: r[c] }))
-      .filter((x): x is { id: string; cell: Cell } => x.cell !== null && x.cell.samples.every((s) => !Number.isNaN(s)))
+      .filter((x): x is { id: string; cell: Cell } => x.cell?.samples.every((s) => !Number.isNaN(s)))
       .map((x) => ({ id: x.id, samples: x.cell.samples }))
     best[c] =
       candidates.length >= 2 && resamples >= 2 ? markBest(candidates, { higherIsBetter: HIGHER_IS_BETTER[c] }) : null

@@ -619,15 +619,23 @@ export async function labellingStudyPage(
   return null
 }
 
-/** `views.studyPanel`: the study's labelling runs, linked to their pages (staff only; else no card). */
+/**
+ * `views.studyPanel`: the study's labelling runs, linked to their pages, and the prompt lab (staff only:
+ * `staff` false and no runs for anyone else, so no card).
+ */
 export async function labellingStudyPanel(actor: Actor, studyId: string) {
   const { access } = await requireStudyAccess(db, actor, studyId, 'read')
-  if (!access.includes('write') || !hasScope(actor.role, 'exports:read')) return { runs: [] }
+  if (!access.includes('write') || !hasScope(actor.role, 'exports:read')) return { staff: false, runs: [] }
   const runs = await db.run.findMany({
     where: { studyId, protocol: 'labelling' },
     select: { id: true, name: true, status: true },
     orderBy: { createdAt: 'asc' },
     take: 50,
   })
-  return { runs }
+  // The card shows in a study that labels: it has labelling runs, items to label, or is a labelling study.
+  const labels =
+    runs.length > 0 ||
+    (await db.dataset.count({ where: { studyId, kind: { in: ['labelling-items', 'trec'] } } })) > 0 ||
+    (await db.study.count({ where: { id: studyId, protocol: 'labelling' } })) > 0
+  return { staff: labels, runs }
 }

@@ -38,12 +38,24 @@ export function LabellingStudyPage({ study, title, data }: StudyPageProps) {
   )
 }
 
-/** The study card: each labelling run with its three pages (no card without runs or for non-staff). */
+/** The study card: the prompt lab, and each labelling run with its three pages (staff only; else no card). */
 export function LabellingStudyPanel({ studyId, data }: StudyPanelProps) {
-  const { runs } = (data ?? { runs: [] }) as { runs: Array<{ id: string; name: string; status: string }> }
-  if (!runs.length) return null
+  const { staff, runs } = (data ?? { staff: false, runs: [] }) as {
+    staff?: boolean
+    runs: Array<{ id: string; name: string; status: string }>
+  }
+  if (!staff) return null
   return (
     <Card title="Labelling projects" description="Progress, agreement (κ, α, against gold) and adjudication per run.">
+      <p className="mb-2 text-sm">
+        <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/prompt-lab`}>
+          Prompt lab
+        </Link>{' '}
+        <span className="text-stone-600">
+          : compare the LLM labeller&apos;s prompt variants against gold (Thomas et al., Table 2).
+        </span>
+      </p>
+      {runs.length ? null : <p className="text-sm text-stone-600">No labelling runs in this study yet.</p>}
       <ul className="space-y-1 text-sm">
         {runs.map((r) => (
           <li key={r.id}>

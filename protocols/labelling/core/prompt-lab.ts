@@ -360,7 +360,7 @@ export function promptLabTable(
   for (const c of COLUMNS) {
     const candidates = rows
       .map((r) => ({ id: r.name, cell: r[c] }))
-      .filter((x): x is { id: string; cell: Cell } => x.cell?.samples.every((s) => !Number.isNaN(s)))
+      .filter((x): x is { id: string; cell: Cell } => x.cell?.samples.every((s) => !Number.isNaN(s)) === true)
       .map((x) => ({ id: x.id, samples: x.cell.samples }))
     best[c] =
       candidates.length >= 2 && resamples >= 2 ? markBest(candidates, { higherIsBetter: HIGHER_IS_BETTER[c] }) : null

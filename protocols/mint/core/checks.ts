@@ -97,7 +97,8 @@ export function mmluOptions(prompt: string): Map<string, string> | null {
 const isDigits = (s: string) => /^\d+$/.test(s)
 /** MultipleChoiceTask.compare_w_digits. */
 function mcCompare(reference: string, answer: string): boolean {
-  if (isDigits(reference) && isDigits(answer)) return Math.abs(Number(reference) - Number(answer)) <= 0.05 * Number(reference)
+  if (isDigits(reference) && isDigits(answer))
+    return Math.abs(Number(reference) - Number(answer)) <= 0.05 * Number(reference)
   return answer.includes(reference)
 }
 
@@ -378,7 +379,8 @@ function pyEquals(a: PyValue, b: PyValue): boolean {
   const y = numeric(b)
   if (x !== null && y !== null) return x === y
   if (a.t === 'str' && b.t === 'str') return a.v === b.v
-  if (a.t === 'list' && b.t === 'list') return a.v.length === b.v.length && a.v.every((v, k) => pyEquals(v, b.v[k] as PyValue))
+  if (a.t === 'list' && b.t === 'list')
+    return a.v.length === b.v.length && a.v.every((v, k) => pyEquals(v, b.v[k] as PyValue))
   return false
 }
 

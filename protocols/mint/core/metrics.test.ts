@@ -44,6 +44,11 @@ describe('MINT metrics', () => {
 
   it('refuses a fit without two distinct budgets', () => {
     expect(() => ols([{ x: 5, y: 1 }])).toThrow(/two points/)
-    expect(() => ols([{ x: 5, y: 1 }, { x: 5, y: 2 }])).toThrow(/distinct/)
+    expect(() =>
+      ols([
+        { x: 5, y: 1 },
+        { x: 5, y: 2 },
+      ]),
+    ).toThrow(/distinct/)
   })
 })

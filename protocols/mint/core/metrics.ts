@@ -121,5 +121,5 @@ export function invalidActionRatio(episodes: readonly EpisodeOutcome[]): {
 /** Rounds a percentage to 2 decimals (half away from zero), null kept. */
 export function round2(x: number | null): number | null {
   if (x === null) return null
-  return Math.sign(x) * Math.round(Math.abs(x) * 100 + 1e-9) / 100
+  return (Math.sign(x) * Math.round(Math.abs(x) * 100 + 1e-9)) / 100
 }

@@ -6,6 +6,7 @@ import {
   chatHistory,
   INVALID_INPUT_MESSAGE,
   type MintMessage,
+  type MintMessageBody,
   mintConfig,
   mintInstance,
   mintProtocol,
@@ -14,7 +15,7 @@ import {
 import { feedbackPrompt, instructionPrompt, taskPrompt } from './prompts'
 
 const gsm = mintInstance.parse({ id: '0', dataset: 'gsm8k', prompt: 'What is 2+4?', reference: '6' })
-type Out = Omit<MintMessage, 'seq'>
+type Out = MintMessageBody
 const log = (...ms: Out[]) => ms.map((m, i) => ({ ...m, seq: i + 1 }) as MintMessage)
 const agent = (content: string): Out => ({ sender: 'agent', kind: 'turn', content, error: null })
 const tool = (output: string): Out => ({ sender: 'tool', kind: 'observation', output, done: false })
@@ -48,7 +49,16 @@ describe('MINT protocol', () => {
     // two proposals of p = 2 used up: the verdict "correct" wins (the authors check success first)
     expect(mintProtocol.next(s)).toEqual({ done: true, reason: 'task_success' })
     const h = chatHistory(s, instructionPrompt(config, gsm))
-    expect(h.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'])
+    expect(h.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ])
     expect(h[2]?.content).toBe('Observation:\n6\nYou have 4 steps left and 2 chances to propose solution left.\n')
     expect(h[4]?.content).toBe(
       'Observation:\nYour answer is wrong.\nYou have 3 steps left and 1 chances to propose solution left.\n',
@@ -61,7 +71,12 @@ describe('MINT protocol', () => {
 
   it('ends at max_propose_steps and max_steps; the last-step warning at one step left', () => {
     const k2 = mintConfig.parse({ k: 2 })
-    const a = replay(mintProtocol, k2, gsm, log(agent('<solution>1</solution>'), verdict(false), agent('<solution>2</solution>'), verdict(false)))
+    const a = replay(
+      mintProtocol,
+      k2,
+      gsm,
+      log(agent('<solution>1</solution>'), verdict(false), agent('<solution>2</solution>'), verdict(false)),
+    )
     expect(mintProtocol.next(a)).toEqual({ done: true, reason: 'max_propose_steps' })
     const b = replay(mintProtocol, k2, gsm, log(agent('<execute>1</execute>'), tool('1')))
     expect(userMessage(b.turns[0] as (typeof b.turns)[0])).toBe(
@@ -69,7 +84,12 @@ describe('MINT protocol', () => {
     )
     const c = replay(mintProtocol, k2, gsm, log(agent('<execute>1</execute>'), tool('1'), agent('no tags')))
     expect(mintProtocol.next(c)).toEqual({ done: true, reason: 'max_steps' })
-    const d = replay(mintProtocol, k2, gsm, log({ sender: 'agent', kind: 'turn', content: '', error: 'context length exceeded' }))
+    const d = replay(
+      mintProtocol,
+      k2,
+      gsm,
+      log({ sender: 'agent', kind: 'turn', content: '', error: 'context length exceeded' }),
+    )
     expect(mintProtocol.next(d)).toEqual({ done: true, reason: 'error' })
     expect(d.error).toBe('context length exceeded')
   })
@@ -97,7 +117,12 @@ describe('MINT protocol', () => {
     expect(binaryFeedback('Fine. This is GOOD.')).toBe('')
     expect(binaryFeedback('no sentence')).toBe('')
     const binary = mintConfig.parse({ feedback: { mode: 'binary' } })
-    const s = replay(mintProtocol, binary, gsm, log(agent('<execute>x</execute>'), tool('1'), fb('This is NOT GOOD. Hm.')))
+    const s = replay(
+      mintProtocol,
+      binary,
+      gsm,
+      log(agent('<execute>x</execute>'), tool('1'), fb('This is NOT GOOD. Hm.')),
+    )
     expect(s.turns[0]?.feedback).toBe('This is GOOD.') // the authors' rule: "GOOD" in "This is NOT GOOD."
   })
 
@@ -112,14 +137,16 @@ describe('MINT protocol', () => {
       }
       return null
     }
-    expect(code(() => mintProtocol.apply(s, { seq: 1, sender: 'tool', kind: 'observation', output: '', done: false }))).toBe(
-      'not_your_turn',
-    )
-    expect(code(() => mintProtocol.apply(s, { seq: 2, sender: 'agent', kind: 'turn', content: 'x', error: null }))).toBe('bad_seq')
+    expect(
+      code(() => mintProtocol.apply(s, { seq: 1, sender: 'tool', kind: 'observation', output: '', done: false })),
+    ).toBe('not_your_turn')
+    expect(
+      code(() => mintProtocol.apply(s, { seq: 2, sender: 'agent', kind: 'turn', content: 'x', error: null })),
+    ).toBe('bad_seq')
     const done = replay(mintProtocol, config, gsm, log(agent('<solution>6</solution>'), verdict(true)))
-    expect(code(() => mintProtocol.apply(done, { seq: 3, sender: 'agent', kind: 'turn', content: 'x', error: null }))).toBe(
-      'finished',
-    )
+    expect(
+      code(() => mintProtocol.apply(done, { seq: 3, sender: 'agent', kind: 'turn', content: 'x', error: null })),
+    ).toBe('finished')
   })
 
   it('an empty <solution></solution> is a proposal answered with the formatting error (the authors’ rule)', () => {
@@ -136,9 +163,13 @@ describe('MINT protocol', () => {
     expect(taskPrompt(mintInstance.parse({ id: '1', dataset: 'humaneval', prompt: 'def f():\n', reference: '' }))).toBe(
       'Complete the following code:\n\ndef f():\n',
     )
-    expect(taskPrompt(mintInstance.parse({ id: '1', dataset: 'mbpp', prompt: '"""Write f."""\n', reference: '' }))).toBe('Write f.')
+    expect(
+      taskPrompt(mintInstance.parse({ id: '1', dataset: 'mbpp', prompt: '"""Write f."""\n', reference: '' })),
+    ).toBe('Write f.')
     const p = instructionPrompt(mintConfig.parse({ k: 3 }), gsm)
-    expect(p).toContain('You have 3 chances to interact with the environment or propose a solution. You can only propose a solution 2 times.')
+    expect(p).toContain(
+      'You have 3 chances to interact with the environment or propose a solution. You can only propose a solution 2 times.',
+    )
     expect(p.endsWith('\n---\n\nTask:\nWhat is 2+4?\n')).toBe(true)
     const [sys, user] = addSystemMessage([{ role: 'user', content: p }])
     expect(sys?.content.startsWith('You are a helpful assistant')).toBe(true)
@@ -151,8 +182,12 @@ describe('MINT protocol', () => {
     const s = replay(mintProtocol, noGt, gsm, log(agent('<execute>x</execute>'), tool('1')))
     const prompt = feedbackPrompt(s, chatHistory(s, instructionPrompt(noGt, gsm)))
     expect(prompt.startsWith('You are an expert tasked with evaluating')).toBe(true)
-    expect(prompt).toContain('\nTask:\nWhat is 2+4?\n\nAssistant:\n<execute>x</execute>\n\nObservation:\n1\nYou have 4 steps left')
-    expect(prompt).toContain('Correct solution (please DO NOT disclose the correct solution to the assistant): NOT GIVEN\n')
+    expect(prompt).toContain(
+      '\nTask:\nWhat is 2+4?\n\nAssistant:\n<execute>x</execute>\n\nObservation:\n1\nYou have 4 steps left',
+    )
+    expect(prompt).toContain(
+      'Correct solution (please DO NOT disclose the correct solution to the assistant): NOT GIVEN\n',
+    )
     expect(prompt.endsWith('Now provide your feedback.\nExpert feedback:\n')).toBe(true)
     expect(prompt).not.toContain('You are a helpful assistant')
     const gt = mintConfig.parse({ feedback: { mode: 'textual', groundTruth: true } })

@@ -173,6 +173,8 @@ const feedbackMessage = z.object({
 })
 export const mintMessage = z.discriminatedUnion('sender', [agentMessage, toolMessage, envMessage, feedbackMessage])
 export type MintMessage = z.output<typeof mintMessage>
+/** A message without its number (each sender's shape kept apart). */
+export type MintMessageBody = MintMessage extends infer M ? (M extends MintMessage ? Omit<M, 'seq'> : never) : never
 
 export type ActionKind = 'propose_solution' | 'use_tool' | 'invalid_action'
 export type TerminateReason = 'task_success' | 'max_steps' | 'max_propose_steps' | 'error'
@@ -226,7 +228,28 @@ export function extractTagged(reply: string, tag: 'execute' | 'solution'): strin
 
 /** Python's str.strip() with no argument (ASCII whitespace and the Unicode spaces it also strips). */
 export function pyStrip(s: string): string {
-  return s.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, '')
+  let a = 0
+  let b = s.length
+  while (a < b && isPySpace(s.charCodeAt(a))) a++
+  while (b > a && isPySpace(s.charCodeAt(b - 1))) b--
+  return s.slice(a, b)
+}
+
+/** Python's str.isspace() for one UTF-16 unit (JS's \s differs: it has U+FEFF and lacks U+001C–U+001F, U+0085). */
+function isPySpace(c: number): boolean {
+  return (
+    (c >= 0x09 && c <= 0x0d) ||
+    (c >= 0x1c && c <= 0x20) ||
+    c === 0x85 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  )
 }
 
 /** The authors' lm_output_to_action: a reply with `<solution>` is a proposal, anything else a tool call. */
@@ -346,7 +369,14 @@ export const mintProtocol: Protocol<MintConfig, MintState, MintMessage, MintInst
         if (msg.error !== null) {
           turn.observation = `An error occurred. ${msg.error}`
           return closeTurn(
-            { ...base, turns: [...state.turns, turn], finished: true, success: false, reason: 'error', error: msg.error },
+            {
+              ...base,
+              turns: [...state.turns, turn],
+              finished: true,
+              success: false,
+              reason: 'error',
+              error: msg.error,
+            },
             turn,
           )
         }
@@ -375,8 +405,7 @@ export const mintProtocol: Protocol<MintConfig, MintState, MintMessage, MintInst
         const last = state.turns[state.turns.length - 1] as MintTurn
         const turn = { ...last, observation: pyStrip(msg.output) }
         const turns = [...state.turns.slice(0, -1), turn]
-        if (msg.done)
-          return closeTurn({ ...base, turns, finished: true, success: true, reason: 'task_success' }, turn)
+        if (msg.done) return closeTurn({ ...base, turns, finished: true, success: true, reason: 'task_success' }, turn)
         return closeTurn({ ...base, turns }, turn)
       }
       case 'env': {
@@ -447,7 +476,7 @@ export function chatHistory(state: MintState, instructionPrompt: string): ChatMe
 /** The authors' add_system_message: for chat models, the first message split on "\n---\n" into system + user. */
 export function addSystemMessage(messages: readonly ChatMessage[]): ChatMessage[] {
   const [first, ...rest] = messages
-  if (!first || first.role !== 'user') throw new Error('The first message must be the user instruction prompt.')
+  if (first?.role !== 'user') throw new Error('The first message must be the user instruction prompt.')
   const parts = first.content.split('\n---\n')
   if (parts.length !== 3)
     throw new Error(`The instruction prompt splits into ${parts.length} parts on "\\n---\\n", not 3.`)

@@ -113,7 +113,8 @@ export type MintRecord = z.output<typeof mintRecord>
 
 /** One line of a results.jsonl; `where` names it in errors ("file:line"). */
 export function parseRecord(line: string, where: string): MintRecord {
-  if (line.length > MAX_RECORD_CHARS) throw new Error(`${where}: the record is longer than ${MAX_RECORD_CHARS} characters.`)
+  if (line.length > MAX_RECORD_CHARS)
+    throw new Error(`${where}: the record is longer than ${MAX_RECORD_CHARS} characters.`)
   let json: unknown
   try {
     json = JSON.parse(line)
@@ -122,7 +123,9 @@ export function parseRecord(line: string, where: string): MintRecord {
   }
   const r = mintRecord.safeParse(json)
   if (!r.success)
-    throw new Error(`${where}: not a MINT record: ${r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`)
+    throw new Error(
+      `${where}: not a MINT record: ${r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`,
+    )
   return r.data
 }
 
@@ -153,7 +156,9 @@ export function parseTaskLines(text: string, where: string, max = 10_000): MintT
     }
     const r = mintTaskLine.safeParse(json)
     if (!r.success)
-      throw new Error(`${where}:${i + 1}: not a MINT task: ${r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`)
+      throw new Error(
+        `${where}:${i + 1}: not a MINT task: ${r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`,
+      )
     out.push(r.data)
   })
   return out

@@ -112,7 +112,8 @@ export async function srSummary(dir: string, t: Pick<CliTools, 'readLines' | 'Cl
   // Δfeedback: the textual feedback run without ground truth (the paper's default), else the only feedback
   // run, against the run without feedback at the same k.
   const fb = list.filter((r) => r.feedback !== null)
-  const chosen = fb.find((r) => r.phf?.form === 'textual' && !r.phf.groundTruth) ?? (fb.length === 1 ? fb[0] : undefined)
+  const chosen =
+    fb.find((r) => r.phf?.form === 'textual' && !r.phf.groundTruth) ?? (fb.length === 1 ? fb[0] : undefined)
   const base = chosen && noFeedback.find((r) => r.k === chosen.k && r.p === chosen.p)
   let delta: Record<string, number | null> | null = null
   if (chosen && base) {

@@ -34,7 +34,9 @@ describeShared(
     })
 
     it('renders the instruction prompt equal to history[0] byte for byte for every record', () => {
-      const differ = records.filter((r) => instructionPrompt(r.config, r.instance) !== r.record.state.history[0]?.content)
+      const differ = records.filter(
+        (r) => instructionPrompt(r.config, r.instance) !== r.record.state.history[0]?.content,
+      )
       expect(differ.map((r) => `${r.file}:${r.line}`)).toEqual([])
     })
 
@@ -45,7 +47,8 @@ describeShared(
         const where = `${r.file}:${r.line}`
         const history = chatHistory(state, instructionPrompt(r.config, r.instance))
         if (JSON.stringify(history) !== JSON.stringify(r.record.state.history)) bad.push(`${where} history`)
-        if (JSON.stringify(state.counts) !== JSON.stringify(r.record.state.agent_action_count)) bad.push(`${where} counts`)
+        if (JSON.stringify(state.counts) !== JSON.stringify(r.record.state.agent_action_count))
+          bad.push(`${where} counts`)
         if (state.reason !== r.record.state.terminate_reason) bad.push(`${where} reason ${state.reason}`)
         if (state.success !== r.record.state.success) bad.push(`${where} success`)
         if (!mintProtocol.next(state).done) bad.push(`${where} not done`)
@@ -82,7 +85,8 @@ describeShared(
           const ours = checkProposal(r.instance, answer)
           const legacy = checkProposal(r.instance, answer, { legacyTolerance: true })
           if (legacy?.kind === 'verdict' && legacy.correct === released) agreeLegacy++
-          const d = (perDataset[r.run.dataset] ??= [0, 0])
+          const d = perDataset[r.run.dataset] ?? [0, 0]
+          perDataset[r.run.dataset] = d
           d[1]++
           if (ours?.kind === 'verdict' && ours.correct === released) {
             agree++

@@ -1,7 +1,14 @@
 // Helpers for the tests on the authors' released MINT subset (../shared/datasets/mint, never copied here).
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { type MintConfig, type MintInstance, type MintMessage, mintConfig, mintInstance } from '@/protocols/mint/core/protocol'
+import {
+  type MintConfig,
+  type MintInstance,
+  type MintMessage,
+  type MintMessageBody,
+  mintConfig,
+  mintInstance,
+} from '@/protocols/mint/core/protocol'
 import {
   type MintRecord,
   type MintTaskLine,
@@ -38,15 +45,20 @@ export function tasksOf(dataset: string): MintTaskLine[] {
 
 /** Every released record, with the config of its run and the instance built from test_prompts.json. */
 export function releasedRecords(): Released[] {
-  const files = (readdirSync(OUTPUTS, { recursive: true }) as string[]).filter((f) => f.endsWith('results.jsonl')).sort()
+  const files = (readdirSync(OUTPUTS, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('results.jsonl'))
+    .sort()
   const out: Released[] = []
   for (const file of files) {
     const run = parseRunPath(file)
-    const lines = readFileSync(path.join(OUTPUTS, file), 'utf8').split('\n').filter((l) => l !== '')
+    const lines = readFileSync(path.join(OUTPUTS, file), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
     lines.forEach((l, i) => {
       const record = parseRecord(l, `${file}:${i + 1}`)
       const task = run.dataset === 'alfworld' ? null : tasksOf(run.dataset).find((t) => t.id === record.task.task_id)
-      if (run.dataset !== 'alfworld' && !task) throw new Error(`${file}:${i + 1}: task ${record.task.task_id} not in tasks/`)
+      if (run.dataset !== 'alfworld' && !task)
+        throw new Error(`${file}:${i + 1}: task ${record.task.task_id} not in tasks/`)
       const instance = mintInstance.parse({
         id: String(record.task.task_id),
         dataset: run.dataset,
@@ -89,7 +101,7 @@ export function feedbackOf(userContent: string): string {
 export function messagesOf(r: Released): MintMessage[] {
   const h = r.record.state.history
   const msgs: MintMessage[] = []
-  const push = (m: Omit<MintMessage, 'seq'>) => msgs.push({ ...m, seq: msgs.length + 1 } as MintMessage)
+  const push = (m: MintMessageBody) => msgs.push({ ...m, seq: msgs.length + 1 } as MintMessage)
   for (let i = 1; i < h.length; i++) {
     const m = h[i] as { role: string; content: string }
     if (m.role !== 'assistant') continue
@@ -103,7 +115,8 @@ export function messagesOf(r: Released): MintMessage[] {
     } else if (extractCode(reply)) {
       push({ sender: 'tool', kind: 'observation', output: next ? observationOf(next.content) : '', done: success })
     }
-    if (next && feedbackOf(next.content) !== '') push({ sender: 'feedback', kind: 'feedback', text: feedbackOf(next.content) })
+    if (next && feedbackOf(next.content) !== '')
+      push({ sender: 'feedback', kind: 'feedback', text: feedbackOf(next.content) })
   }
   if (r.record.state.terminate_reason === 'error')
     push({ sender: 'agent', kind: 'turn', content: '', error: r.record.state.error ?? 'error' })

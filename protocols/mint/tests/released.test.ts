@@ -31,6 +31,9 @@ describeShared(
       const games = parseGameIds(readFileSync(path.join(MINT_DIR, 'tasks', 'alfworld', 'gamefile_id.txt'), 'utf8'))
       expect(games.every((g) => g.type !== null && g.note.includes('not installed'))).toBe(true)
       expect(n + games.length).toBe(40)
+      // the sub-type read from each game id is the one the released records name
+      for (const r of records.filter((x) => x.run.dataset === 'alfworld'))
+        expect(games.find((g) => g.id === r.instance.id)?.type).toBe(r.instance.alfworldType)
     })
 
     it('renders the instruction prompt equal to history[0] byte for byte for every record', () => {

@@ -52,6 +52,8 @@ export const WRONG_ANSWER = 'Your answer is wrong.'
 
 /** The evaluated model's settings (the authors' OpenAILMAgent) and the feedback model's (OpenAIFeedbackAgent). */
 export const AGENT_LLM_SETTINGS = {
+  /** The released runs send the instruction prompt as one user message (see addSystemMessage). */
+  addSystemMessage: false,
   temperature: 0,
   maxTokens: 512,
   stop: ['\nObservation:', '\nExpert feedback:', '\nTask:', '\n---'],
@@ -473,7 +475,13 @@ export function chatHistory(state: MintState, instructionPrompt: string): ChatMe
   return out
 }
 
-/** The authors' add_system_message: for chat models, the first message split on "\n---\n" into system + user. */
+/**
+ * The authors' LMAgent.add_system_message: the first message split on "\n---\n" into a system part (the
+ * instructions and tools) and a user part (the example and the task). Off by default, as in the released
+ * runs: only the Bard and vLLM agents call it, and only with `add_system_message: true` in their config
+ * (false in every listed config); the OpenAI agent that ran gpt-3.5-turbo-0613 sends `state.history` as
+ * it is, one user message holding the whole instruction prompt, which is what the released history shows.
+ */
 export function addSystemMessage(messages: readonly ChatMessage[]): ChatMessage[] {
   const [first, ...rest] = messages
   if (first?.role !== 'user') throw new Error('The first message must be the user instruction prompt.')

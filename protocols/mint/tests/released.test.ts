@@ -59,7 +59,7 @@ describeShared(
       expect(bad).toEqual([])
     })
 
-    it('the chat split (add_system_message) gives 3 parts for every instruction prompt; the released history keeps one user message', () => {
+    it('the chat split (add_system_message, off in the released runs) gives 3 parts for every instruction prompt; the released history keeps one user message', () => {
       for (const r of records) {
         const [sys, user] = addSystemMessage([{ role: 'user', content: r.record.state.history[0]?.content ?? '' }])
         expect(sys?.role).toBe('system')

@@ -128,6 +128,26 @@ describe('the layering rules', () => {
     expect(offenders).toEqual([])
   })
 
+  it('what the browser bundles through the protocol registry (every pure protocol) imports no Node built-in', () => {
+    // lib/protocols/registry.ts reaches client components (forms, session views): a Node module there
+    // fails `next build` ("does not support external modules"), which a unit test would not see.
+    const seen = new Set<string>()
+    const offenders: string[] = []
+    const walk = (f: string) => {
+      if (seen.has(f)) return
+      seen.add(f)
+      for (const spec of imports(f, { lazy: false })) {
+        if (/^node:|^(fs|path|stream|child_process|crypto|os|net|http|https|zlib|worker_threads)(\/|$)/.test(spec))
+          offenders.push(`${f} → ${spec}`)
+        const t = resolve(f, spec)
+        if (t) walk(t)
+      }
+    }
+    walk('lib/protocols/registry.ts')
+    expect(seen.size).toBeGreaterThan(10)
+    expect(offenders).toEqual([])
+  })
+
   it('components never touch the database: pages load their data through the operations', () => {
     const offenders = ALL.filter((f) => /^components\/|^protocols\/[^/]+\/ui\//.test(f)).flatMap((f) =>
       imports(f)

@@ -1,6 +1,7 @@
 import { scanRows } from '@/lib/tasks/datasets'
 import type { DatasetKind } from '@/lib/server/sdk'
-import { labellingRows, MAX_DOCUMENT } from '@/protocols/labelling/core'
+import { MAX_DOCUMENT } from '@/protocols/labelling/core'
+import { labellingRows } from '@/protocols/labelling/server/rows'
 
 /**
  * Labelling's dataset kind, through the engine's one streaming import (all or nothing: a file with a

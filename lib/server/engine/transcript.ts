@@ -88,3 +88,50 @@ export function boundTranscript(turns: TranscriptTurn[]): TranscriptTurn[] {
   }
   return out
 }
+
+/** A stored session as a transcript: what a labelling item of kind `transcript` is made of. */
+export interface SessionTranscript {
+  sessionId: string
+  protocol: string
+  title: string
+  turns: TranscriptTurn[]
+}
+
+/**
+ * The transcripts of stored sessions (in the order asked; ids not found are left out): each through
+ * its protocol's plugin, its messages in seq order (the stored bodies, as researchers see them).
+ */
+export async function loadSessionTranscripts(sessionIds: string[]): Promise<SessionTranscript[]> {
+  const [{ db }, { pluginFor, sessionTitle }] = await Promise.all([
+    import('@/lib/server/db'),
+    import('@/lib/server/engine/plugins'),
+  ])
+  const rows = await db.protocolSession.findMany({
+    where: { id: { in: sessionIds } },
+    select: {
+      id: true,
+      protocol: true,
+      task: true,
+      position: true,
+      instance: true,
+      seats: true,
+      messages: { orderBy: { seq: 'asc' }, select: { body: true } },
+    },
+  })
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  const out: SessionTranscript[] = []
+  for (const sessionId of sessionIds) {
+    const r = byId.get(sessionId)
+    if (!r) continue
+    const plugin = await pluginFor(r.protocol)
+    const seats = (r.seats ?? {}) as Seats
+    const turns = await sessionTranscript(plugin, {
+      messages: r.messages.map((m) => ({ body: m.body as MessageOf<AnyProtocol> })),
+      seats,
+      seatLabel: (s) => plugin.protocol.seats.find((d) => d.name === s)?.label ?? s,
+    })
+    const title = sessionTitle(plugin, r.instance, r.task) ?? `#${r.position + 1}`
+    out.push({ sessionId, protocol: r.protocol, title: `${plugin.protocol.label}: ${title}`.slice(0, 300), turns })
+  }
+  return out
+}

@@ -154,6 +154,11 @@ export const labellingPlugin = definePlugin(labelling, {
     Promise.all([
       import('@/protocols/labelling/server/datasets'),
       import('@/protocols/labelling/server/adjudication'),
-    ]).then(([m, adj]) => ({ datasets: m.labellingDatasets, operations: [adj.adjudicateLabel] })),
+      import('@/protocols/labelling/server/session-import'),
+    ]).then(([m, adj, si]) => ({
+      datasets: m.labellingDatasets,
+      operations: [adj.adjudicateLabel, si.importSessions],
+      rest: [si.importSessionsEndpoint],
+    })),
   title: (item) => itemTitle(item),
 })

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import {
   type Actor,
+  type PluginEndpoint,
   actorRef,
   badRequest,
   db,
@@ -105,3 +106,16 @@ export const importSessions = defineOperation({
   input: ImportSessionsInput,
   run: (actor, input) => importSessionsAsItems(actor, input),
 })
+
+/** POST /api/v1/labelling/session-imports: the operation over REST (the study in the body). */
+export const importSessionsEndpoint: PluginEndpoint = {
+  method: 'POST',
+  path: '/labelling/session-imports',
+  summary:
+    'A selection of the study’s sessions (runs’ finished sessions, or sessions by id; at most 5,000) as a labelling-items dataset of transcripts',
+  op: importSessions,
+  source: 'body',
+  status: 201,
+  output: z.object({ datasetId: z.string(), items: z.number().int() }),
+  errors: { 404: 'No such study (or not yours)' },
+}

@@ -1,4 +1,4 @@
-import type { TranscriptContext, TranscriptTurn } from '@/lib/server/engine/transcript'
+import type { TranscriptContext, TranscriptTurn } from '@/lib/server/sdk'
 import type { rehac } from '@/protocols/rehac/core/protocol'
 import { renderAction } from '@/protocols/rehac/core/trajectory'
 

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import type { Seats } from '@/lib/server/engine/seats'
+import { evincePlugin } from '@/protocols/evince/server/plugin'
+import { pxpPlugin } from '@/protocols/pxp/server/plugin'
+import { scorekeepingPlugin } from '@/protocols/scorekeeping/server/plugin'
 import { genericTranscript, sessionTranscript } from '@/lib/server/engine/transcript'
 import { type RehacMessage, rehacMessage } from '@/protocols/rehac/core/protocol'
 import { rehacPlugin } from '@/protocols/rehac/server/plugin'
@@ -60,5 +64,88 @@ describe('a ReHAC episode as a transcript', () => {
     expect(generic).toHaveLength(6)
     expect(generic[0]?.text).toBe('decide: agent')
     expect(generic[1]?.text).toBe('search: Ada Lovelace\n\nI need the birth year of the author.')
+  })
+})
+
+/** The other protocols: PXP and scorekeeping read acceptably through the fallback; EVINCE has its own. */
+const ctxOf = (plugin: ProtocolPlugin, messages: unknown[]) => ({
+  messages: messages.map((m) => ({ body: plugin.protocol.message.parse(m) })),
+  seats: {} as Seats,
+  seatLabel: (s: string) => plugin.protocol.seats.find((d) => d.name === s)?.label ?? s,
+})
+
+describe('PXP, scorekeeping and EVINCE sessions as transcripts', () => {
+  it('PXP (fallback): Machine / Tester, tag: prediction, then the explanation', async () => {
+    const turns = await sessionTranscript(
+      pxpPlugin,
+      ctxOf(pxpPlugin, [
+        { seq: 1, sender: 'm', tag: 'INIT', prediction: 'pneumonia', explanation: 'Opacity in the lower lobe.' },
+        { seq: 2, sender: 'h', tag: 'REFUTE', prediction: 'normal', explanation: 'The opacity is a nipple shadow.' },
+      ]),
+    )
+    expect(turns).toEqual([
+      { index: 0, who: 'Machine', text: 'INIT: pneumonia\n\nOpacity in the lower lobe.' },
+      { index: 1, who: 'Tester', text: 'REFUTE: normal\n\nThe opacity is a nipple shadow.' },
+    ])
+  })
+
+  it('scorekeeping (fallback): the seat label and kind: text', async () => {
+    const turns = await sessionTranscript(
+      scorekeepingPlugin,
+      ctxOf(scorekeepingPlugin, [
+        { seq: 1, sender: 'questioner', kind: 'request', round: 1, slot: 'departure', text: 'DEPARTURE: Where from?' },
+        { seq: 2, sender: 'answerer', kind: 'answer', round: 1, text: 'ANSWER: Lisbon' },
+      ]),
+    )
+    expect(turns).toEqual([
+      { index: 0, who: 'Questioner (game master)', text: 'request: DEPARTURE: Where from?' },
+      { index: 1, who: 'Answerer', text: 'answer: ANSWER: Lisbon' },
+    ])
+  })
+
+  it('EVINCE (its own): diagnoses with probabilities, arguments, the critique and the report', async () => {
+    const turns = await sessionTranscript(
+      evincePlugin,
+      ctxOf(evincePlugin, [
+        {
+          seq: 1,
+          kind: 'turn',
+          sender: 'A',
+          round: 1,
+          predictions: [
+            { label: 'Hepatitis', probability: 0.7 },
+            { label: 'Gallstones', probability: 0.3 },
+          ],
+          arguments: ['Jaundice and raised ALT.'],
+        },
+        {
+          seq: 2,
+          kind: 'crit',
+          sender: 'moderator',
+          round: 1,
+          target: 'A',
+          score: 0.8,
+          reasons: [{ reason: 'ALT fits', validity: 8, credibility: 7 }],
+        },
+        { seq: 3, kind: 'report', sender: 'moderator', conclusion: 'Hepatitis', labTests: ['Hepatitis serology'] },
+      ]),
+    )
+    expect(turns).toEqual([
+      {
+        index: 0,
+        who: 'Debater A',
+        text: 'Round 1: Hepatitis (70%), Gallstones (30%)\nArguments:\n- Jaundice and raised ALT.',
+      },
+      {
+        index: 1,
+        who: evincePlugin.protocol.seats.find((d) => d.name === 'moderator')?.label,
+        text: 'Round 1, critique of Debater A: score 0.80\nReasons:\n- ALT fits (validity 8, credibility 7)',
+      },
+      {
+        index: 2,
+        who: evincePlugin.protocol.seats.find((d) => d.name === 'moderator')?.label,
+        text: 'Conclusion: Hepatitis\nLab tests:\n- Hepatitis serology',
+      },
+    ])
   })
 })

@@ -10,9 +10,10 @@ const SECONDS = 3
 /**
  * Shown where the turn form was once a session ends: Next session (the first session awaiting the
  * person), and optionally going on to it by itself after a short countdown (a choice kept in this
- * browser; "Stay here" stops it).
+ * browser; "Stay here" stops it). With `claim`, the next session is one offered to claim (the next
+ * item of the run), opened for the person to claim it.
  */
-export function SessionOver({ next }: { next: string | null }) {
+export function SessionOver({ next, claim = false }: { next: string | null; claim?: boolean }) {
   const router = useRouter()
   const [auto, setAuto] = useState(false)
   const [left, setLeft] = useState<number | null>(null)
@@ -45,7 +46,7 @@ export function SessionOver({ next }: { next: string | null }) {
       <div className="flex flex-wrap items-center gap-3">
         {next ? (
           <Link href={`/sessions/${next}`} className="rounded-md bg-brand-600 px-3 py-1.5 font-medium text-white">
-            Next session →
+            {claim ? 'Next: claim the next one →' : 'Next session →'}
           </Link>
         ) : (
           <span>Nothing else is waiting for you.</span>

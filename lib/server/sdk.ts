@@ -31,6 +31,13 @@ export { loadSession, parseSession, prepare } from '@/lib/server/engine/runner'
 // The database, for a protocol's own queries (its dashboard, its exports, its seed); the plain pg pool for
 // statements Prisma cannot run (ReHAC's SQL environment: its own transaction, role and row cap).
 export { db, sql } from '@/lib/server/db'
+export {
+  loadSessionTranscripts,
+  type SessionTranscript,
+  TRANSCRIPT_LIMITS,
+  type TranscriptContext,
+  type TranscriptTurn,
+} from '@/lib/server/engine/transcript'
 export { Prisma } from '@/lib/generated/prisma/client'
 
 // Operations of its own: validated input, a scope and the study role, audit, rate limits.

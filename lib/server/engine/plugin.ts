@@ -8,6 +8,7 @@ import type { Operation } from '@/lib/server/operation'
 import type { LlmTools } from '@/lib/server/engine/llm'
 import type { SeatFill, SeatFillInput, Seats } from '@/lib/server/engine/seats'
 import type { ProtocolCli } from '@/lib/cli/tools'
+import type { TranscriptContext, TranscriptTurn } from '@/lib/server/engine/transcript'
 
 /**
  * What a protocol brings to the engine besides its pure module: how its LLM, proxy and program
@@ -519,6 +520,12 @@ export interface PluginViews<P extends AnyProtocol = AnyProtocol, X = any> {
    * see the stored message. E.g. PXP hides the proxy's answer from experts when the run says so.
    */
   participantMessage?(message: MessageOf<P>, ctx: ViewContext<P, X>): MessageOf<P>
+  /**
+   * A finished session as a transcript, turn by turn (who spoke, what they said), for labelling
+   * projects over sessions. Default (`sessionTranscript`): one turn per message, its sender's seat
+   * label and its projections (label, value, detail).
+   */
+  transcript?(ctx: TranscriptContext<P>): TranscriptTurn[]
   /** The run page's protocol part (results, accuracy …). */
   run?(runId: string, args: Record<string, string | undefined>): Promise<unknown>
   /** The protocol's dashboard (intelligibility, clemscore …). */

@@ -107,20 +107,13 @@ type Blocker = {
 }
 
 /**
- * The signed-in person's queue across protocols: sessions whose turn is theirs first (the run whose
- * session waited longest first, its sessions by position), then their other open sessions, sessions
- * waiting for an earlier one of their chain (naming it: "waiting for your session …"), stalled, done;
- * and seats they may claim. Counts per group.
+ * The rows of a person's work queue ($1 the person, $2 the study roles under which they take part):
+ * their seats, plus the unclaimed claimable seats of open sessions in studies they take part in, each
+ * with its group (`grp`: yours, claimable, waiting, stalled, done, others) and, under a run's order hint,
+ * how many sessions of its instance are finished. Shared by the queue and "Next session".
  */
-export const myQueue = defineOperation({
-  name: 'sessions.queue',
-  scope: 'work:read-own',
-  input: z.object({ ...pageInput, filter: z.enum(QUEUE_FILTERS).optional() }),
-  async run(actor, { page, pageSize, filter }) {
-    // The study roles under which this person takes part (none without work:submit; never viewer).
-    const claimAs = takePartStudyRoles(actor.role)
-    // One statement: my seats, plus the unclaimed claimable seats of studies I take part in.
-    const base = `
+function queueBaseSql(): string {
+  return `
       SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, COALESCE(${holdsSql('$1')}, false) AS mine, s.task,
              s.instance, s.repetition, s.position, s."updatedAt", s."studyId", st.name AS "studyName",
              e.id AS "runId", e.name AS "runName", e."fillFirst",
@@ -146,6 +139,41 @@ export const myQueue = defineOperation({
              OR (${freeSql()} AND p.claimable AND s.status NOT IN ('done', 'cancelled')
                  AND EXISTS (SELECT 1 FROM "StudyMember" sm
                              WHERE sm."studyId" = s."studyId" AND sm."userId" = $1 AND sm.role = ANY($2::text[]))))`
+}
+
+/**
+ * A run's order hint (fillFirst N): seats of instances with fewer than N finished sessions first, the
+ * instance nearest to N first among them (complete items to N first); the others (N reached, or no
+ * hint) after, in the usual order. Over queue rows (`queueBaseSql`).
+ */
+const FILL_FIRST_ORDER = `CASE WHEN grp = 'claimable' AND "instanceDone" < "fillFirst" THEN "instanceDone" END DESC NULLS LAST`
+
+/**
+ * SQL true when person `user` holds, or has worked on, another session of the same instance of the
+ * same run as session `me` (what a run with distinct claimants refuses to give them).
+ */
+function sameInstanceTakenSql(me: string, user: string): string {
+  return `EXISTS (SELECT 1 FROM "ProtocolSession" o
+                 WHERE o."runId" = ${me}."runId" AND o."instanceId" = ${me}."instanceId" AND o.id <> ${me}.id
+                   AND (EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = o.id AND ${holdsSql(user, 'p', 'o')})
+                        OR EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = o.id AND m."authorUserId" = ${user})))`
+}
+
+/**
+ * The signed-in person's queue across protocols: sessions whose turn is theirs first (the run whose
+ * session waited longest first, its sessions by position), then their other open sessions, sessions
+ * waiting for an earlier one of their chain (naming it: "waiting for your session …"), stalled, done;
+ * and seats they may claim. Counts per group.
+ */
+export const myQueue = defineOperation({
+  name: 'sessions.queue',
+  scope: 'work:read-own',
+  input: z.object({ ...pageInput, filter: z.enum(QUEUE_FILTERS).optional() }),
+  async run(actor, { page, pageSize, filter }) {
+    // The study roles under which this person takes part (none without work:submit; never viewer).
+    const claimAs = takePartStudyRoles(actor.role)
+    // One statement: my seats, plus the unclaimed claimable seats of studies I take part in.
+    const base = queueBaseSql()
     const counts = await sql().query<{ grp: string; n: number }>(
       `SELECT grp, count(*)::int AS n FROM (${base}) q GROUP BY grp`,
       [actor.userId, claimAs],
@@ -184,10 +212,7 @@ export const myQueue = defineOperation({
                 -- A run's sessions awaiting the person go together, by position, where its oldest waits.
                 min(CASE WHEN grp = 'yours' THEN "updatedAt" END) OVER (PARTITION BY grp, COALESCE("runId", id)) ASC NULLS LAST,
                 "runId",
-                -- A run's order hint (fillFirst N): seats of instances with fewer than N finished sessions
-                -- first, the instance nearest to N first among them (complete items to N first); the
-                -- others (N reached, or no hint) after, in the usual order.
-                CASE WHEN grp = 'claimable' AND "instanceDone" < "fillFirst" THEN "instanceDone" END DESC NULLS LAST,
+                ${FILL_FIRST_ORDER},
                 repetition, position, id
        LIMIT $4 OFFSET $5`,
       [actor.userId, claimAs, filter ?? null, pageSize, (page - 1) * pageSize],
@@ -235,18 +260,39 @@ export const myQueue = defineOperation({
 })
 
 /**
- * The next session awaiting this person (for "Next session"): the run whose session has waited
- * longest, and in it the first by position (as the work queue lists them).
+ * The next session for this person (for "Next session"): the one awaiting them whose run has waited
+ * longest, and in it the first by position (as the work queue lists them). When nothing awaits them,
+ * a seat they may claim in the run of the session they just left (`after`), in the queue's order (the
+ * run's `fillFirst` hint first), never one a run with distinct claimants would refuse them (another
+ * session of an item they hold or worked on). `claim` says the session is offered, not held.
  */
-export async function nextSessionFor(userId: string, after?: string): Promise<string | null> {
+export async function nextSessionFor(
+  actor: { userId: string; role: Role },
+  after?: string,
+): Promise<{ id: string; claim: boolean } | null> {
   const { rows } = await sql().query<{ id: string }>(
     `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
      WHERE ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
      ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."runId", s.id)), s.repetition, s.position, s.id
      LIMIT 1`,
-    [userId, after ?? null],
+    [actor.userId, after ?? null],
   )
-  return rows[0]?.id ?? null
+  if (rows[0]) return { id: rows[0].id, claim: false }
+  if (!after || !hasScope(actor.role, 'work:submit')) return null
+  const offered = await sql().query<{ id: string }>(
+    `SELECT id FROM (
+       SELECT q.* FROM (${queueBaseSql()}) q
+       JOIN "ProtocolSession" s ON s.id = q.id
+       JOIN "ProtocolSession" a ON a.id = $3 AND a."runId" = s."runId"
+       JOIN "Run" e ON e.id = s."runId"
+       WHERE q.grp = 'claimable' AND q.claimable AND q.id <> $3
+         AND NOT EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND ${holdsSql('$1')})
+         AND NOT (e."distinctClaimants" AND ${sameInstanceTakenSql('s', '$1')})) c
+     ORDER BY ${FILL_FIRST_ORDER}, repetition, position, id
+     LIMIT 1`,
+    [actor.userId, takePartStudyRoles(actor.role), after],
+  )
+  return offered.rows[0] ? { id: offered.rows[0].id, claim: true } : null
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -652,12 +698,7 @@ async function seatPerson(
   if (p.runId) {
     // Another session of the same instance of this run that the person holds or has worked on.
     const other = await client.query(
-      `SELECT 1 FROM "ProtocolSession" me
-       JOIN "ProtocolSession" o ON o."runId" = me."runId" AND o."instanceId" = me."instanceId" AND o.id <> me.id
-       WHERE me.id = $1
-         AND (EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = o.id AND ${holdsSql('$2', 'p', 'o')})
-              OR EXISTS (SELECT 1 FROM "ProtocolMessage" m WHERE m."sessionId" = o.id AND m."authorUserId" = $2))
-       LIMIT 1`,
+      `SELECT 1 FROM "ProtocolSession" me WHERE me.id = $1 AND ${sameInstanceTakenSql('me', '$2')}`,
       [p.sessionId, p.userId],
     )
     if (other.rowCount) return { refused: 'distinct' }

@@ -93,7 +93,10 @@ export const evincePlugin = definePlugin(evince, {
       legacy: { input: m.EvinceSetupInput, toRun: m.evinceLegacyToRun },
       fromForm: m.evinceSetupFromForm,
     })),
-  views: () => import('@/protocols/evince/server/views').then((m) => m.evinceViews),
+  views: () =>
+    Promise.all([import('@/protocols/evince/server/views'), import('@/protocols/evince/server/transcript')]).then(
+      ([m, t]) => ({ ...m.evinceViews, transcript: t.evinceTranscript }),
+    ),
   exports: () => import('@/protocols/evince/server/exports').then((m) => ({ tables: m.evinceExports })),
   seed: () => import('@/protocols/evince/server/seed').then((m) => ({ seedDemo: m.seedEvinceDemo })),
   ops: async () => {

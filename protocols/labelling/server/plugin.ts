@@ -161,9 +161,11 @@ export const labellingPlugin = definePlugin(labelling, {
       import('@/protocols/labelling/server/datasets'),
       import('@/protocols/labelling/server/adjudication'),
       import('@/protocols/labelling/server/trec-import'),
-    ]).then(([m, adj, trec]) => ({
+      import('@/protocols/labelling/server/session-import'),
+    ]).then(([m, adj, trec, si]) => ({
       datasets: { ...m.labellingDatasets, ...trec.trecDatasets },
-      operations: [adj.adjudicateLabel],
+      operations: [adj.adjudicateLabel, si.importSessions],
+      rest: [si.importSessionsEndpoint],
     })),
   title: (item) => itemTitle(item),
 })

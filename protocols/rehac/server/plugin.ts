@@ -259,14 +259,17 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacSessionExtras>(rehac,
       snapshot: m.rehacSnapshot,
     })),
   views: () =>
-    Promise.all([import('@/protocols/rehac/server/views'), import('@/protocols/rehac/server/methods')]).then(
-      ([m, pages]) => ({
-        session: m.rehacSessionView,
-        run: m.rehacRunView,
-        studyPage: pages.rehacStudyPage,
-        studyPanel: pages.rehacStudyPanel,
-      }),
-    ),
+    Promise.all([
+      import('@/protocols/rehac/server/views'),
+      import('@/protocols/rehac/server/methods'),
+      import('@/protocols/rehac/server/transcript'),
+    ]).then(([m, pages, t]) => ({
+      session: m.rehacSessionView,
+      transcript: t.rehacTranscript,
+      run: m.rehacRunView,
+      studyPage: pages.rehacStudyPage,
+      studyPanel: pages.rehacStudyPanel,
+    })),
   exports: () => import('@/protocols/rehac/server/views').then((m) => ({ tables: m.rehacExports })),
   seed: () => import('@/protocols/rehac/server/seed').then((m) => ({ seedDemo: m.seedRehacDemo })),
   ops: async () => {

@@ -43,7 +43,9 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
   const s = pageData(await viewerSession(sessionId))
   const ui = uiFor(s.protocol)
   if (!ui) notFound()
-  const next = s.done || !s.yourTurn ? await nextSessionFor(actor.userId, s.id) : null
+  // The next session awaiting the viewer; with none, a seat they may claim in this run (claim: true).
+  const nextRef = s.done || !s.yourTurn ? await nextSessionFor(actor, s.id) : null
+  const next = nextRef?.id ?? null
   const canClaim = hasScope(actor.role, 'work:submit') && s.mySeats.length === 0 && s.claimableSeats.length > 0
   const active = !s.done && s.status !== 'cancelled'
   const Live = ui.LivePreview ?? LivePreview
@@ -98,7 +100,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
                 href={`/sessions/${next}`}
                 className="rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white"
               >
-                Next session
+                {nextRef?.claim ? 'Next (to claim)' : 'Next session'}
               </Link>
             )}
             {backTo && (
@@ -164,7 +166,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
       />
       {s.done && s.mySeats.length > 0 && (
         <Card title="This session is over">
-          <SessionOver next={next} />
+          <SessionOver next={next} claim={nextRef?.claim ?? false} />
         </Card>
       )}
       {s.yourTurn && s.ask && s.mySeats.length > 1 && (

@@ -138,7 +138,9 @@ function queueBaseSql(): string {
       WHERE (${holdsSql('$1')}
              OR (${freeSql()} AND p.claimable AND s.status NOT IN ('done', 'cancelled')
                  AND EXISTS (SELECT 1 FROM "StudyMember" sm
-                             WHERE sm."studyId" = s."studyId" AND sm."userId" = $1 AND sm.role = ANY($2::text[]))))`
+                             WHERE sm."studyId" = s."studyId" AND sm."userId" = $1 AND sm.role = ANY($2::text[]))
+                 -- A run with distinct claimants never offers a second slot of an item the person took.
+                 AND NOT (COALESCE(e."distinctClaimants", false) AND ${sameInstanceTakenSql('s', '$1')})))`
 }
 
 /**

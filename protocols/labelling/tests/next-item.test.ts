@@ -4,7 +4,7 @@ import { db } from '@/lib/server/db'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
-import { claimSeat, nextSessionFor, submitTurn } from '@/lib/server/services/sessions'
+import { claimSeat, myQueue, nextSessionFor, submitTurn } from '@/lib/server/services/sessions'
 import { labellingDataset } from '@/protocols/labelling/fixture'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 
@@ -15,13 +15,15 @@ import { makeStudy, makeUser } from '../../../tests/support/fixtures'
  */
 let researcher: Actor
 let a: Actor
+let b: Actor
 let outsider: Actor
 let studyId: string
 beforeAll(async () => {
   researcher = await makeUser('researcher')
   a = await makeUser('expert')
+  b = await makeUser('annotator')
   outsider = await makeUser('expert')
-  studyId = (await makeStudy(researcher, [a])).id
+  studyId = (await makeStudy(researcher, [a, b])).id
 })
 afterAll(async () => {
   await stopBoss()
@@ -106,6 +108,16 @@ describe('Next session offers the next claimable item of the run', () => {
     }
     // One slot of each of the 3 items, and nothing more.
     expect(seen.size).toBe(3)
+    // My work agrees: it offers none of the run's other slots (each is of an item this person labelled),
+    // while another member of the study is offered all three (a claim button that can only fail is a bug).
+    const offered = async (who: Actor) => {
+      const q = await execute(myQueue, who, { filter: 'claimable', page: 1, pageSize: 100 })
+      if (!q.ok) throw new Error(q.error)
+      const ids = new Set(rows.map((r) => r.id))
+      return q.data.items.filter((i: { id: string }) => ids.has(i.id)).length
+    }
+    expect(await offered(a)).toBe(0)
+    expect(await offered(b)).toBe(3)
     expect(
       await db.protocolMessage.count({ where: { authorUserId: a.userId, sessionId: { in: rows.map((r) => r.id) } } }),
     ).toBe(3)

@@ -339,6 +339,11 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({ runId: await labellingRun(c), position: 0, value: 1, note: 'probe' }),
   },
+  // Sessions of the study as a dataset of transcripts to label: changing the study's data (staff).
+  'labelling.import-sessions': {
+    allowed: STAFF,
+    input: async (c) => ({ studyId: c.studyId, name: 'probe transcripts', runIds: [(await rehacTreeRun(c)).runId] }),
+  },
   // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
   'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
   'sessions.claim': {
@@ -953,6 +958,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'rehac.suggest-step': TAKE_PART,
   'rehac.train': WRITE, // reads every trajectory of the study, as its exports do
   'labelling.adjudicate': WRITE, // a final label is study content: study write, on top of labels:adjudicate
+  'labelling.import-sessions': WRITE, // a new dataset of the study, as an import
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

@@ -16,6 +16,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/datasets',
       '/datasets/{datasetId}/import',
       '/health',
+      '/labelling/session-imports',
       '/me',
       '/metrics',
       '/pxp/molecules',

@@ -228,7 +228,7 @@ async function fixtures(signIn: (email: string) => Promise<string>) {
   // A ReHAC collection on the fake LLM (its own study and researcher): what a policy trains on.
   const tree = await treeRun(fake())
   return {
-    rehac: { studyId: tree.studyId, key: await key(tree.researcher) },
+    rehac: { studyId: tree.studyId, runId: tree.runId, key: await key(tree.researcher) },
     keys,
     researcherCookie: await signIn(researcher.email),
     studyId: study.id,
@@ -402,6 +402,23 @@ const CASES: Case[] = [
     name: 'nothing to train on',
     status: 400,
     call: (fx) => ({ path: '/rehac/policies/train', method: 'POST', json: { studyId: fx.studyId } }),
+  },
+  {
+    op: 'POST /labelling/session-imports',
+    name: 'transcripts',
+    status: 201,
+    call: (fx) => ({
+      path: '/labelling/session-imports',
+      method: 'POST',
+      key: fx.rehac.key,
+      json: { studyId: fx.rehac.studyId, name: 'episodes to label', runIds: [fx.rehac.runId] },
+    }),
+  },
+  {
+    op: 'POST /labelling/session-imports',
+    name: 'nothing chosen',
+    status: 400,
+    call: (fx) => ({ path: '/labelling/session-imports', method: 'POST', json: { studyId: fx.studyId, name: 'none' } }),
   },
   {
     op: 'GET /pxp/molecules',

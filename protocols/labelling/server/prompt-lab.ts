@@ -105,7 +105,7 @@ export interface PromptLabData {
   /** The study's `trec-runs` datasets, the one used, and its run tags. */
   runDatasets: Array<{ id: string; name: string }>
   runDataset: { id: string; name: string; tags: string[] } | null
-  /** The study's LLM connections (for the Run form). */
+  /** The LLM connections the study may use, its own and the global ones (for the Run form). */
   connections: Array<{ id: string; name: string; model: string }>
   /** The dataset's first query–document item, for the prompt preview (null when it has none). */
   sample: { query: string; description?: string; narrative?: string; document: string } | null
@@ -147,7 +147,8 @@ export async function promptLabPage(
     canWrite,
     connections: (
       await db.llmConnection.findMany({
-        where: { studyId },
+        // The study's connections and the global ones (the demo model among them), as the set-up forms offer.
+        where: { OR: [{ studyId }, { studyId: null }] },
         select: { id: true, name: true, defaultModel: true },
         orderBy: { name: 'asc' },
       })

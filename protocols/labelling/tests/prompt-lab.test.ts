@@ -80,11 +80,20 @@ describe('the prompt lab', () => {
     }
     const page = (actor: typeof researcher, args: Record<string, string> = {}) =>
       execute(protocolPage, actor, { studyId: study.id, protocol: 'labelling', path: ['prompt-lab'], args })
-    const ok = await page(researcher, { dataset: datasetId, resamples: '20', halves: '200' })
+    // A global connection (as the offline demo model is), removed again below.
+    const global = await db.llmConnection.create({
+      data: { name: 'global fake', provider: 'openai-compatible', baseUrl: fake().url, defaultModel: 'gen' },
+    })
+    const ok = await page(researcher, { dataset: datasetId, resamples: '20', halves: '200' }).finally(() =>
+      db.llmConnection.delete({ where: { id: global.id } }),
+    )
     if (!ok.ok) throw new Error(ok.error)
     const d = ok.data.data as PromptLabData
     expect(d.error).toBeNull()
     expect(d.dataset).toMatchObject({ id: datasetId, items: 5, withGold: 5 })
+    // The Run form offers the study's connection and the global ones (the offline demo model is global).
+    expect(d.connections.map((c) => c.id)).toContain(conn.id)
+    expect(d.connections.map((c) => c.id)).toContain(global.id)
     const table = d.table!
     expect(table.rows.map((r) => r.name).sort()).toEqual(Object.keys(SCRIPT).sort())
     for (const [variant, labels] of Object.entries(SCRIPT)) {

@@ -3,41 +3,16 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Command, CommanderError } from 'commander'
 import { afterAll, expect, it } from 'vitest'
-import { CliError, type CliTools, readJsonFile, readLines, wholeNumber } from '@/lib/cli/tools'
 import { cli } from '@/protocols/mint/server/cli'
+import { runProtocolCli } from '../../../tests/support/protocol-cli'
 import { describeShared } from '../../../tests/support/shared'
 import { OUTPUTS } from './released'
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'parley-mint-cli-'))
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
-async function parley(args: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const program = new Command()
-    .name('parley')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (stdout += s), writeErr: (s) => (stderr += s) })
-  const tools: CliTools = {
-    out: (s) => (stdout += `${s}\n`),
-    readLines,
-    readJsonFile,
-    wholeNumber,
-    CliError,
-    runHeadless: () => Promise.reject(new Error('not used by mint')),
-    exportTable: () => Promise.reject(new Error('not used by mint')),
-  }
-  cli.commands(program.command('mint').description(cli.description), tools)
-  try {
-    await program.parseAsync(args, { from: 'user' })
-    return { status: 0, stdout, stderr }
-  } catch (err) {
-    if (err instanceof CommanderError) return { status: err.exitCode === 0 ? 0 : 2, stdout, stderr }
-    return { status: 1, stdout, stderr: `${stderr}parley: ${err instanceof Error ? err.message : String(err)}\n` }
-  }
-}
+const parley = (args: string[]) => runProtocolCli('mint', cli, args)
 
 const record = (success: boolean, dataset: string) =>
   JSON.stringify({

@@ -5,11 +5,10 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Command, CommanderError } from 'commander'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CliError, type CliTools, readJsonFile, readLines, wholeNumber } from '@/lib/cli/tools'
 import { PROTOCOL_IDS } from '@/lib/protocols/registry'
 import { cli } from '@/protocols/rehac/server/cli'
+import { runProtocolCli } from '../../../tests/support/protocol-cli'
 import { describeShared, sharedDir } from '../../../tests/support/shared'
 
 const root = path.resolve(import.meta.dirname, '../../..')
@@ -41,35 +40,13 @@ const spawned: Runner = async (args, input) =>
  */
 let stdinFiles = 0
 const inProcess: Runner = async (args, input) => {
-  let stdout = ''
-  let stderr = ''
   const argv = args.map((a) => {
     if (a !== '-' || input === undefined) return a
     const f = path.join(tmp, `stdin-${++stdinFiles}.jsonl`)
     writeFileSync(f, input)
     return f
   })
-  const program = new Command()
-    .name('parley')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (stdout += s), writeErr: (s) => (stderr += s) })
-  const tools: CliTools = {
-    out: (s) => (stdout += `${s}\n`),
-    readLines,
-    readJsonFile,
-    wholeNumber,
-    CliError,
-    runHeadless: () => Promise.reject(new Error('not used by rehac')),
-    exportTable: () => Promise.reject(new Error('not used by rehac')),
-  }
-  cli.commands(program.command('rehac').description(cli.description), tools)
-  try {
-    await program.parseAsync(argv, { from: 'user' })
-    return { status: 0, stdout, stderr }
-  } catch (err) {
-    if (err instanceof CommanderError) return { status: err.exitCode === 0 ? 0 : 2, stdout, stderr }
-    return { status: 1, stdout, stderr: `${stderr}parley: ${err instanceof Error ? err.message : String(err)}\n` }
-  }
+  return runProtocolCli('rehac', cli, argv)
 }
 
 const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n')

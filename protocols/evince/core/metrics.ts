@@ -554,8 +554,10 @@ export function accuracy(
  * Every pair metric of two aligned, normalised distributions of n labels stored at `offset` in `p`
  * and `q`, written to `out[0..9]` = [H_A, H_B, KL(A‖B), KL(B‖A), H(A,B), H(B,A), JSD, WD, MI, NMI]
  * without allocating (the throughput path of `npm run bench:evince`). Equal to the functions above;
- * it uses MI = H_A + H_B − H(J) (J's marginals are P_A and P_B) and, off the diagonal,
- * log J(x,y) = log r_A(x) + log r_B(y) − log m, so only O(n) logarithms are taken.
+ * it sums MI = Σ J·log(J / (P_A·P_B)) as `mutualInformation` does, with, off the diagonal,
+ * log J(x,y) = log r_A(x) + log r_B(y) − log m, so only O(n) logarithms are taken. (Not as
+ * H_A + H_B − H(J): that identity needs J's marginals to be P_A and P_B, which fails when a residual
+ * m ≤ TINY is dropped, and it cancels catastrophically; CI found NMI 0.965 against 0 that way.)
  */
 export function pairMetricsInto(
   p: Float64Array,
@@ -575,9 +577,9 @@ export function pairMetricsInto(
   let sQlogP = 0
   let js = 0
   let tv = 0
-  let hJdiag = 0
+  let miDiag = 0
   let m = 0
-  // scratch: [0,n) r_A, [n,2n) log r_A, [2n,3n) r_B, [3n,4n) log r_B
+  // scratch: [0,n) r_A, [n,2n) log r_A − log P_A, [2n,3n) r_B, [3n,4n) log r_B − log P_B
   for (let i = 0; i < n; i++) {
     const x = p[offset + i] as number
     const y = q[offset + i] as number
@@ -605,14 +607,15 @@ export function pairMetricsInto(
     const ra = x - d
     const rb = y - d
     scratch[i] = ra
-    scratch[n + i] = ra > 0 ? log2(ra) : 0
+    scratch[n + i] = ra > 0 ? log2(ra) - lx : 0
     scratch[2 * n + i] = rb
-    scratch[3 * n + i] = rb > 0 ? log2(rb) : 0
-    if (d > 0) hJdiag -= d * (d === x ? lx : ly)
+    scratch[3 * n + i] = rb > 0 ? log2(rb) - ly : 0
+    // Diagonal J(x,x) = d(x) (r_A·r_B vanishes there: disjoint supports); log(d / (x·y)) = −log of the larger.
+    if (d > 0) miDiag -= d * (d === x ? ly : lx)
   }
   m = 1 - m
-  // H(J): diagonal entries are d(x) (r_A·r_B vanishes there: disjoint supports); off-diagonal r_A(x)·r_B(y)/m.
-  let hJ = hJdiag
+  // Off the diagonal J(x,y) = r_A(x)·r_B(y)/m, dropped (as in `coupling`) when m ≤ TINY.
+  let mi = miDiag
   if (m > TINY) {
     const lm = log2(m)
     for (let x = 0; x < n; x++) {
@@ -623,11 +626,11 @@ export function pairMetricsInto(
         const rb = scratch[2 * n + y] as number
         if (rb <= 0) continue
         const j = (ra * rb) / m
-        if (j > 0) hJ -= j * (lra + (scratch[3 * n + y] as number) - lm)
+        if (j > 0) mi += j * (lra + (scratch[3 * n + y] as number) - lm)
       }
     }
   }
-  const mi = Math.max(0, hA + hB - hJ)
+  mi = Math.max(0, mi)
   const h = Math.max(hA, hB)
   out[0] = hA
   out[1] = hB

@@ -1,5 +1,6 @@
 import { evinceUi } from '@/protocols/evince/ui'
 import { labellingUi } from '@/protocols/labelling/ui'
+import { mintUi } from '@/protocols/mint/ui'
 import { pxpUi } from '@/protocols/pxp/ui'
 import { rehacUi } from '@/protocols/rehac/ui'
 import { scorekeepingUi } from '@/protocols/scorekeeping/ui'
@@ -18,6 +19,7 @@ export const protocolUis: { readonly [K in ProtocolId]: ProtocolUi } = {
   scorekeeping: scorekeepingUi,
   rehac: rehacUi,
   labelling: labellingUi,
+  mint: mintUi,
 }
 
 /** The UI of a protocol id, or null for an id Parley does not run. */

@@ -6,12 +6,13 @@
  */
 import { evince } from '../../protocols/evince/core'
 import { labelling } from '../../protocols/labelling/core/protocol'
+import { mintProtocol } from '../../protocols/mint/core/protocol'
 import { pxp } from '../../protocols/pxp/core'
 import { rehac } from '../../protocols/rehac/core/protocol'
 import { scorekeeping } from '../../protocols/scorekeeping/core'
 import type { AnyProtocol } from './types'
 
-export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping', 'rehac', 'labelling'] as const
+export const PROTOCOL_IDS = ['pxp', 'evince', 'scorekeeping', 'rehac', 'labelling', 'mint'] as const
 export type ProtocolId = (typeof PROTOCOL_IDS)[number]
 
 export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = {
@@ -20,12 +21,11 @@ export const protocols: { readonly [K in ProtocolId]: AnyProtocol } = {
   scorekeeping,
   rehac,
   labelling,
+  mint: mintProtocol,
 }
 
 /** Protocols a study may be set up for before Parley runs them (the seeds' next systems). */
-export const PLANNED_PROTOCOLS = {
-  mint: 'MINT multi-turn feedback',
-} as const
+export const PLANNED_PROTOCOLS: Readonly<Record<string, string>> = {}
 
 export function isProtocolId(id: string): id is ProtocolId {
   return (PROTOCOL_IDS as readonly string[]).includes(id)

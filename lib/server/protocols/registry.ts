@@ -2,6 +2,7 @@ import type { ProtocolId } from '@/lib/protocols/registry'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
 import { evincePlugin } from '@/protocols/evince/server/plugin'
 import { labellingPlugin } from '@/protocols/labelling/server/plugin'
+import { mintPlugin } from '@/protocols/mint/server/plugin'
 import { pxpPlugin } from '@/protocols/pxp/server/plugin'
 import { rehacPlugin } from '@/protocols/rehac/server/plugin'
 import { scorekeepingPlugin } from '@/protocols/scorekeeping/server/plugin'
@@ -16,4 +17,5 @@ export const plugins: { readonly [K in ProtocolId]: ProtocolPlugin } = {
   scorekeeping: scorekeepingPlugin,
   rehac: rehacPlugin,
   labelling: labellingPlugin,
+  mint: mintPlugin,
 }

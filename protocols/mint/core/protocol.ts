@@ -134,9 +134,11 @@ export const MINT_SEATS = [
   {
     name: 'feedback',
     label: 'Expert feedback',
-    kinds: ['llm', 'human'],
+    kinds: ['llm', 'human', 'program'],
+    /** `no-feedback`: the seat of a run without feedback (mode none), never asked. */
+    programs: ['no-feedback'],
     description:
-      'Comments on the latest turn as an expert (GPT-4 in the paper; temperature 0, at most 1,024 tokens), with or without the reference; binary feedback keeps GOOD / BAD.',
+      'Comments on the latest turn as an expert (GPT-4 in the paper; temperature 0, at most 1,024 tokens), with or without the reference; binary feedback keeps GOOD / BAD. The program no-feedback: a run without feedback.',
   },
 ] as const satisfies readonly SeatDecl[]
 

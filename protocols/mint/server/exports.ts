@@ -1,0 +1,95 @@
+import { replay } from '@/lib/protocols/types'
+import { db, type ExportTable, replayCache, type StoredSession } from '@/lib/server/sdk'
+import { instructionPrompt } from '@/protocols/mint/core/prompts'
+import {
+  chatHistory,
+  type MintMessage,
+  type MintState,
+  mintConfig,
+  mintInstance,
+  mintProtocol,
+  TASK_TYPE_OF,
+} from '@/protocols/mint/core/protocol'
+
+/**
+ * A run's episodes as the authors' results.jsonl records (`state.history`, `finished`, `success`,
+ * `agent_action_count`, `terminate_reason`, `error`; `task` with its name, id, prompt and reference).
+ * The token counts of the released records are not derived here (the call log holds them per call).
+ */
+export interface MintResultRecord {
+  session: string
+  state: {
+    history: Array<{ role: string; content: string }>
+    finished: boolean
+    success: boolean
+    agent_action_count: MintState['counts']
+    terminate_reason: MintState['reason']
+    error: string | null
+  }
+  task: { task_name: string; task_id: string; dataset: string; prompt: string; reference: string }
+}
+
+function recordOf(s: StoredSession): MintResultRecord {
+  const config = mintConfig.parse(s.config ?? {})
+  const instance = mintInstance.parse(s.instance)
+  const state = replay(
+    mintProtocol,
+    config,
+    instance,
+    s.messages.map((m) => m.body as MintMessage),
+  ) as MintState
+  const type = TASK_TYPE_OF[instance.dataset]
+  return {
+    session: s.id,
+    state: {
+      history: chatHistory(state, instructionPrompt(config, instance)),
+      finished: state.finished,
+      success: state.success,
+      agent_action_count: state.counts,
+      terminate_reason: state.reason,
+      error: state.error,
+    },
+    task: {
+      task_name: type === 'reasoning' ? 'reasoning' : instance.dataset,
+      task_id: instance.id,
+      dataset: instance.dataset,
+      prompt: instance.prompt,
+      reference: instance.reference,
+    },
+  }
+}
+
+const records = replayCache(recordOf)
+
+export const mintExports: Record<string, ExportTable> = {
+  results: {
+    label: 'results.jsonl (the authors’ layout)',
+    description:
+      'One record per episode as the MINT authors’ results.jsonl: state.history, success, agent_action_count, terminate_reason; CSV: one row per episode with the history as JSON text.',
+    async *rows(runId, format) {
+      const sessions = await db.protocolSession.findMany({
+        where: { runId },
+        orderBy: [{ repetition: 'asc' }, { position: 'asc' }, { id: 'asc' }],
+        select: { id: true, updatedAt: true },
+      })
+      for (let i = 0; i < sessions.length; i += 200)
+        for (const r of await records.of(sessions.slice(i, i + 200))) {
+          if (format === 'jsonl') yield r as unknown as Record<string, unknown>
+          else
+            yield {
+              session: r.session,
+              dataset: r.task.dataset,
+              task_id: r.task.task_id,
+              finished: r.state.finished,
+              success: r.state.success,
+              terminate_reason: r.state.terminate_reason,
+              propose_solution: r.state.agent_action_count.propose_solution,
+              use_tool: r.state.agent_action_count.use_tool,
+              invalid_action: r.state.agent_action_count.invalid_action,
+              error: r.state.error,
+              history: JSON.stringify(r.state.history),
+            }
+        }
+    },
+  },
+}

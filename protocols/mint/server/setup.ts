@@ -1,0 +1,130 @@
+import { z } from 'zod'
+import {
+  type Actor,
+  badRequest,
+  db,
+  type InstanceRow,
+  type RunPlan,
+  type RunSetup,
+  type RunSetupBody,
+  type SetupTools,
+  seatsFromForm,
+} from '@/lib/server/sdk'
+import { MINT_SEATS, type MintConfig, mintConfig } from '@/protocols/mint/core/protocol'
+import { INSTALL_HINT, sandboxStatus } from '@/protocols/mint/server/sandbox'
+
+/**
+ * A MINT run: one episode per task of a MINT task set (`mint-tasks`), with the budget k (default 5), the
+ * proposals p (default 2; 1 when k = 1) and the feedback settings. Seats: the evaluated model (an LLM,
+ * called with the paper's settings, or a person answering as the model), the Python tool and the success
+ * check (programs, filled by the engine), the feedback (an LLM simulating the expert, a person, or the
+ * program `no-feedback` for a run without feedback). The feedback seat and the mode agree: `no-feedback`
+ * ⇔ mode none. The Python tool must be available (bubblewrap and python3 with numpy and sympy): otherwise
+ * the set-up says so and why, rather than creating episodes that would stall at their first cell.
+ */
+export const DATASET_KIND = 'mint-tasks'
+
+export { mintConfig as MintSetupConfig }
+
+const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
+
+/**
+ * The set-up form's fields → the create-run body: the generic seat picker's fields, `k`, `p`,
+ * `feedback.mode` (textual | binary; none when the feedback seat is "no feedback"), `feedback.groundTruth`
+ * ("on"), `feedback.frequency` (dense | sparse), `sample`.
+ */
+export function mintSetupFromForm(f: Record<string, unknown>): RunSetupBody {
+  const seats = seatsFromForm(MINT_SEATS, f) as RunSetupBody['seats']
+  const feedbackSeat = seats.feedback as { kind?: string } | undefined
+  const none = !feedbackSeat || feedbackSeat.kind === 'program'
+  const k = text(f.k)
+  const p = text(f.p)
+  return {
+    name: text(f.name),
+    datasetId: text(f.datasetId),
+    seats: none ? { ...seats, feedback: { kind: 'program', program: 'no-feedback' } } : seats,
+    config: {
+      ...(k ? { k: Number(k) } : {}),
+      ...(p ? { p: Number(p) } : {}),
+      feedback: none
+        ? { mode: 'none' }
+        : {
+            mode: text(f['feedback.mode']) ?? 'textual',
+            groundTruth: f['feedback.groundTruth'] === 'on' || f['feedback.groundTruth'] === 'true',
+            frequency: text(f['feedback.frequency']) ?? 'dense',
+          },
+    },
+    repetitions: text(f.repetitions),
+    sample: text(f.sample),
+  }
+}
+
+/** A session's snapshot: the task, and its reference from the row's prediction. */
+export function mintSnapshot(row: InstanceRow): unknown {
+  return { ...(row.input as Record<string, unknown>), reference: row.prediction }
+}
+
+/** What the set-up form shows beside the study's datasets: whether the Python tool can run here, and why not. */
+export async function mintFormData(): Promise<Record<string, unknown>> {
+  const status = await sandboxStatus()
+  return {
+    sandbox: status.available
+      ? { available: true }
+      : { available: false, reason: status.reason, installHint: INSTALL_HINT },
+  }
+}
+
+export const MintFormData = z.object({
+  sandbox: z
+    .object({ available: z.boolean(), reason: z.string().optional(), installHint: z.string().optional() })
+    .default({ available: true }),
+})
+
+export async function planMint(
+  _actor: Actor,
+  _studyId: string,
+  input: RunSetup<MintConfig, unknown>,
+  tools: SetupTools,
+): Promise<RunPlan> {
+  if (!input.datasetId) throw badRequest('Choose a MINT task set.', { datasetId: ['Choose a MINT task set.'] })
+  const ds = await tools.dataset(input.datasetId)
+  if (ds.kind !== DATASET_KIND)
+    throw badRequest(`MINT runs on a MINT task set; "${ds.name}" is a ${ds.kind} dataset.`, {
+      datasetId: ['Choose a MINT task set.'],
+    })
+  const config = input.config
+  if (config.p > config.k)
+    throw badRequest(`At most k = ${config.k} proposals fit in the budget; p is ${config.p}.`, {
+      'config.p': [`p must be at most k (${config.k}).`],
+    })
+  const feedback = input.seats.feedback
+  const noFeedbackSeat = feedback?.kind === 'program'
+  if (noFeedbackSeat && config.feedback.mode !== 'none')
+    throw badRequest('Feedback needs a feedback seat: an LLM or a person, not “no feedback”.', {
+      'seats.feedback': ['Choose an LLM or a person to give the feedback.'],
+    })
+  if (!noFeedbackSeat && config.feedback.mode === 'none')
+    throw badRequest('A run without feedback fills the feedback seat with the program no-feedback.', {
+      'config.feedback.mode': ['Choose textual or binary feedback, or no feedback seat.'],
+    })
+  const status = await sandboxStatus()
+  if (!status.available)
+    throw badRequest(`MINT's Python tool is unavailable: ${status.reason}. Install it with: ${INSTALL_HINT}`, {
+      datasetId: [`The Python tool is unavailable: ${status.reason}`],
+    })
+  const count = await db.instance.count({ where: { datasetId: ds.id } })
+  if (!count) throw badRequest('The task set has no tasks.', { datasetId: ['The task set has no tasks.'] })
+  return {
+    name: input.name,
+    task: 'mint',
+    datasetId: ds.id,
+    config,
+    seats: input.seats,
+    repetitions: input.repetitions,
+    ...(input.instanceIds ? { instanceIds: input.instanceIds } : {}),
+    ...(input.sample ? { sample: input.sample } : {}),
+    shuffle: input.shuffle,
+    seatCycle: input.seatCycle,
+    audit: { datasetId: ds.id, k: config.k, p: config.p, feedback: config.feedback },
+  }
+}

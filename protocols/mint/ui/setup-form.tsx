@@ -1,0 +1,98 @@
+'use client'
+
+import { useState } from 'react'
+import { createRunAction } from '@/app/actions/runs'
+import { ActionForm, Field, SelectField, SubmitButton } from '@/components/forms/action-form'
+import type { SetupFormProps } from '@/components/protocols/types'
+import { SeatPicker, type SeatWay } from '@/components/runs/seat-picker'
+import { DraftField, SetupHiddenFields } from '@/components/runs/setup-fields'
+import { MINT_SEATS } from '@/protocols/mint/core/protocol'
+import { ToolUnavailable } from '@/protocols/mint/ui/tool-unavailable'
+
+const decl = (name: string) => MINT_SEATS.find((d) => d.name === name) as (typeof MINT_SEATS)[number]
+
+/**
+ * A MINT run: a task set of the study (an imported test_prompts.json), the budget k and the proposals p,
+ * the evaluated model (an LLM with the paper's settings, or a person), and the feedback: none (the
+ * program no-feedback), an LLM simulating the expert, or a person, with its settings (textual or binary,
+ * with or without the ground truth, dense or sparse). When the Python tool cannot run here, the form
+ * says so and why first.
+ */
+export function MintSetupForm({ studyId, protocol, datasets, models, experts, extra }: SetupFormProps) {
+  const [feedbackWay, setFeedbackWay] = useState<SeatWay>('program:no-feedback')
+  const sandbox = (extra.sandbox ?? { available: true }) as {
+    available: boolean
+    reason?: string
+    installHint?: string
+  }
+  const sets = datasets
+    .filter((d) => d.kind === 'mint-tasks')
+    .map((d) => ({ value: d.id, label: `${d.name} · ${d.instances} tasks` }))
+  return (
+    <div className="max-w-3xl space-y-4">
+      {!sandbox.available ? <ToolUnavailable sandbox={sandbox} /> : null}
+      {!sets.length ? (
+        <p className="text-sm text-stone-700">
+          No MINT task set in this study yet: import a test_prompts.json (MINT tasks) on the study page first.
+        </p>
+      ) : (
+        <ActionForm action={createRunAction} className="space-y-5">
+          <SetupHiddenFields studyId={studyId} protocol={protocol} />
+          <Field name="name" label="Name" required maxLength={120} placeholder="e.g. gpt-4, k = 5, no feedback" />
+          <fieldset className="grid gap-3 sm:grid-cols-2">
+            <legend className="mb-1 text-sm font-semibold text-stone-900">Tasks and budget</legend>
+            <SelectField name="datasetId" label="Task set" options={sets} />
+            <Field name="sample" label="Only the first N tasks (optional)" type="number" />
+            <Field name="k" label="Turns k" type="number" defaultValue="5" hint="The interaction budget (1–10)." />
+            <Field name="p" label="Proposals p (optional)" type="number" hint="Empty: 2, or 1 when k = 1." />
+          </fieldset>
+          <SeatPicker
+            decl={decl('agent')}
+            models={models}
+            people={experts}
+            defaultWay="llm"
+            temperature={false}
+            intro="Called with the paper's settings: temperature 0, at most 512 tokens, its stop strings. A person may answer as the model."
+          />
+          <SeatPicker
+            decl={decl('feedback')}
+            models={models}
+            people={experts}
+            way={feedbackWay}
+            onWayChange={setFeedbackWay}
+            temperature={false}
+            labels={{ 'program:no-feedback': 'No feedback', llm: 'An LLM simulating the expert' }}
+            intro="Feedback after a turn: an LLM (temperature 0, at most 1,024 tokens, the paper's template) or a person on the expert's feedback page."
+          />
+          {feedbackWay !== 'program:no-feedback' ? (
+            <fieldset className="grid gap-3 sm:grid-cols-3">
+              <legend className="mb-1 text-sm font-semibold text-stone-900">Feedback settings</legend>
+              <SelectField
+                name="feedback.mode"
+                label="Form"
+                options={[
+                  { value: 'textual', label: 'Textual' },
+                  { value: 'binary', label: 'Binary (GOOD / BAD)' },
+                ]}
+              />
+              <SelectField
+                name="feedback.frequency"
+                label="When"
+                options={[
+                  { value: 'dense', label: 'Dense: after every turn' },
+                  { value: 'sparse', label: 'Sparse: after a proposal' },
+                ]}
+              />
+              <label className="flex items-center gap-2 self-end text-sm">
+                <input type="checkbox" name="feedback.groundTruth" value="on" /> Give the feedback provider the ground
+                truth (never disclosed)
+              </label>
+            </fieldset>
+          ) : null}
+          <DraftField />
+          <SubmitButton pendingText="Creating…">Create run</SubmitButton>
+        </ActionForm>
+      )}
+    </div>
+  )
+}

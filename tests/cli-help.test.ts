@@ -59,7 +59,7 @@ describe('parley commands', () => {
 
   it("finds each protocol's commands in its folder (protocols/<id>/server/cli.ts), with no list to keep", () => {
     const withCli = PROTOCOL_IDS.filter((id) => existsSync(path.join(ROOT, 'protocols', id, 'server', 'cli.ts')))
-    expect(withCli).toEqual(['pxp', 'evince', 'scorekeeping', 'rehac'])
+    expect(withCli).toEqual(['pxp', 'evince', 'scorekeeping', 'rehac', 'mint'])
     for (const id of withCli)
       expect(
         all.map((p) => p.join(' ')),
@@ -74,6 +74,7 @@ describe('parley commands', () => {
         'scorekeeping replay',
         'rehac advantages',
         'rehac eval',
+        'mint sr',
       ]),
     )
   })

@@ -1,5 +1,5 @@
-// `parley mint sr <dir>` in process (commander with the command module): 'mint' is not a registered
-// protocol yet. On a small tree written here, and on the released gpt-3.5-turbo-0613 subset.
+// `parley mint sr <dir>` in process (commander with the command module; tests/cli-help.test.ts checks
+// that `parley` finds it). On a small tree written here, and on the released gpt-3.5-turbo-0613 subset.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'

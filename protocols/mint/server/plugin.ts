@@ -132,6 +132,7 @@ export const mintPlugin = definePlugin(mintProtocol, {
     })),
   views: () => import('@/protocols/mint/server/views').then((m) => ({ session: m.mintSessionView })),
   exports: () => import('@/protocols/mint/server/exports').then((m) => ({ tables: m.mintExports })),
+  seed: () => import('@/protocols/mint/server/seed').then((m) => ({ seedDemo: m.seedMintDemo })),
   ops: () => import('@/protocols/mint/server/datasets').then((m) => ({ datasets: m.mintDatasets })),
   demo: mintDemo,
   title: (instance) => `${instance.dataset} ${instance.id}: ${instance.prompt.slice(0, 60)}`,

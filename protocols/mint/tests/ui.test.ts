@@ -1,0 +1,156 @@
+import { createElement } from 'react'
+import { renderToStaticMarkup } from 'react-dom/server'
+import { describe, expect, it } from 'vitest'
+import type { SessionViewProps, SetupFormProps, TurnFormProps } from '@/components/protocols/types'
+import type { MintSessionView as View } from '@/protocols/mint/server/views'
+import { mintSetupFromForm } from '@/protocols/mint/server/setup'
+import { MintMessageBody } from '@/protocols/mint/ui/message-body'
+import { MintSessionView } from '@/protocols/mint/ui/session-view'
+import { MintSetupForm } from '@/protocols/mint/ui/setup-form'
+import { MintTurnForm } from '@/protocols/mint/ui/turn-form'
+
+/**
+ * MINT's pages as the browser first gets them (rendered to markup): the model's output is text, never
+ * HTML; the expert's page shows the ground truth only behind its banner; binary mode offers GOOD / BAD;
+ * the set-up form says when the tool is unavailable and why; its fields read back into a run body.
+ */
+const HOSTILE = '<thought> <script>alert(1)</script> </thought>\n<execute> print("<b>x</b>") </execute>'
+
+function view(over: Partial<View> = {}): View {
+  return {
+    dataset: 'gsm8k',
+    taskType: 'reasoning',
+    task: 'How many rolls are left?',
+    k: 5,
+    p: 2,
+    feedback: { mode: 'textual', groundTruth: true, frequency: 'dense' },
+    turns: [
+      {
+        t: 1,
+        reply: HOSTILE,
+        action: 'use_tool',
+        code: 'print("<b>x</b>")',
+        answer: null,
+        correct: null,
+        observation: 'Observation:\n<b>x</b>\nYou have 4 steps left and 2 chances to propose solution left.\n',
+        stepsLeft: 4,
+        proposalsLeft: 2,
+        feedback: null,
+      },
+    ],
+    pending: 'feedback',
+    finished: false,
+    success: false,
+    reason: null,
+    counts: { propose_solution: 0, use_tool: 1, invalid_action: 0 },
+    groundTruth: '12',
+    sandbox: { available: true },
+    ...over,
+  }
+}
+
+const session = (v: View, kind: string) =>
+  ({
+    id: 's1',
+    protocol: 'mint',
+    ask: { j: 3, seat: kind === 'turn' ? 'agent' : 'feedback', kind },
+    draft: null,
+    view: v,
+  }) as unknown as TurnFormProps['session']
+
+describe('MINT pages', () => {
+  it('the trajectory renders the model’s output as text, coloured by part, with the countdown', () => {
+    const html = renderToStaticMarkup(
+      createElement(MintSessionView, {
+        session: session(view(), 'feedback'),
+        turnForm: null,
+        live: null,
+      } as SessionViewProps),
+    )
+    expect(html).not.toContain('<script>')
+    expect(html).not.toContain('<b>x</b>')
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
+    for (const part of ['thought', 'code', 'output']) expect(html).toContain(`data-part="${part}"`)
+    expect(html).toContain('4 of 5 steps and 2 of 2 proposals left.')
+    const body = renderToStaticMarkup(
+      createElement(MintMessageBody, {
+        body: { seq: 1, sender: 'agent', kind: 'turn', content: HOSTILE, error: null },
+      }),
+    )
+    expect(body).not.toContain('<script>')
+  })
+
+  it("the expert's feedback page: the ground truth behind a do-not-disclose banner, a textarea or GOOD / BAD", () => {
+    const textual = renderToStaticMarkup(createElement(MintTurnForm, { session: session(view(), 'feedback') }))
+    expect(textual).toMatch(/Do not disclose/i)
+    expect(textual).toContain('12')
+    expect(textual).toMatch(/<textarea[^>]*name="text"/)
+    expect(textual).toContain('name="elapsedMs"')
+    const binary = renderToStaticMarkup(
+      createElement(MintTurnForm, {
+        session: session(
+          view({ feedback: { mode: 'binary', groundTruth: false, frequency: 'dense' }, groundTruth: null }),
+          'feedback',
+        ),
+      }),
+    )
+    expect(binary).not.toMatch(/Do not disclose/i)
+    expect(binary).toMatch(/<input[^>]*type="radio"[^>]*name="text"[^>]*value="GOOD"/)
+    expect(binary).toMatch(/value="BAD"/)
+    expect(binary).not.toContain('<textarea')
+    // A person answering as the model gets a reply box and never the reference.
+    const agent = renderToStaticMarkup(
+      createElement(MintTurnForm, { session: session(view({ groundTruth: null }), 'turn') }),
+    )
+    expect(agent).toMatch(/<textarea[^>]*name="text"/)
+    expect(agent).not.toMatch(/Do not disclose/i)
+  })
+
+  it('the set-up form says the tool is unavailable and why; its fields read back into a run body', () => {
+    const props: SetupFormProps = {
+      studyId: 'st',
+      protocol: 'mint',
+      datasets: [{ id: 'd1', name: 'gsm8k', kind: 'mint-tasks', instances: 5 }],
+      models: [{ value: '{"connectionId":"c1"}', label: 'fake' }],
+      experts: [],
+      extra: {
+        sandbox: {
+          available: false,
+          reason: 'bubblewrap (bwrap) is not installed',
+          installHint: 'apt-get install -y bubblewrap',
+        },
+      },
+    }
+    const html = renderToStaticMarkup(createElement(MintSetupForm, props))
+    expect(html).toContain('Python tool is unavailable')
+    expect(html).toContain('bubblewrap (bwrap) is not installed')
+    expect(html).toContain('name="k"')
+    expect(
+      mintSetupFromForm({
+        name: 'r',
+        datasetId: 'd1',
+        k: '3',
+        'seats.agent.kind': 'llm',
+        'seats.agent.model': '{"connectionId":"c1"}',
+        'seats.feedback.kind': 'llm',
+        'seats.feedback.model': '{"connectionId":"c1"}',
+        'feedback.mode': 'binary',
+        'feedback.groundTruth': 'on',
+        'feedback.frequency': 'sparse',
+      }),
+    ).toMatchObject({
+      config: { k: 3, feedback: { mode: 'binary', groundTruth: true, frequency: 'sparse' } },
+      seats: { feedback: { kind: 'llm' } },
+    })
+    expect(
+      mintSetupFromForm({
+        'seats.agent.kind': 'llm',
+        'seats.feedback.kind': 'program:no-feedback',
+        'feedback.mode': 'binary',
+      }),
+    ).toMatchObject({
+      config: { feedback: { mode: 'none' } },
+      seats: { feedback: { kind: 'program', program: 'no-feedback' } },
+    })
+  })
+})

@@ -1,3 +1,4 @@
+import { LlmError } from '@/lib/llm/client'
 import type { AgentContext, ChatMessage, ProgramDef, Produced } from '@/lib/server/sdk'
 import { checkProposal } from '@/protocols/mint/core/checks'
 import { feedbackPrompt, instructionPrompt } from '@/protocols/mint/core/prompts'
@@ -57,13 +58,40 @@ export function feedbackRequest(state: MintState) {
   }
 }
 
+/** The model refused the request for its length (HTTP 400 naming the context or the token limit). */
+export function isContextOverflow(err: unknown): boolean {
+  return (
+    err instanceof LlmError &&
+    err.kind === 'client' &&
+    (err.httpStatus === undefined || err.httpStatus === 400) &&
+    /context length|context_length|maximum context|too many tokens|reduce the length/i.test(err.message)
+  )
+}
+
 /** The LLM seats: the evaluated model (its turn) and the simulated expert (feedback). */
 export async function llmAgent(ctx: Ctx): Promise<Produced<MintMessage>> {
   if (ctx.fill.kind !== 'llm') throw new Error('an LLM seat without a model')
   const { ask } = ctx
   if (ask.kind === 'turn') {
     const request = agentRequest(ctx.state)
-    const r = await ctx.llm.chat(ctx.fill.model, request, { purpose: 'mint.turn', stream: ctx.watched })
+    let r: { text: string; callId: string | null }
+    try {
+      r = await ctx.llm.chat(ctx.fill.model, request, { purpose: 'mint.turn', stream: ctx.watched })
+    } catch (err) {
+      // As the authors' agent: a request the model refuses for its length ends the episode with `error`
+      // (the history only grows, so a retry cannot help); every other failure stalls the step for a Retry.
+      if (!isContextOverflow(err)) throw err
+      return {
+        message: {
+          seq: ask.j,
+          sender: 'agent',
+          kind: 'turn',
+          content: '',
+          error: (err as Error).message.slice(0, 20_000),
+        },
+        context: { messages: request.messages.length, settings: AGENT_LLM_SETTINGS },
+      }
+    }
     return {
       message: { seq: ask.j, sender: 'agent', kind: 'turn', content: r.text, error: null },
       context: { messages: request.messages.length, settings: AGENT_LLM_SETTINGS },

@@ -267,6 +267,39 @@ describe.skipIf(!status.available)('MINT on the engine, with the Python tool', (
 })
 
 describe('MINT on the engine', () => {
+  it("a request too long for the model's context ends the episode with error; other failures stall it", async () => {
+    const w = await world()
+    fake().reset()
+    fake().setScript([
+      {
+        match: { model: 'gen' },
+        replies: [
+          {
+            fault: 'status',
+            status: 400,
+            message: "This model's maximum context length is 4097 tokens. Please reduce the length of the messages.",
+          },
+        ],
+      },
+    ] as FakeRule[])
+    const { runId, sessionId } = await run(w, { agent: llm(w, 'gen'), feedback: NO_FEEDBACK })
+    expect(await runHeadless(runId)).toMatchObject({ done: 1, stalled: 0 })
+    const log = await bodies(sessionId)
+    expect(log).toHaveLength(1)
+    expect(log[0]).toMatchObject({
+      sender: 'agent',
+      content: '',
+      error: expect.stringContaining('maximum context length'),
+    })
+    const s = await execute(getSession, w.researcher, { sessionId })
+    if (!s.ok) throw new Error(s.error)
+    expect(s.data.view).toMatchObject({ finished: true, success: false, reason: 'error' })
+    fake().setScript([{ match: { model: 'gen' }, replies: [{ fault: '500' }] }] as FakeRule[])
+    const other = await run(w, { agent: llm(w, 'gen'), feedback: NO_FEEDBACK })
+    expect(await runHeadless(other.runId)).toMatchObject({ stalled: 1 })
+    expect(await db.protocolMessage.count({ where: { sessionId: other.sessionId } })).toBe(0)
+  })
+
   it("a person's bad reply is refused with a clear error and nothing stored; binary feedback is GOOD or BAD", async () => {
     const w = await world()
     const { runId, sessionId } = await run(

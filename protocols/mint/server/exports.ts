@@ -93,3 +93,63 @@ export const mintExports: Record<string, ExportTable> = {
     },
   },
 }
+
+/** The run page's numbers: SR_k of this run's own budget, per task type and data set, and the actions. */
+export interface MintRunView {
+  k: number
+  p: number
+  feedback: string
+  total: number
+  finished: number
+  /** SR in percent (2 decimals), over the ended episodes. */
+  sr: number | null
+  byType: Record<string, number | null>
+  byTask: Record<string, number | null>
+  reasons: Record<string, number>
+  invalidRatio: number | null
+  invalidFlagged: boolean
+  /** Whether the Python tool can run here (the run page says so when not). */
+  sandbox: { available: boolean; reason?: string; installHint?: string }
+}
+
+export async function mintRunView(runId: string): Promise<MintRunView> {
+  const [{ successRates, invalidActionRatio, round2 }, { sandboxStatus, INSTALL_HINT }] = await Promise.all([
+    import('@/protocols/mint/core/metrics'),
+    import('@/protocols/mint/server/sandbox'),
+  ])
+  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { config: true } })
+  const config = mintConfig.parse(run.config ?? {})
+  const sessions = await db.protocolSession.findMany({ where: { runId }, select: { id: true, updatedAt: true } })
+  const all: MintResultRecord[] = []
+  for (let i = 0; i < sessions.length; i += 200) all.push(...(await records.of(sessions.slice(i, i + 200))))
+  const ended = all.filter((r) => r.state.finished)
+  const outcomes = ended.map((r) => ({
+    dataset: r.task.dataset as Parameters<typeof successRates>[0][number]['dataset'],
+    success: r.state.success,
+    counts: r.state.agent_action_count,
+  }))
+  const sr = successRates(outcomes)
+  const inv = invalidActionRatio(outcomes)
+  const reasons: Record<string, number> = {}
+  for (const r of ended)
+    reasons[r.state.terminate_reason ?? 'error'] = (reasons[r.state.terminate_reason ?? 'error'] ?? 0) + 1
+  const status = await sandboxStatus()
+  const f = config.feedback
+  return {
+    k: config.k,
+    p: config.p,
+    feedback:
+      f.mode === 'none' ? 'none' : `${f.mode}, ${f.frequency}, ${f.groundTruth ? 'with' : 'without'} ground truth`,
+    total: all.length,
+    finished: ended.length,
+    sr: round2(sr.sr),
+    byType: Object.fromEntries(Object.entries(sr.byType).map(([k, v]) => [k, round2(v?.sr ?? null)])),
+    byTask: Object.fromEntries(Object.entries(sr.byTask).map(([k, v]) => [k, round2(v?.sr ?? null)])),
+    reasons,
+    invalidRatio: inv.ratio === null ? null : round2(100 * inv.ratio),
+    invalidFlagged: inv.flagged,
+    sandbox: status.available
+      ? { available: true }
+      : { available: false, reason: status.reason, installHint: INSTALL_HINT },
+  }
+}

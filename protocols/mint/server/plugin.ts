@@ -130,7 +130,10 @@ export const mintPlugin = definePlugin(mintProtocol, {
       snapshot: m.mintSnapshot,
       formData: m.mintFormData,
     })),
-  views: () => import('@/protocols/mint/server/views').then((m) => ({ session: m.mintSessionView })),
+  views: () =>
+    Promise.all([import('@/protocols/mint/server/views'), import('@/protocols/mint/server/exports')]).then(
+      ([m, e]) => ({ session: m.mintSessionView, run: e.mintRunView }),
+    ),
   exports: () => import('@/protocols/mint/server/exports').then((m) => ({ tables: m.mintExports })),
   seed: () => import('@/protocols/mint/server/seed').then((m) => ({ seedDemo: m.seedMintDemo })),
   ops: () => import('@/protocols/mint/server/datasets').then((m) => ({ datasets: m.mintDatasets })),

@@ -7,7 +7,7 @@ import type { ImportFile } from '@/lib/server/engine/datasets'
 import { runHeadless } from '@/lib/server/engine/headless'
 import { execute } from '@/lib/server/operation'
 import { DEMO_CONNECTION_ID, ensureDemoConnection } from '@/lib/server/llm/runtime'
-import { createRun } from '@/lib/server/services/runs'
+import { createRun, viewRun } from '@/lib/server/services/runs'
 import { getSession, submitTurn } from '@/lib/server/services/sessions'
 import { AGENT_LLM_SETTINGS, FEEDBACK_LLM_SETTINGS, type MintMessage } from '@/protocols/mint/core/protocol'
 import { mintDataset } from '@/protocols/mint/fixture'
@@ -180,6 +180,25 @@ describe.skipIf(!status.available)('MINT on the engine, with the Python tool', (
     const s = await execute(getSession, w.researcher, { sessionId })
     if (!s.ok) throw new Error(s.error)
     expect((s.data.view as MintSessionView).turns[0]?.feedback).toBe('This is GOOD.')
+    // The run page: SR at the run's own k, per type and data set, the reasons, the invalid-action ratio.
+    const page = await execute(viewRun, w.researcher, { runId })
+    expect(page).toMatchObject({
+      ok: true,
+      data: {
+        data: {
+          k: 5,
+          p: 2,
+          total: 1,
+          finished: 1,
+          sr: 100,
+          byType: { reasoning: 100 },
+          byTask: { gsm8k: 100 },
+          reasons: { task_success: 1 },
+          invalidRatio: 0,
+          invalidFlagged: false,
+        },
+      },
+    })
   })
 
   it('a code task (MBPP) is checked by its tests in the sandbox: a wrong function fails, the right one passes', async () => {

@@ -5,6 +5,7 @@ import type { SessionViewProps, SetupFormProps, TurnFormProps } from '@/componen
 import type { MintSessionView as View } from '@/protocols/mint/server/views'
 import { mintSetupFromForm } from '@/protocols/mint/server/setup'
 import { MintMessageBody } from '@/protocols/mint/ui/message-body'
+import { MintRunSummary } from '@/protocols/mint/ui/run-summary'
 import { MintSessionView } from '@/protocols/mint/ui/session-view'
 import { MintSetupForm } from '@/protocols/mint/ui/setup-form'
 import { MintTurnForm } from '@/protocols/mint/ui/turn-form'
@@ -104,6 +105,31 @@ describe('MINT pages', () => {
     )
     expect(agent).toMatch(/<textarea[^>]*name="text"/)
     expect(agent).not.toMatch(/Do not disclose/i)
+  })
+
+  it('the run summary: SR at the run’s k, per type, and the invalid-action flag above 20 %', () => {
+    const html = renderToStaticMarkup(
+      createElement(MintRunSummary, {
+        data: {
+          k: 3,
+          p: 2,
+          feedback: 'none',
+          total: 4,
+          finished: 4,
+          sr: 25,
+          byType: { reasoning: 25 },
+          byTask: { gsm8k: 25 },
+          reasons: { task_success: 1, max_steps: 3 },
+          invalidRatio: 30,
+          invalidFlagged: true,
+          sandbox: { available: true },
+        },
+      } as never),
+    )
+    expect(html).toContain('SR at k = 3')
+    expect(html).toContain('25.00 %')
+    expect(html).toContain('30.00 % (above 20 %)')
+    expect(html).toContain('max_steps 3')
   })
 
   it('the set-up form says the tool is unavailable and why; its fields read back into a run body', () => {

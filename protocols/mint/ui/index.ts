@@ -1,5 +1,6 @@
 import type { ProtocolUi } from '@/components/protocols/types'
 import { MintMessageBody } from '@/protocols/mint/ui/message-body'
+import { MintRunSummary } from '@/protocols/mint/ui/run-summary'
 import { MintSessionView } from '@/protocols/mint/ui/session-view'
 import { MintSetupForm } from '@/protocols/mint/ui/setup-form'
 import { MintTurnForm } from '@/protocols/mint/ui/turn-form'
@@ -17,4 +18,5 @@ export const mintUi: ProtocolUi = {
   SessionView: MintSessionView,
   TurnForm: MintTurnForm,
   MessageBody: MintMessageBody,
+  RunSummary: MintRunSummary,
 }

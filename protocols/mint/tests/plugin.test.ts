@@ -332,6 +332,7 @@ describe('MINT on the engine', () => {
     expect(got.data.ask).toMatchObject({ kind: 'turn', j: 1 })
     // The model's seat never sees the reference, even when the expert is the same person.
     expect((got.data.view as MintSessionView).groundTruth).toBeNull()
+    expect(JSON.stringify(got.data)).not.toMatch(/"(reference|prediction)":"12"/)
     const send = (text: unknown, seq = 1) => execute(submitTurn, w.expert, { sessionId, seq, text })
     expect(await send('   ')).toMatchObject({ status: 400, fieldErrors: { text: expect.any(Array) } })
     expect(await send('x'.repeat(100_001))).toMatchObject({ status: 400 })

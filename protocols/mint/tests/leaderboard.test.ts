@@ -7,6 +7,7 @@ import path from 'node:path'
 import { strToU8, zipSync } from 'fflate'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
+import type { Prisma } from '@/lib/generated/prisma/client'
 import { db } from '@/lib/server/db'
 import { executeOrThrow } from '@/lib/server/operation'
 import type { MintMessageBody } from '@/protocols/mint/core/protocol'
@@ -50,7 +51,7 @@ const page = async (studyId: string) => {
 async function parleyRun(
   studyId: string,
   name: string,
-  config: Record<string, unknown>,
+  config: Prisma.InputJsonObject,
   episodes: { log: MintMessageBody[]; status?: string }[],
 ) {
   const run = await db.run.create({

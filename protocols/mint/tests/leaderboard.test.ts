@@ -5,6 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { strToU8, zipSync } from 'fflate'
+import { createElement } from 'react'
+import { renderToStaticMarkup } from 'react-dom/server'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import type { Prisma } from '@/lib/generated/prisma/client'
@@ -14,6 +16,7 @@ import type { MintMessageBody } from '@/protocols/mint/core/protocol'
 import { cli } from '@/protocols/mint/server/cli'
 import { buildLeaderboard, mintStudyPage } from '@/protocols/mint/server/leaderboard'
 import { importResults } from '@/protocols/mint/server/released-import'
+import { MintLeaderboardPage } from '@/protocols/mint/ui/leaderboard'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { runProtocolCli } from '../../../tests/support/protocol-cli'
 import { describeShared } from '../../../tests/support/shared'
@@ -173,6 +176,16 @@ describe('MINT leaderboard', () => {
   it('reads imported runs and Parley runs (finished sessions only, SR_k from the run with budget k)', async () => {
     const study = (await makeStudy(researcher)).id
     expect(await page(study)).toMatchObject({ page: 'leaderboard', runs: [], curves: [], deltas: [] })
+    const draw = async () =>
+      renderToStaticMarkup(
+        createElement(MintLeaderboardPage, {
+          study: { id: study, name: 'S' },
+          path: ['leaderboard'],
+          title: 'MINT leaderboard',
+          data: await page(study),
+        }),
+      )
+    expect(await draw()).toContain('No MINT results yet')
     await executeOrThrow(importResults, researcher, {
       studyId: study,
       file: zipOf({
@@ -233,6 +246,15 @@ describe('MINT leaderboard', () => {
       ],
     ])
     expect(await mintStudyPage(researcher, study, ['nothing'], {})).toBeNull()
+    const html = await draw()
+    expect(html).not.toContain('No MINT results yet')
+    // flagged: Parley's k = 2 run (1 invalid of 3 actions); not the imported k = 1 run (1 of 5: at the mark)
+    expect(html).toContain('33.33 % <span')
+    expect(html).toContain('20.00 % </td>')
+    expect(html.split('above 20 %</span>')).toHaveLength(2)
+    expect(html).toContain('75.00 %')
+    expect(html).toContain('$0.0300')
+    expect(html).toContain('1 not finished or not readable')
   })
 })
 

@@ -306,7 +306,7 @@ const seatFill = z.union([
   }),
   z.object({ kind: z.string() }),
 ])
-function seatName(seats: unknown, seat: string): string | null {
+export function seatName(seats: unknown, seat: string): string | null {
   const fill = seatFill.safeParse((seats as Record<string, unknown> | null)?.[seat])
   if (!fill.success) return null
   if ('model' in fill.data) return fill.data.model.name || fill.data.model.model || fill.data.model.connectionId

@@ -9,7 +9,6 @@ import { createElement } from 'react'
 import { renderToStaticMarkup } from 'react-dom/server'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
-import type { Prisma } from '@/lib/generated/prisma/client'
 import { db } from '@/lib/server/db'
 import { executeOrThrow } from '@/lib/server/operation'
 import type { MintMessageBody } from '@/protocols/mint/core/protocol'
@@ -18,6 +17,7 @@ import { buildLeaderboard, mintStudyPage } from '@/protocols/mint/server/leaderb
 import { importResults } from '@/protocols/mint/server/released-import'
 import { MintLeaderboardPage } from '@/protocols/mint/ui/leaderboard'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
+import { parleyRun } from './parley-run'
 import { runProtocolCli } from '../../../tests/support/protocol-cli'
 import { describeShared } from '../../../tests/support/shared'
 import { OUTPUTS } from './released'
@@ -50,69 +50,6 @@ const page = async (studyId: string) => {
   return p.data
 }
 
-/** A Parley MINT run written as the engine stores it: sessions with their message logs. */
-async function parleyRun(
-  studyId: string,
-  name: string,
-  config: Prisma.InputJsonObject,
-  episodes: { log: MintMessageBody[]; status?: string }[],
-) {
-  const run = await db.run.create({
-    data: {
-      studyId,
-      name,
-      protocol: 'mint',
-      task: 'mint',
-      datasetId: 'none',
-      config,
-      seats: {
-        agent: { kind: 'llm', model: { connectionId: 'c1', model: 'demo-model' }, helpers: {} },
-        tool: { kind: 'program', program: 'python-sandbox', helpers: {}, params: {} },
-        env: { kind: 'program', program: 'mint-check', helpers: {}, params: {} },
-        feedback: { kind: 'human', claimable: true },
-      },
-      repetitions: 1,
-      status: 'done',
-    },
-  })
-  for (const [i, e] of episodes.entries()) {
-    const s = await db.protocolSession.create({
-      data: {
-        studyId,
-        runId: run.id,
-        protocol: 'mint',
-        protocolVersion: '1',
-        config,
-        task: 'mint',
-        instance: { id: String(i), dataset: 'gsm8k', prompt: 'What is 2+4?', reference: '6' },
-        seats: {},
-        position: i,
-        status: e.status ?? 'done',
-        messages: {
-          create: e.log.map((m, j) => ({ seq: j + 1, sender: m.sender, receiver: 'all', body: { ...m, seq: j + 1 } })),
-        },
-      },
-    })
-    await db.llmCall.create({
-      data: {
-        studyId,
-        purpose: 'mint-session',
-        sessionRef: s.id,
-        provider: 'fake',
-        modelRequested: 'demo-model',
-        params: {},
-        promptHash: `h${i}${run.id}`,
-        request: {},
-        status: 'ok',
-        attempt: 1,
-        tokensIn: 100,
-        tokensOut: 10,
-        costUsd: 0.01,
-      },
-    })
-  }
-  return run.id
-}
 const solve: MintMessageBody[] = [
   { sender: 'agent', kind: 'turn', content: '<solution>6</solution>', error: null },
   { sender: 'env', kind: 'verdict', correct: true },

@@ -13,7 +13,8 @@
  */
 import { z } from 'zod'
 import { replay } from '@/lib/protocols/types'
-import { type Actor, db, replayCache, type StoredSession, sql } from '@/lib/server/sdk'
+import { maxUploadMb } from '@/lib/limits.mjs'
+import { type Actor, db, hasScope, replayCache, requireStudyAccess, type StoredSession, sql } from '@/lib/server/sdk'
 import {
   deltaFeedback,
   type EpisodeOutcome,
@@ -377,16 +378,32 @@ export async function mintLeaderboard(studyId: string): Promise<LeaderboardData>
   return buildLeaderboard([...imported, ...own])
 }
 
+export interface LeaderboardPageData extends LeaderboardData {
+  page: 'leaderboard'
+  /** The import form is offered (the actor may change the study); the operation checks again. */
+  canImport: boolean
+  maxUploadMb: number
+}
+
 /**
  * The plugin's `views.studyPage` for MINT's pages under a study: `leaderboard` (read access is checked
  * by the engine before this is called); null for any other path (404).
  */
 export async function mintStudyPage(
-  _actor: Actor,
+  actor: Actor,
   studyId: string,
   path: string[],
   _args: Record<string, string>,
-): Promise<{ title: string; data: LeaderboardData & { page: 'leaderboard' } } | null> {
+): Promise<{ title: string; data: LeaderboardPageData } | null> {
   if (path.length !== 1 || path[0] !== 'leaderboard') return null
-  return { title: 'MINT leaderboard', data: { page: 'leaderboard', ...(await mintLeaderboard(studyId)) } }
+  const canImport =
+    hasScope(actor.role, 'studies:update') &&
+    (await requireStudyAccess(db, actor, studyId, 'write').then(
+      () => true,
+      () => false,
+    ))
+  return {
+    title: 'MINT leaderboard',
+    data: { page: 'leaderboard', canImport, maxUploadMb: maxUploadMb(), ...(await mintLeaderboard(studyId)) },
+  }
 }

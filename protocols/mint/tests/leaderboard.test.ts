@@ -111,8 +111,11 @@ describe('MINT leaderboard', () => {
   })
 
   it('reads imported runs and Parley runs (finished sessions only, SR_k from the run with budget k)', async () => {
-    const study = (await makeStudy(researcher)).id
-    expect(await page(study)).toMatchObject({ page: 'leaderboard', runs: [], curves: [], deltas: [] })
+    const viewer = await makeUser('viewer')
+    const study = (await makeStudy(researcher, [viewer])).id
+    expect(await page(study)).toMatchObject({ page: 'leaderboard', runs: [], curves: [], deltas: [], canImport: true })
+    // a viewer reads the board but is not offered the import
+    expect((await mintStudyPage(viewer, study, ['leaderboard'], {}))?.data.canImport).toBe(false)
     const draw = async () =>
       renderToStaticMarkup(
         createElement(MintLeaderboardPage, {
@@ -122,7 +125,10 @@ describe('MINT leaderboard', () => {
           data: await page(study),
         }),
       )
-    expect(await draw()).toContain('No MINT results yet')
+    const empty = await draw()
+    expect(empty).toContain('No MINT results yet')
+    expect(empty).toContain('Import released results')
+    expect(empty).toContain('name="file"')
     await executeOrThrow(importResults, researcher, {
       studyId: study,
       file: zipOf({

@@ -2,7 +2,8 @@ import Link from 'next/link'
 import type { StudyPageProps } from '@/components/protocols/types'
 import { Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { Table, Td } from '@/components/ui/table'
-import type { LeaderboardData, LeaderboardRun } from '@/protocols/mint/server/leaderboard'
+import type { LeaderboardData, LeaderboardPageData, LeaderboardRun } from '@/protocols/mint/server/leaderboard'
+import { ImportResultsForm } from '@/protocols/mint/ui/import-results-form'
 import { SrByKChart } from '@/protocols/mint/ui/leaderboard-chart'
 
 /**
@@ -12,7 +13,7 @@ import { SrByKChart } from '@/protocols/mint/ui/leaderboard-chart'
  * 20 %); tokens and cost. Imported released runs and Parley's own runs side by side, each labelled.
  */
 export function MintLeaderboardPage({ study, title, data }: StudyPageProps) {
-  const d = data as LeaderboardData
+  const d = data as LeaderboardPageData
   return (
     <div className="space-y-6">
       <PageHeader
@@ -34,6 +35,14 @@ export function MintLeaderboardPage({ study, title, data }: StudyPageProps) {
       ) : (
         <Leaderboard d={d} />
       )}
+      {d.canImport ? (
+        <Card
+          title="Import released results"
+          description="The authors' released outputs of a model (github.com/xingyaoww/mint-bench data/outputs/<model>), to compare with Parley's runs."
+        >
+          <ImportResultsForm studyId={study.id} maxUploadMb={d.maxUploadMb} />
+        </Card>
+      ) : null}
     </div>
   )
 }

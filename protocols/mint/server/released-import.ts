@@ -20,6 +20,7 @@ import {
   db,
   defineOperation,
   id,
+  type PluginEndpoint,
   type Prisma,
   requireStudyAccess,
   tooLarge,
@@ -317,3 +318,29 @@ export const importResults = defineOperation({
   input: ImportResultsInput,
   run: (actor, input) => importReleasedResults(actor, input),
 })
+
+/** POST /api/v1/mint/results-imports: the operation over REST (multipart: studyId, file, model). */
+export const importResultsEndpoint: PluginEndpoint = {
+  method: 'POST',
+  path: '/mint/results-imports',
+  summary:
+    "Import the authors' released MINT results (multipart/form-data: `studyId`; `file`: a .zip or .tar.gz of data/outputs/<model>, i.e. <model>/F=<feedback>/[PHF=…/]max<k>_p<p>+tool+cd/<category>/<dataset>/results.jsonl; `model`: the model's name when the archive starts at F=…). All or nothing: a bad path or line is named (400) and nothing is stored; a results file imported before under the same path is replaced",
+  op: importResults,
+  source: 'multipart',
+  status: 201,
+  output: z.object({
+    importId: z.string(),
+    files: z.number().int(),
+    records: z.number().int(),
+    models: z.array(z.string()),
+    runs: z.number().int(),
+    replaced: z.number().int(),
+  }),
+  errors: { 404: 'No such study, or not visible to you' },
+  docBody: () =>
+    z.object({
+      studyId: z.string(),
+      file: z.string().meta({ format: 'binary', description: 'The results tree as a .zip or .tar.gz.' }),
+      model: z.string().optional(),
+    }),
+}

@@ -10,7 +10,7 @@ import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
 import { execute } from '@/lib/server/operation'
 import { MAX_RECORD_CHARS } from '@/protocols/mint/core/results'
-import { importResults, readTar, relativeRunPath } from '@/protocols/mint/server/released-import'
+import { importResults, importResultsEndpoint, readTar, relativeRunPath } from '@/protocols/mint/server/released-import'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { describeShared } from '../../../tests/support/shared'
 import { OUTPUTS } from './released'
@@ -79,6 +79,8 @@ describe('mint.import-results', () => {
     }
     const r = await execute(importResults, researcher, { studyId: study, file: zipOf(tree) })
     expect(r).toMatchObject({ ok: true, data: { files: 2, records: 3, models: ['m'], runs: 2, replaced: 0 } })
+    // what the REST endpoint documents is what the operation answers
+    expect(importResultsEndpoint.output.parse(r.ok && r.data)).toEqual(r.ok && r.data)
     const rows = await imported(study)
     expect(
       rows.map((x) => [x.model, x.feedback, x.phf, x.k, x.p, x.taskType, x.dataset, x.records, x.successes]),

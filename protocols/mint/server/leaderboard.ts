@@ -407,3 +407,27 @@ export async function mintStudyPage(
     data: { page: 'leaderboard', canImport, maxUploadMb: maxUploadMb(), ...(await mintLeaderboard(studyId)) },
   }
 }
+
+export interface MintPanelData {
+  runs: number
+  importedFiles: number
+  importedModels: string[]
+}
+
+/** The plugin's `views.studyPanel`: a card linking to the leaderboard, with what it holds. */
+export async function mintStudyPanel(_actor: Actor, studyId: string): Promise<MintPanelData> {
+  const [runs, imported] = await Promise.all([
+    db.run.count({ where: { studyId, protocol: MINT_PROTOCOL_ID } }),
+    db.mintImportedRun.groupBy({
+      by: ['model'],
+      where: { studyId },
+      _count: { _all: true },
+      orderBy: { model: 'asc' },
+    }),
+  ])
+  return {
+    runs,
+    importedFiles: imported.reduce((n, m) => n + m._count._all, 0),
+    importedModels: imported.map((m) => m.model),
+  }
+}

@@ -13,9 +13,9 @@ import { db } from '@/lib/server/db'
 import { executeOrThrow } from '@/lib/server/operation'
 import type { MintMessageBody } from '@/protocols/mint/core/protocol'
 import { cli } from '@/protocols/mint/server/cli'
-import { buildLeaderboard, mintStudyPage } from '@/protocols/mint/server/leaderboard'
+import { buildLeaderboard, mintStudyPage, mintStudyPanel } from '@/protocols/mint/server/leaderboard'
 import { importResults } from '@/protocols/mint/server/released-import'
-import { MintLeaderboardPage } from '@/protocols/mint/ui/leaderboard'
+import { MintLeaderboardPage, MintStudyPanel } from '@/protocols/mint/ui/leaderboard'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { parleyRun } from './parley-run'
 import { runProtocolCli } from '../../../tests/support/protocol-cli'
@@ -198,6 +198,11 @@ describe('MINT leaderboard', () => {
     expect(html).toContain('75.00 %')
     expect(html).toContain('$0.0300')
     expect(html).toContain('1 not finished or not readable')
+    const panel = await mintStudyPanel(researcher, study)
+    expect(panel).toEqual({ runs: 2, importedFiles: 3, importedModels: ['m'] })
+    expect(renderToStaticMarkup(createElement(MintStudyPanel, { studyId: study, data: panel }))).toContain(
+      `/studies/${study}/p/mint/leaderboard`,
+    )
   })
 })
 

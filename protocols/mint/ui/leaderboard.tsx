@@ -1,8 +1,13 @@
 import Link from 'next/link'
-import type { StudyPageProps } from '@/components/protocols/types'
+import type { StudyPageProps, StudyPanelProps } from '@/components/protocols/types'
 import { Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { Table, Td } from '@/components/ui/table'
-import type { LeaderboardData, LeaderboardPageData, LeaderboardRun } from '@/protocols/mint/server/leaderboard'
+import type {
+  LeaderboardData,
+  LeaderboardPageData,
+  LeaderboardRun,
+  MintPanelData,
+} from '@/protocols/mint/server/leaderboard'
 import { ImportResultsForm } from '@/protocols/mint/ui/import-results-form'
 import { SrByKChart } from '@/protocols/mint/ui/leaderboard-chart'
 
@@ -174,5 +179,26 @@ function Leaderboard({ d }: { d: LeaderboardData }) {
         )}
       </Card>
     </>
+  )
+}
+
+/** The study card: a link to the leaderboard, with the runs it compares. */
+export function MintStudyPanel({ studyId, data }: StudyPanelProps) {
+  const d = (data ?? { runs: 0, importedFiles: 0, importedModels: [] }) as MintPanelData
+  return (
+    <Card title="MINT leaderboard" description="SR_k per model, category and data set; SR against k; Δfeedback.">
+      <p className="text-sm">
+        <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/mint/leaderboard`}>
+          Open the leaderboard
+        </Link>
+        <span className="text-stone-600">
+          {' '}
+          · {d.runs} MINT run{d.runs === 1 ? '' : 's'} of this study
+          {d.importedFiles
+            ? ` · released results of ${d.importedModels.join(', ')} (${d.importedFiles} files)`
+            : ' · no released results imported'}
+        </span>
+      </p>
+    </Card>
   )
 }

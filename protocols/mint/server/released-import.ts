@@ -208,7 +208,7 @@ export async function parseTree(file: File, model: string | undefined): Promise<
   const take = (name: string, bytes: Uint8Array) => {
     const rel = relativeRunPath(name, model)
     if (rel === null) return
-    if (runs.length + problems.count >= MAX_FILES)
+    if (seen.size >= MAX_FILES)
       throw badRequest(`The archive holds more than ${MAX_FILES} results files.`)
     if (bytes.length > MAX_ENTRY_BYTES)
       throw tooLarge(`${name} is larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MB; nothing was stored.`)

@@ -1,155 +1,149 @@
-import { replay } from '@/lib/protocols/types'
-import { db, type ExportTable, replayCache, type StoredSession } from '@/lib/server/sdk'
-import { instructionPrompt } from '@/protocols/mint/core/prompts'
+/**
+ * A Parley MINT run exported in the authors' layout (issue 26): a zip holding, per data set, the
+ * authors' `<model>/F=<feedback|None>/[PHF=…/]max<k>_p<p>+tool+cd/<type>/<dataset>/results.jsonl`
+ * with one record per finished episode (`state.history`, `success`, `agent_action_count`,
+ * `terminate_reason`, `token_counter`, as core/export.ts writes them), so the authors' scripts and
+ * `parley mint sr` read a Parley run like a released one. Episodes not finished, or whose log the
+ * rules refuse, are left out (the zip's NOTES.txt counts them).
+ */
+import { strToU8, zipSync } from 'fflate'
+import { replayAccepted } from '@/lib/protocols/types'
+import { db, type ExportFile, notFound, sql } from '@/lib/server/sdk'
+import { feedbackFolder, resultRecord, resultsJsonl, runFolder, taskNameOf } from '../core/export'
 import {
-  chatHistory,
+  MINT_PROTOCOL_ID,
   type MintMessage,
   type MintState,
   mintConfig,
   mintInstance,
+  mintMessage,
   mintProtocol,
   TASK_TYPE_OF,
-} from '@/protocols/mint/core/protocol'
+} from '../core/protocol'
+import type { MintRecord } from '../core/results'
+import { seatName } from './leaderboard'
 
-/**
- * A run's episodes as the authors' results.jsonl records (`state.history`, `finished`, `success`,
- * `agent_action_count`, `terminate_reason`, `error`; `task` with its name, id, prompt and reference).
- * The token counts of the released records are not derived here (the call log holds them per call).
- */
-export interface MintResultRecord {
-  session: string
-  state: {
-    history: Array<{ role: string; content: string }>
-    finished: boolean
-    success: boolean
-    agent_action_count: MintState['counts']
-    terminate_reason: MintState['reason']
-    error: string | null
-  }
-  task: { task_name: string; task_id: string; dataset: string; prompt: string; reference: string }
+/** A name as one folder of the authors' layout (an organisation's "org/model" keeps its model part joined by "_"). */
+export function folderSafe(name: string): string {
+  const s = name.replace(/[\\/]/g, '_').trim()
+  return s === '' || s === '.' || s === '..' || s.startsWith('F=') || s === 'None' ? `model_${s}` : s
 }
 
-function recordOf(s: StoredSession): MintResultRecord {
-  const config = mintConfig.parse(s.config ?? {})
-  const instance = mintInstance.parse(s.instance)
-  const state = replay(
-    mintProtocol,
-    config,
-    instance,
-    s.messages.map((m) => m.body as MintMessage),
-  ) as MintState
-  const type = TASK_TYPE_OF[instance.dataset]
-  return {
-    session: s.id,
-    state: {
-      history: chatHistory(state, instructionPrompt(config, instance)),
-      finished: state.finished,
-      success: state.success,
-      agent_action_count: state.counts,
-      terminate_reason: state.reason,
-      error: state.error,
-    },
-    task: {
-      task_name: type === 'reasoning' ? 'reasoning' : instance.dataset,
-      task_id: instance.id,
-      dataset: instance.dataset,
-      prompt: instance.prompt,
-      reference: instance.reference,
-    },
+/** The tokens of a session's LLM calls, as the authors' token_counter (the feedback seat's prefixed "feedback_"). */
+async function tokenCounters(sessionIds: string[]): Promise<Map<string, Record<string, number>>> {
+  const out = new Map<string, Record<string, number>>()
+  if (sessionIds.length === 0) return out
+  const { rows } = await sql().query<{ sessionId: string; sender: string; tin: string; tout: string }>(
+    `SELECT m."sessionId", m.sender, sum(c."tokensIn") AS tin, sum(c."tokensOut") AS tout
+       FROM "ProtocolMessage" m JOIN "LlmCall" c ON c.id = m."llmCallId"
+      WHERE m."sessionId" = ANY($1) AND m.sender IN ('agent', 'feedback')
+      GROUP BY 1, 2`,
+    [sessionIds],
+  )
+  for (const r of rows) {
+    const t = out.get(r.sessionId) ?? {}
+    const pre = r.sender === 'feedback' ? 'feedback_' : ''
+    t[`${pre}prompt_tokens`] = Number(r.tin)
+    t[`${pre}completion_tokens`] = Number(r.tout)
+    t[`${pre}total_tokens`] = Number(r.tin) + Number(r.tout)
+    out.set(r.sessionId, t)
   }
+  return out
 }
 
-const records = replayCache(recordOf)
+/** The run's results files: relative path → records (finished episodes only), and what was left out. */
+export async function runResults(runId: string): Promise<{ files: Map<string, MintRecord[]>; leftOut: string[] }> {
+  const run = await db.run.findUnique({ where: { id: runId }, select: { protocol: true, config: true, seats: true } })
+  if (!run || run.protocol !== MINT_PROTOCOL_ID) throw notFound('No such MINT run.')
+  const sessions = await db.protocolSession.findMany({
+    where: { runId },
+    orderBy: [{ repetition: 'asc' }, { position: 'asc' }, { createdAt: 'asc' }],
+    select: {
+      id: true,
+      key: true,
+      status: true,
+      config: true,
+      instance: true,
+      messages: { orderBy: { seq: 'asc' }, select: { body: true } },
+    },
+  })
+  const tokens = await tokenCounters(sessions.map((s) => s.id))
+  const model = folderSafe(seatName(run.seats, 'agent') ?? 'unknown')
+  const feedbackModel = seatName(run.seats, 'feedback')
+  const files = new Map<string, MintRecord[]>()
+  const leftOut: string[] = []
+  for (const s of sessions) {
+    const raw = (s.config ?? {}) as Record<string, unknown>
+    const config = mintConfig.safeParse({ k: raw.k, p: raw.p, feedback: raw.feedback, countDown: raw.countDown })
+    const instance = mintInstance.safeParse(s.instance)
+    const messages = s.messages.map((m) => mintMessage.safeParse(m.body))
+    if (!config.success || !instance.success || messages.some((m) => !m.success)) {
+      leftOut.push(`${s.key}: not a MINT session log`)
+      continue
+    }
+    const { state, refused } = replayAccepted(
+      mintProtocol,
+      config.data,
+      instance.data,
+      messages.map((m) => m.data as MintMessage),
+    )
+    if (refused) {
+      leftOut.push(`${s.key}: message ${refused.seq} refused (${refused.message})`)
+      continue
+    }
+    if (!(state as MintState).finished) {
+      leftOut.push(`${s.key}: not finished (${s.status})`)
+      continue
+    }
+    const st = state as MintState
+    const inst = instance.data
+    const fb = feedbackFolder(st, feedbackModel === null ? null : folderSafe(feedbackModel))
+    const path = runFolder({
+      model,
+      ...fb,
+      k: st.config.k,
+      p: st.config.p,
+      taskType: TASK_TYPE_OF[inst.dataset],
+      dataset: inst.dataset,
+    })
+    const record = resultRecord(st, {
+      task: {
+        task_name: taskNameOf(inst.dataset, inst.alfworldType),
+        task_id: inst.dataset !== 'alfworld' && /^\d{1,15}$/.test(inst.id) ? Number(inst.id) : inst.id,
+        prompt: inst.prompt,
+        reference: inst.reference,
+        metadata: inst.alfworldType ? { task_type: inst.alfworldType } : {},
+      },
+      tokenCounter: tokens.get(s.id) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    })
+    files.set(path, [...(files.get(path) ?? []), record])
+  }
+  return { files, leftOut }
+}
 
-export const mintExports: Record<string, ExportTable> = {
-  results: {
-    label: 'results.jsonl (the authors’ layout)',
+/** The zip of the run's results files in the authors' layout. */
+export async function resultsZip(runId: string): Promise<Uint8Array> {
+  const { files, leftOut } = await runResults(runId)
+  const entries: Record<string, Uint8Array> = {}
+  for (const [path, records] of [...files].sort(([a], [b]) => a.localeCompare(b)))
+    entries[path] = strToU8(resultsJsonl(records))
+  const notes = [
+    `MINT results of Parley run ${runId} in the authors' layout (github.com/xingyaoww/mint-bench data/outputs).`,
+    `${[...files.values()].reduce((n, r) => n + r.length, 0)} finished episodes in ${files.size} results files.`,
+    leftOut.length ? `Left out (${leftOut.length}):\n${leftOut.join('\n')}` : 'Nothing left out.',
+  ]
+  entries['NOTES.txt'] = strToU8(`${notes.join('\n')}\n`)
+  return zipSync(entries)
+}
+
+/** The plugin's `exports.files`. */
+export const mintExportFiles: Record<string, ExportFile> = {
+  'results-jsonl': {
+    label: "results.jsonl in the authors' layout (zip)",
     description:
-      'One record per episode as the MINT authors’ results.jsonl: state.history, success, agent_action_count, terminate_reason; CSV: one row per episode with the history as JSON text.',
-    async *rows(runId, format) {
-      const sessions = await db.protocolSession.findMany({
-        where: { runId },
-        orderBy: [{ repetition: 'asc' }, { position: 'asc' }, { id: 'asc' }],
-        select: { id: true, updatedAt: true },
-      })
-      for (let i = 0; i < sessions.length; i += 200)
-        for (const r of await records.of(sessions.slice(i, i + 200))) {
-          if (format === 'jsonl') yield r as unknown as Record<string, unknown>
-          else
-            yield {
-              session: r.session,
-              dataset: r.task.dataset,
-              task_id: r.task.task_id,
-              finished: r.state.finished,
-              success: r.state.success,
-              terminate_reason: r.state.terminate_reason,
-              propose_solution: r.state.agent_action_count.propose_solution,
-              use_tool: r.state.agent_action_count.use_tool,
-              invalid_action: r.state.agent_action_count.invalid_action,
-              error: r.state.error,
-              history: JSON.stringify(r.state.history),
-            }
-        }
-    },
+      "One results.jsonl per data set under the authors' folder naming (<model>/F=<feedback|None>/[PHF=…/]max<k>_p<p>+tool+cd/<type>/<dataset>/), one record per finished episode: state.history, success, agent_action_count, terminate_reason, token_counter. Readable by `parley mint sr` and the authors' scripts.",
+    filename: 'mint-results.zip',
+    contentType: 'application/zip',
+    build: resultsZip,
   },
-}
-
-/** The run page's numbers: SR_k of this run's own budget, per task type and data set, and the actions. */
-export interface MintRunView {
-  k: number
-  p: number
-  feedback: string
-  total: number
-  finished: number
-  /** SR in percent (2 decimals), over the ended episodes. */
-  sr: number | null
-  byType: Record<string, number | null>
-  byTask: Record<string, number | null>
-  reasons: Record<string, number>
-  invalidRatio: number | null
-  invalidFlagged: boolean
-  /** Whether the Python tool can run here (the run page says so when not). */
-  sandbox: { available: boolean; reason?: string; installHint?: string }
-}
-
-export async function mintRunView(runId: string): Promise<MintRunView> {
-  const [{ successRates, invalidActionRatio, round2 }, { sandboxStatus, INSTALL_HINT }] = await Promise.all([
-    import('@/protocols/mint/core/metrics'),
-    import('@/protocols/mint/server/sandbox'),
-  ])
-  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { config: true } })
-  const config = mintConfig.parse(run.config ?? {})
-  const sessions = await db.protocolSession.findMany({ where: { runId }, select: { id: true, updatedAt: true } })
-  const all: MintResultRecord[] = []
-  for (let i = 0; i < sessions.length; i += 200) all.push(...(await records.of(sessions.slice(i, i + 200))))
-  const ended = all.filter((r) => r.state.finished)
-  const outcomes = ended.map((r) => ({
-    dataset: r.task.dataset as Parameters<typeof successRates>[0][number]['dataset'],
-    success: r.state.success,
-    counts: r.state.agent_action_count,
-  }))
-  const sr = successRates(outcomes)
-  const inv = invalidActionRatio(outcomes)
-  const reasons: Record<string, number> = {}
-  for (const r of ended)
-    reasons[r.state.terminate_reason ?? 'error'] = (reasons[r.state.terminate_reason ?? 'error'] ?? 0) + 1
-  const status = await sandboxStatus()
-  const f = config.feedback
-  return {
-    k: config.k,
-    p: config.p,
-    feedback:
-      f.mode === 'none' ? 'none' : `${f.mode}, ${f.frequency}, ${f.groundTruth ? 'with' : 'without'} ground truth`,
-    total: all.length,
-    finished: ended.length,
-    sr: round2(sr.sr),
-    byType: Object.fromEntries(Object.entries(sr.byType).map(([k, v]) => [k, round2(v?.sr ?? null)])),
-    byTask: Object.fromEntries(Object.entries(sr.byTask).map(([k, v]) => [k, round2(v?.sr ?? null)])),
-    reasons,
-    invalidRatio: inv.ratio === null ? null : round2(100 * inv.ratio),
-    invalidFlagged: inv.flagged,
-    sandbox: status.available
-      ? { available: true }
-      : { available: false, reason: status.reason, installHint: INSTALL_HINT },
-  }
 }

@@ -131,12 +131,29 @@ export const mintPlugin = definePlugin(mintProtocol, {
       formData: m.mintFormData,
     })),
   views: () =>
-    Promise.all([import('@/protocols/mint/server/views'), import('@/protocols/mint/server/exports')]).then(
-      ([m, e]) => ({ session: m.mintSessionView, run: e.mintRunView }),
+    Promise.all([
+      import('@/protocols/mint/server/views'),
+      import('@/protocols/mint/server/run-view'),
+      import('@/protocols/mint/server/leaderboard'),
+    ]).then(([m, e, lb]) => ({
+      session: m.mintSessionView,
+      run: e.mintRunView,
+      studyPage: lb.mintStudyPage,
+      studyPanel: lb.mintStudyPanel,
+    })),
+  exports: () =>
+    Promise.all([import('@/protocols/mint/server/run-view'), import('@/protocols/mint/server/exports')]).then(
+      ([v, e]) => ({ tables: v.mintEpisodeTables, files: e.mintExportFiles }),
     ),
-  exports: () => import('@/protocols/mint/server/exports').then((m) => ({ tables: m.mintExports })),
   seed: () => import('@/protocols/mint/server/seed').then((m) => ({ seedDemo: m.seedMintDemo })),
-  ops: () => import('@/protocols/mint/server/datasets').then((m) => ({ datasets: m.mintDatasets })),
+  ops: () =>
+    Promise.all([import('@/protocols/mint/server/datasets'), import('@/protocols/mint/server/released-import')]).then(
+      ([m, ri]) => ({
+        datasets: m.mintDatasets,
+        operations: [ri.importResults],
+        rest: [ri.importResultsEndpoint],
+      }),
+    ),
   demo: mintDemo,
   title: (instance) => `${instance.dataset} ${instance.id}: ${instance.prompt.slice(0, 60)}`,
 })

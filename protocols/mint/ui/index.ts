@@ -1,4 +1,5 @@
 import type { ProtocolUi } from '@/components/protocols/types'
+import { MintLeaderboardPage, MintStudyPanel } from '@/protocols/mint/ui/leaderboard'
 import { MintMessageBody } from '@/protocols/mint/ui/message-body'
 import { MintRunSummary } from '@/protocols/mint/ui/run-summary'
 import { MintSessionView } from '@/protocols/mint/ui/session-view'
@@ -19,4 +20,6 @@ export const mintUi: ProtocolUi = {
   TurnForm: MintTurnForm,
   MessageBody: MintMessageBody,
   RunSummary: MintRunSummary,
+  StudyPage: MintLeaderboardPage,
+  StudyPanel: MintStudyPanel,
 }

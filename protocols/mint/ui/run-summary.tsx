@@ -1,6 +1,6 @@
 import type { RunSummaryProps } from '@/components/protocols/types'
 import { Card } from '@/components/ui/card'
-import type { MintRunView } from '@/protocols/mint/server/exports'
+import type { MintRunView } from '@/protocols/mint/server/run-view'
 import { ToolUnavailable } from '@/protocols/mint/ui/tool-unavailable'
 
 const pct = (x: number | null) => (x === null ? '—' : `${x.toFixed(2)} %`)

@@ -22,6 +22,21 @@ import { serveRoute } from '../support/http-route'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { hasBuild, type Proc, startWeb } from '../support/processes'
 
+/** One released MINT results record (the authors' layout). */
+const MINT_RECORD = JSON.stringify({
+  state: {
+    history: [{ role: 'user', content: 'P' }],
+    finished: true,
+    success: true,
+    latest_output: {},
+    agent_action_count: { propose_solution: 1, use_tool: 0, invalid_action: 0 },
+    token_counter: {},
+    terminate_reason: 'task_success',
+    error: null,
+  },
+  task: { task_name: 'reasoning', task_id: 1, prompt: 'p', reference: '1', metadata: {} },
+})
+
 /**
  * The OpenAPI document stays true: every endpoint it lists is called over real HTTP (success and
  * its main errors), and every answer's status must be listed for that operation, with the headers
@@ -419,6 +434,29 @@ const CASES: Case[] = [
     name: 'nothing chosen',
     status: 400,
     call: (fx) => ({ path: '/labelling/session-imports', method: 'POST', json: { studyId: fx.studyId, name: 'none' } }),
+  },
+  {
+    op: 'POST /mint/results-imports',
+    name: 'a released results tree',
+    status: 201,
+    call: (fx) => {
+      const form = new FormData()
+      form.set('studyId', fx.studyId)
+      const tree = { 'gpt-x/F=None/max1_p1+tool+cd/reasoning/gsm8k/results.jsonl': strToU8(MINT_RECORD) }
+      form.set('file', new File([Buffer.from(zipSync(tree))], 'tree.zip'))
+      return { path: '/mint/results-imports', method: 'POST', body: form }
+    },
+  },
+  {
+    op: 'POST /mint/results-imports',
+    name: 'not an archive',
+    status: 400,
+    call: (fx) => {
+      const form = new FormData()
+      form.set('studyId', fx.studyId)
+      form.set('file', new File(['plain text'], 'tree.zip'))
+      return { path: '/mint/results-imports', method: 'POST', body: form }
+    },
   },
   {
     op: 'GET /pxp/molecules',

@@ -1,5 +1,6 @@
 import type { Prisma } from '@/lib/generated/prisma/client'
 import { randomUUID } from 'node:crypto'
+import { strToU8, zipSync } from 'fflate'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES, type Role } from '@/lib/server/auth/roles'
@@ -9,6 +10,21 @@ import { execute, type Operation } from '@/lib/server/operation'
 import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { machineOpens, makeSession, makeStudy, makeUser, makeUsers } from '../support/fixtures'
+
+/** One released MINT results record (the authors' layout), for the import probe. */
+const MINT_RECORD = JSON.stringify({
+  state: {
+    history: [{ role: 'user', content: 'P' }],
+    finished: true,
+    success: true,
+    latest_output: {},
+    agent_action_count: { propose_solution: 1, use_tool: 0, invalid_action: 0 },
+    token_counter: {},
+    terminate_reason: 'task_success',
+    error: null,
+  },
+  task: { task_name: 'reasoning', task_id: 1, prompt: 'p', reference: '1', metadata: {} },
+})
 
 /** The generic operations and every protocol's own (loaded from its `ops` capability). */
 const OPERATIONS = await allOperations()
@@ -343,6 +359,17 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
   'labelling.import-sessions': {
     allowed: STAFF,
     input: async (c) => ({ studyId: c.studyId, name: 'probe transcripts', runIds: [(await rehacTreeRun(c)).runId] }),
+  },
+  // The authors' released MINT results as rows of the study: changing the study's data (staff).
+  'mint.import-results': {
+    allowed: STAFF,
+    input: async (c) => ({
+      studyId: c.studyId,
+      file: new File(
+        [zipSync({ 'm/F=None/max1_p1+tool+cd/reasoning/gsm8k/results.jsonl': strToU8(MINT_RECORD) })],
+        't.zip',
+      ),
+    }),
   },
   // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
   'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
@@ -959,6 +986,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'rehac.train': WRITE, // reads every trajectory of the study, as its exports do
   'labelling.adjudicate': WRITE, // a final label is study content: study write, on top of labels:adjudicate
   'labelling.import-sessions': WRITE, // a new dataset of the study, as an import
+  'mint.import-results': WRITE, // imported runs are study data, as an import
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

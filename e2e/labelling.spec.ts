@@ -48,7 +48,8 @@ const labelForm = (page: Page) =>
 
 /** From My work: claim this run's first open slot (the seat's claim button opens the session). */
 async function claimFromWork(page: Page, runName: string, item?: string) {
-  await page.goto('/work?queue=claimable')
+  // One page of 100: the demo's own labelling projects offer the annotator many seats too.
+  await page.goto('/work?queue=claimable&pageSize=100')
   let row = page.locator('tr', { hasText: runName }).filter({ has: page.getByRole('button', { name: /Claim/ }) })
   if (item) row = row.filter({ hasText: `${item}:` })
   await row.first().getByRole('button', { name: 'Claim the Annotator seat' }).click()

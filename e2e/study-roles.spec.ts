@@ -81,9 +81,9 @@ test("a study admin changes a member's study role on the study page; a viewer me
   }
   // The creator is the study's admin.
   await expect(roleOf('researcher@parley.local')).toHaveValue('admin')
-  // An annotator account may be an expert or annotator (or viewer) here, never a researcher.
+  // An annotator account may be an adjudicator, expert or annotator (or viewer) here, never a researcher.
   const annotatorRole = roleOf('annotator@parley.local')
-  await expect(annotatorRole.locator('option')).toHaveText(['Expert', 'Annotator', 'Viewer'])
+  await expect(annotatorRole.locator('option')).toHaveText(['Adjudicator', 'Expert', 'Annotator', 'Viewer'])
   await annotatorRole.selectOption('expert')
   await page.getByRole('button', { name: 'Change the study role of annotator@parley.local' }).click()
   await expect(page.getByRole('status').filter({ hasText: 'annotator@parley.local is now expert' })).toBeVisible()

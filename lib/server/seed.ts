@@ -2,10 +2,12 @@ import type { Role } from '@/lib/server/auth/roles'
 import type { Actor } from '@/lib/server/actor'
 import { db, sql } from '@/lib/server/db'
 import { runHeadless } from '@/lib/server/engine/headless'
-import type { DemoSeed } from '@/lib/server/engine/plugin'
+import type { DemoSeed, PluginSeed } from '@/lib/server/engine/plugin'
 import { DEMO_CONNECTION_ID } from '@/lib/server/llm/runtime'
-import { executeOrThrow } from '@/lib/server/operation'
+import { execute, executeOrThrow } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
+import { claimSeat, getSession, submitTurn } from '@/lib/server/services/sessions'
+import { seedOrder } from '@/lib/server/engine/seed-order'
 import { awaitDatasetImport, startDatasetImport } from '@/lib/server/services/datasets'
 import { runDatasetImport } from '@/lib/server/services/dataset-import'
 import { allPlugins } from '@/lib/server/engine/plugins'
@@ -106,15 +108,24 @@ async function seedUnderLock(): Promise<{ created: string[] }> {
   for (const u of DEMO_USERS)
     people[u.email] = { userId: ids[u.email] as string, email: u.email, name: u.name, role: u.role, via: 'seed' }
   const seed = demoSeed(DEMO_STUDY_ID, people['researcher@parley.local'] as Actor, people)
-  for (const plugin of await allPlugins()) {
-    if (!plugin.seed) continue
-    const made = await (await plugin.seed()).seedDemo(seed)
-    created.push(...made.map((m) => `${plugin.protocol.id}: ${m}`))
+  const seeds: Array<{ id: string; after?: readonly string[]; seed: PluginSeed }> = []
+  for (const plugin of await allPlugins())
+    if (plugin.seed) {
+      const s = await plugin.seed()
+      seeds.push({ id: plugin.protocol.id, after: s.after, seed: s })
+    }
+  // A seed that uses another protocol's demo runs (`after`) runs once those exist.
+  for (const { id, seed: s } of seedOrder(seeds)) {
+    const made = await s.seedDemo(seed)
+    created.push(...made.map((m) => `${id}: ${m}`))
   }
   return { created }
 }
 
-/** The helpers every plugin seed gets: a run by name (created once) and playing it with the demo model. */
+/**
+ * The helpers every plugin seed gets: a run by name (created once), playing it with the demo model,
+ * importing a dataset, and a demo person's turn through the services a browser uses (`actAs`).
+ */
 export function demoSeed(studyId: string, researcher: Actor, people: Record<string, Actor>): DemoSeed {
   return {
     studyId,
@@ -139,6 +150,26 @@ export function demoSeed(studyId: string, researcher: Actor, people: Record<stri
       const r = await executeOrThrow(awaitDatasetImport, researcher, { datasetId: job.datasetId, waitMs: 60_000 })
       if (r.status !== 'ready') throw new Error(`The demo dataset "${input.name}" is still importing.`)
       return job.datasetId
+    },
+    async actAs(email, sessionId, input) {
+      const person = people[email]
+      if (!person) throw new Error(`There is no demo person ${email}.`)
+      let view = await execute(getSession, person, { sessionId })
+      if (!(view.ok && view.data.yourTurn)) {
+        // Not their turn yet: claim the seat the session awaits (before its first step, its one
+        // claimable seat), as My work's Claim does.
+        const s = await db.protocolSession.findUnique({
+          where: { id: sessionId },
+          select: { awaitingSeat: true, people: { where: { claimable: true }, select: { seat: true } } },
+        })
+        const seat = s?.awaitingSeat ?? (s?.people.length === 1 ? s.people[0]?.seat : undefined)
+        if (!seat) throw new Error(`The session ${sessionId} awaits no person.`)
+        await executeOrThrow(claimSeat, person, { sessionId, seat })
+        view = await execute(getSession, person, { sessionId })
+      }
+      if (!view.ok || !view.data.ask) throw new Error(`The session ${sessionId} asks ${email} nothing.`)
+      const sent = await executeOrThrow(submitTurn, person, { ...input, sessionId, seq: view.data.ask.j })
+      return { seq: sent.seq, done: sent.done }
     },
   }
 }

@@ -4,6 +4,7 @@ import { strToU8, zipSync } from 'fflate'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES, type Role } from '@/lib/server/auth/roles'
+import type { StudyRole } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
@@ -52,7 +53,15 @@ const WORKERS: Role[] = ['admin', 'researcher', 'expert', 'annotator']
  * Each operation, the roles that may run it (written out by hand), and a valid input in a world where
  * the actor belongs to a study and another member exists.
  */
-const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknown> | unknown }> = {
+const CASES: Record<
+  string,
+  {
+    allowed: Role[]
+    input: (c: Ctx) => Promise<unknown> | unknown
+    /** A refused role's status when it is not 403 (its scope passes, the study then refuses it). */
+    refused?: Partial<Record<Role, 404>>
+  }
+> = {
   'studies.list': { allowed: ['admin', 'researcher', 'viewer'], input: () => ({}) },
   'studies.get': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
   'studies.create': { allowed: STAFF, input: () => ({ name: 'A new study' }) },
@@ -350,9 +359,12 @@ const CASES: Record<string, { allowed: Role[]; input: (c: Ctx) => Promise<unknow
     allowed: STAFF,
     input: async (c) => ({ studyId: c.studyId, runIds: [(await rehacTreeRun(c)).runId], epochs: 1 }),
   },
-  // Setting an item's final label: the labels:adjudicate scope (admin, researcher).
+  // Setting an item's final label: the labels:adjudicate scope (every account that labels) AND the study
+  // permission adjudicate. Expert and annotator accounts have the scope but, in the study they made (study
+  // role expert or annotator), not the permission: the study is not theirs to see (404).
   'labelling.adjudicate': {
     allowed: STAFF,
+    refused: { expert: 404, annotator: 404 },
     input: async (c) => ({ runId: await labellingRun(c), position: 0, value: 1, note: 'probe' }),
   },
   // Sessions of the study as a dataset of transcripts to label: changing the study's data (staff).
@@ -733,7 +745,7 @@ async function makeConnection(studyId: string) {
  * would make them its member); with it, another researcher created the study and the actor is a
  * member with that study role.
  */
-async function world(role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> {
+async function world(role: Role, opts: { studyRole?: StudyRole } = {}): Promise<Ctx> {
   const [actor, owner, other] = await makeUsers([role, 'researcher', 'expert'])
   const study = opts.studyRole
     ? await makeStudy(owner, [{ ...actor, role: opts.studyRole }, other])
@@ -851,7 +863,7 @@ function templateIn(studyId: string) {
   })
 }
 
-function worldFor(share: boolean, role: Role, opts: { studyRole?: Role } = {}): Promise<Ctx> {
+function worldFor(share: boolean, role: Role, opts: { studyRole?: StudyRole } = {}): Promise<Ctx> {
   if (!share) return world(role, opts)
   const key = `${role}/${opts.studyRole ?? '-'}`
   let w = shared.get(key)
@@ -875,7 +887,7 @@ describe('every role × every operation, enforced on the server', () => {
         const c = await worldFor(!allowed || READ_ONLY.has(op.name), role)
         const r = await execute(op, c.actor, await spec?.input(c))
         if (allowed) expect(r).toMatchObject({ ok: true })
-        else expect(r).toMatchObject({ ok: false, status: 403 })
+        else expect(r).toMatchObject({ ok: false, status: spec?.refused?.[role] ?? 403 })
       })
     }
   }
@@ -895,17 +907,27 @@ describe('every role × every operation, enforced on the server', () => {
  * actor's own (members do their own work whatever their study role).
  */
 type Outcome = 'ok' | 'listed' | 'unlisted' | 403 | 404
-const COLUMNS = ['viewer', 'annotator', 'expert', 'researcher', 'admin', 'admin account as viewer'] as const
-type Row = readonly [Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]
-//                          viewer    annotator  expert     researcher study admin  admin acct as viewer
-const READ: Row = /*     */ ['ok', /**/ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
-const WRITE: Row = /*    */ [403, /* */ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
-const MANAGE: Row = /*   */ [403, /* */ 404, /**/ 404, /**/ 403, /* */ 'ok', /*  */ 'ok']
-const LISTED: Row = /*   */ ['listed', 'unlisted', 'unlisted', 'listed', 'listed', 'listed']
-const ANY: Row = /*      */ ['ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
-const ADMIN_ONLY: Row = /**/ [403, /* */ 403, /**/ 403, /**/ 403, /* */ 403, /*  */ 'ok']
-/** Taking part in a session (claiming, sending a turn): every study role but viewer (study-roles.ts). */
-const TAKE_PART: Row = /* */ [403, /* */ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const COLUMNS = [
+  'viewer',
+  'adjudicator',
+  'annotator',
+  'expert',
+  'researcher',
+  'admin',
+  'admin account as viewer',
+] as const
+type Row = readonly [Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]
+//                          viewer  adjudicator annotator expert  researcher study admin admin acct as viewer
+const READ: Row = /*     */ ['ok', /**/ 'ok', /**/ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const WRITE: Row = /*    */ [403, /* */ 403, /* */ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const MANAGE: Row = /*   */ [403, /* */ 403, /* */ 404, /**/ 404, /**/ 403, /* */ 'ok', /*  */ 'ok']
+const LISTED: Row = /*   */ ['listed', 'listed', 'unlisted', 'unlisted', 'listed', 'listed', 'listed']
+const ANY: Row = /*      */ ['ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+const ADMIN_ONLY: Row = /**/ [403, /* */ 403, /* */ 403, /**/ 403, /**/ 403, /* */ 403, /*  */ 'ok']
+/** Taking part in a session (claiming, sending a turn): every study role but viewer and adjudicator (study-roles.ts). */
+const TAKE_PART: Row = /* */ [403, /* */ 403, /* */ 'ok', /**/ 'ok', /**/ 'ok', /**/ 'ok', /*  */ 'ok']
+/** Setting final labels: study admins, researchers and adjudicators (the study permission adjudicate). */
+const ADJUDICATE: Row = /**/ [403, /* */ 'ok', /**/ 404, /**/ 404, /**/ 'ok', /**/ 'ok', /*  */ 'ok']
 
 const STUDY_ROLE_CASES: Record<string, Row> = {
   'studies.list': LISTED,
@@ -984,7 +1006,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'rehac.preview-step': TAKE_PART, // their own step, as sending it (a viewer member seated in it: 403)
   'rehac.suggest-step': TAKE_PART,
   'rehac.train': WRITE, // reads every trajectory of the study, as its exports do
-  'labelling.adjudicate': WRITE, // a final label is study content: study write, on top of labels:adjudicate
+  'labelling.adjudicate': ADJUDICATE, // the study permission adjudicate, on top of labels:adjudicate
   'labelling.import-sessions': WRITE, // a new dataset of the study, as an import
   'mint.import-results': WRITE, // imported runs are study data, as an import
   'sessions.save-draft': ANY, // their own session
@@ -1009,7 +1031,7 @@ describe('every study role × every operation, on top of the account role', () =
   for (const op of OPERATIONS as Operation<unknown, unknown>[]) {
     COLUMNS.forEach((column, i) => {
       const expected = STUDY_ROLE_CASES[op.name]?.[i] ?? 404
-      const [account, studyRole]: [Role, Role] =
+      const [account, studyRole]: [Role, StudyRole] =
         column === 'admin account as viewer' ? ['admin', 'viewer'] : ['researcher', column]
       it(`a ${account} account with study role ${studyRole}: ${op.name} → ${expected}`, async () => {
         const checksMention = expected === 'listed' || expected === 'unlisted'

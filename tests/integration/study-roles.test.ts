@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { ROLES } from '@/lib/server/auth/roles'
-import { mayHoldStudyRole, STUDY_PERMISSIONS } from '@/lib/server/auth/study-roles'
+import { mayHoldStudyRole, STUDY_PERMISSIONS, STUDY_ROLES } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
 import { mayWatch } from '@/lib/server/live-access'
 import { execute, type Operation } from '@/lib/server/operation'
@@ -164,6 +164,32 @@ describe('study roles', () => {
     })
   })
 
+  it('a study admin makes an annotator account the study’s adjudicator, never a viewer account; an unknown role is refused', async () => {
+    const owner = await makeUser('researcher')
+    const annotator = await makeUser('annotator')
+    const viewer = await makeUser('viewer')
+    const studyId = await studyOf(owner, [[annotator], [viewer]])
+    const setRole = op('studies.set-member-role')
+    const made = await execute(setRole, owner, { studyId, userId: annotator.userId, role: 'adjudicator' })
+    expect(made).toMatchObject({ ok: true, data: { role: 'adjudicator', label: 'Adjudicator', changed: true } })
+    expect(await execute(setRole, owner, { studyId, userId: viewer.userId, role: 'adjudicator' })).toMatchObject({
+      ok: false,
+      status: 400,
+    })
+    expect(await execute(setRole, owner, { studyId, userId: viewer.userId, role: 'owner' })).toMatchObject({
+      ok: false,
+      status: 400,
+    })
+    const another = await makeUser('expert')
+    expect(await execute(addMember, owner, { studyId, email: another.email, role: 'adjudicator' })).toMatchObject({
+      ok: true,
+      data: { role: 'adjudicator' },
+    })
+    // Adjudicating, not reading: the annotator account sees no more of the study than before.
+    expect(await requireStudyAccess(db, annotator, studyId, 'adjudicate')).toMatchObject({ access: ['adjudicate'] })
+    await expect(requireStudyAccess(db, annotator, studyId, 'read')).rejects.toMatchObject({ status: 404 })
+  })
+
   it('the creator of a study manages it; a researcher added with the default role does not', async () => {
     const owner = await makeUser('researcher')
     const colleague = await makeUser('researcher')
@@ -269,7 +295,7 @@ describe('one rule, two forms', () => {
     const owner = await makeUser('researcher')
     for (const account of ROLES) {
       const actor = await makeUser(account) // one account, a member of one study per study role
-      for (const studyRole of [...ROLES, null]) {
+      for (const studyRole of [...STUDY_ROLES, null]) {
         if (studyRole && !mayHoldStudyRole(account, studyRole)) continue
         const study = await makeStudy(owner, studyRole ? [{ ...actor, role: studyRole }] : [])
         for (const need of STUDY_PERMISSIONS) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hashPassword } from 'better-auth/crypto'
 import type { Actor } from '@/lib/server/actor'
 import type { Role } from '@/lib/server/auth/roles'
-import { creatorStudyRole } from '@/lib/server/auth/study-roles'
+import { creatorStudyRole, type StudyRole } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
 import { insertUser } from '@/lib/server/services/users'
 
@@ -60,7 +60,7 @@ export async function makeUsers<const R extends readonly Role[]>(
  * as study admin); each other member gets their `role` as study role (pass `{ ...actor, role }` for
  * another study role than the account's).
  */
-export async function makeStudy(owner: Actor, members: Actor[] = []) {
+export async function makeStudy(owner: Actor, members: Array<{ userId: string; role: StudyRole }> = []) {
   return db.study.create({
     data: {
       name: `study ${randomUUID().slice(0, 6)}`,

@@ -32,7 +32,8 @@ export default async function WorkPage({
 }) {
   const params = await flatParams(searchParams)
   const filter = QUEUE_FILTERS.find((f) => f === params.queue)
-  const queue = await loadForPage(myQueue, { page: params.page, filter })
+  // `pageSize` (1–100, default 20) is checked by the operation's input, like `page`.
+  const queue = await loadForPage(myQueue, { page: params.page, pageSize: params.pageSize, filter })
   const allCount = Object.values(queue.counts).reduce((a, b) => a + b, 0)
   const tab = (value: string | undefined) => {
     const q = new URLSearchParams()

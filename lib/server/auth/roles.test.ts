@@ -26,7 +26,8 @@ const EXPECTED: Record<Scope, Role[]> = {
   'calls:read': ['admin', 'researcher'],
   'calls:read-all': ['admin'],
   'prices:manage': ['admin'],
-  'labels:adjudicate': ['admin', 'researcher'],
+  // Where the study role adjudicates (study-roles.ts): every account that labels.
+  'labels:adjudicate': ['admin', 'researcher', 'expert', 'annotator'],
 }
 
 describe('role → scope table', () => {

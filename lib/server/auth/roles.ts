@@ -45,7 +45,7 @@ export const SCOPES = [
   'calls:read', // the LLM call log of your studies and of calls you caused
   'calls:read-all', // every LLM call
   'prices:manage', // the per-model price table
-  'labels:adjudicate', // set the final label of a labelling item (with a note) in studies you may write
+  'labels:adjudicate', // set final labels of labelling items in studies whose study role adjudicates (study-roles.ts)
 ] as const
 export type Scope = (typeof SCOPES)[number]
 
@@ -71,8 +71,9 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
     'calls:read',
     'labels:adjudicate',
   ],
-  expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read'],
-  annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read'],
+  // labels:adjudicate: only where a study makes them its adjudicator (their study roles expert and annotator do not adjudicate).
+  expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read', 'labels:adjudicate'],
+  annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read', 'labels:adjudicate'],
   viewer: ['studies:read', 'dashboards:read', 'apikeys:own', 'profile:update', 'media:read'],
 }
 

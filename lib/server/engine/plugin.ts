@@ -572,6 +572,12 @@ export interface PluginSeed {
    * model, and sessions waiting for the demo people. Idempotent; returns what it created.
    */
   seedDemo(seed: DemoSeed): Promise<string[]>
+  /**
+   * The protocols whose demo seeds must have run first (this seed uses their runs or sessions, e.g.
+   * labelling imports the demo's PXP and ReHAC sessions as transcripts). lib/server/seed.ts runs the
+   * seeds in an order that honours every `after` (`seedOrder`); an unknown id is ignored, a cycle refused.
+   */
+  after?: readonly string[]
 }
 
 export interface PluginOps {
@@ -673,6 +679,14 @@ export interface DemoSeed {
    * ready; rejects with the reason when it fails.
    */
   importDataset(input: { kind: string; name: string; file: File } & Record<string, unknown>): Promise<string>
+  /**
+   * One demo person's turn in a session, through the same services a browser uses: the person claims
+   * the seat the session awaits unless they already hold it (`sessions.claim`, with its study-role,
+   * lease and distinct-claimant checks), then sends `input` as that seat's turn (`sessions.submit`,
+   * validated by the plugin's human input and the protocol's rules). Rejects with the service's error
+   * (nothing written) when the person may not, e.g. another person holds the seat.
+   */
+  actAs(email: string, sessionId: string, input: Record<string, unknown>): Promise<{ seq: number; done: string | null }>
 }
 
 /** A REST endpoint a plugin adds for one of its operations (same shape as lib/server/api/endpoints.ts). */

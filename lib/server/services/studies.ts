@@ -8,7 +8,9 @@ import {
   mayHoldStudyRole,
   STUDY_PERMISSIONS,
   STUDY_ROLE_LABELS,
+  STUDY_ROLES,
   type StudyPermission,
+  type StudyRole,
   studyPermissions,
   studyRolesWith,
 } from '@/lib/server/auth/study-roles'
@@ -17,7 +19,7 @@ import { badRequest, conflict, forbidden, notFound } from '@/lib/server/errors'
 import { defineOperation } from '@/lib/server/operation'
 import { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 import { actorRef, writeAudit } from '@/lib/server/audit'
-import { email, role } from '@/lib/server/services/users'
+import { email } from '@/lib/server/services/users'
 
 /** Protocols a study can name (running ones and the planned next ones), with their labels. */
 const CHOICES = studyProtocolChoices()
@@ -49,6 +51,7 @@ const NEEDS: Record<StudyPermission, string> = {
   read: 'You cannot see this study.',
   write: 'Your role in this study only lets you read it. A researcher or study admin of the study can do this.',
   manage: 'Only the study’s admins change its settings and members.',
+  adjudicate: 'Only the study’s adjudicators, researchers and admins set final labels.',
 }
 
 /**
@@ -62,7 +65,9 @@ export async function requireStudyAccess(client: Tx | typeof db, actor: Actor, s
     include: { members: { where: { userId: actor.userId }, select: { role: true } } },
   })
   const access = row ? studyPermissions(actor.role, row.members[0]?.role) : []
-  if (!row || !access.includes('read')) throw notFound('Study')
+  // Someone who holds the permission needed sees that much of the study (an annotator account made
+  // adjudicator adjudicates without reading the study: study-roles.ts).
+  if (!row || !(access.includes('read') || access.includes(need))) throw notFound('Study')
   if (!access.includes(need)) throw forbidden(NEEDS[need])
   const { members: _m, ...study } = row
   return { ...study, access }
@@ -235,10 +240,13 @@ export const archiveStudy = defineOperation({
 /** The account role of a user, as far as study roles are concerned (an unknown one counts as viewer). */
 const accountRoleOf = (role: string): Role => (isRole(role) ? role : 'viewer')
 
-function assertMayHold(email: string, accountRole: Role, studyRole: Role) {
+/** A study role as the member forms and API send it. */
+const role = z.enum(STUDY_ROLES, { message: `Study role must be one of: ${STUDY_ROLES.join(', ')}.` })
+
+function assertMayHold(email: string, accountRole: Role, studyRole: StudyRole) {
   if (!mayHoldStudyRole(accountRole, studyRole)) {
     throw badRequest(
-      `${email} is a ${accountRole}; a study role cannot grant more than the account role (a researcher may be a study admin).`,
+      `${email} is a ${accountRole}; a study role cannot grant more than the account role (a researcher may be a study admin; a viewer is never an adjudicator).`,
       { role: ['Choose a role their account allows.'] },
     )
   }
@@ -257,7 +265,7 @@ async function lockMembers(tx: Tx, studyId: string) {
  * members whose study role and (enabled) account give them `manage`; global admins always can, but
  * a study should keep a manager of its own.
  */
-async function assertKeepsManager(tx: Tx, studyId: string, change: { userId: string; role: Role | null }) {
+async function assertKeepsManager(tx: Tx, studyId: string, change: { userId: string; role: StudyRole | null }) {
   const members = await tx.studyMember.findMany({
     where: { studyId },
     select: { userId: true, role: true, user: { select: { role: true, disabled: true } } },

@@ -18,9 +18,10 @@ import { majorityOf } from '@/protocols/labelling/core/majority'
 /**
  * Adjudication of a labelling run (issue 25): the items where the annotators disagree (or disagree
  * with gold, or with another labelling run over the same dataset), side by side; an adjudicator sets
- * the item's final label with a note. Who: the `labels:adjudicate` scope (admin, researcher) AND write
- * access to the study (a study researcher or admin): the same pair that guards the exports, so an
- * annotator, who never sees another's label, never adjudicates. Final labels are the plugin's own
+ * the item's final label with a note. Who: the `labels:adjudicate` scope AND the study permission
+ * `adjudicate` (a study admin, researcher or adjudicator: lib/server/auth/study-roles.ts), so an
+ * annotator, who never sees another's label, never adjudicates unless the study makes them its
+ * adjudicator (and then labels nothing in it: an adjudicator does not take part). Final labels are the plugin's own
  * table (LabelAdjudication), one row per (run, item, question); every change is audited.
  */
 
@@ -50,7 +51,7 @@ export const adjudicateLabel = defineOperation({
   input: AdjudicateInput,
   async run(actor, input) {
     const run = await labellingRun(input.runId)
-    await requireStudyAccess(db, actor, run.studyId, 'write')
+    await requireStudyAccess(db, actor, run.studyId, 'adjudicate')
     const q = run.schema.questions.find((x) => x.id === (input.question || run.schema.overall))
     if (!q) throw badRequest(`The schema asks no question ${input.question}.`, { question: ['Unknown question.'] })
     const value = q.options.find((o) => o.value === input.value || String(o.value) === String(input.value))?.value
@@ -199,6 +200,7 @@ export async function adjudicationPage(
   raw: Record<string, string>,
 ): Promise<AdjudicationPageData | null> {
   const args = AdjudicateArgs.parse(raw)
+  const { access } = await requireStudyAccess(db, actor, studyId, 'adjudicate')
   const run = await db.run.findUnique({ where: { id: runId }, select: { studyId: true, protocol: true } })
   if (!run || run.studyId !== studyId || run.protocol !== 'labelling') return null
   const r = await labellingRun(runId)
@@ -272,7 +274,7 @@ export async function adjudicationPage(
     compare: other,
     runs,
     pseudo: args.pseudo,
-    canAdjudicate: hasScope(actor.role, 'labels:adjudicate'),
+    canAdjudicate: hasScope(actor.role, 'labels:adjudicate') && access.includes('adjudicate'),
     total: disputed.length,
     page: args.page,
     pageSize: args.pageSize,

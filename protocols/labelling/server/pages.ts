@@ -60,7 +60,15 @@ export const AgreementArgs = z.object({
   pseudo: flag,
 })
 
-/** Staff only: a study writer with the exports scope (annotators and viewers are refused). */
+/**
+ * The agreement and adjudication pages: whoever adjudicates in the study (its admins, researchers and
+ * adjudicators: the study permission `adjudicate`, study-roles.ts); annotators and viewers are refused.
+ */
+async function requireAdjudicator(actor: Actor, studyId: string) {
+  await requireStudyAccess(db, actor, studyId, 'adjudicate')
+}
+
+/** Staff only: a study writer with the exports scope (annotators, viewers and adjudicators are refused). */
 async function requireStaff(actor: Actor, studyId: string) {
   await requireStudyAccess(db, actor, studyId, 'write')
   if (!hasScope(actor.role, 'exports:read'))
@@ -584,7 +592,10 @@ export async function agreementPage(
   }
 }
 
-/** `views.studyPage`: the service checked read access; the pages are staff only. null → 404. */
+/**
+ * `views.studyPage`: the service checked read access; the project page is staff only, agreement and
+ * adjudication are for whoever adjudicates in the study. null → 404.
+ */
 export async function labellingStudyPage(
   actor: Actor,
   studyId: string,
@@ -602,14 +613,14 @@ export async function labellingStudyPage(
     return data ? { title: `Labelling project: ${data.run.name}`, data } : null
   }
   if (path[0] === 'agreement') {
-    await requireStaff(actor, studyId)
+    await requireAdjudicator(actor, studyId)
     const parsed = AgreementArgs.safeParse(args)
     if (!parsed.success) throw new AppError(400, parsed.error.issues[0]?.message ?? 'Invalid page parameters.')
     const data = await agreementPage(studyId, runId.data, args)
     return data ? { title: `Agreement: ${data.run.name}`, data } : null
   }
   if (path[0] === 'adjudicate') {
-    await requireStaff(actor, studyId)
+    await requireAdjudicator(actor, studyId)
     const { AdjudicateArgs, adjudicationPage } = await import('@/protocols/labelling/server/adjudication')
     const parsed = AdjudicateArgs.safeParse(args)
     if (!parsed.success) throw new AppError(400, parsed.error.issues[0]?.message ?? 'Invalid page parameters.')
@@ -625,7 +636,9 @@ export async function labellingStudyPage(
  */
 export async function labellingStudyPanel(actor: Actor, studyId: string) {
   const { access } = await requireStudyAccess(db, actor, studyId, 'read')
-  if (!access.includes('write') || !hasScope(actor.role, 'exports:read')) return { staff: false, runs: [] }
+  const staff = access.includes('write') && hasScope(actor.role, 'exports:read')
+  const adjudicator = access.includes('adjudicate')
+  if (!staff && !adjudicator) return { staff: false, adjudicator: false, runs: [] }
   const runs = await db.run.findMany({
     where: { studyId, protocol: 'labelling' },
     select: { id: true, name: true, status: true },
@@ -637,5 +650,5 @@ export async function labellingStudyPanel(actor: Actor, studyId: string) {
     runs.length > 0 ||
     (await db.dataset.count({ where: { studyId, kind: { in: ['labelling-items', 'trec'] } } })) > 0 ||
     (await db.study.count({ where: { id: studyId, protocol: 'labelling' } })) > 0
-  return { staff: labels, runs }
+  return { staff: staff && labels, adjudicator: adjudicator && labels, runs }
 }

@@ -167,5 +167,11 @@ export const labellingPlugin = definePlugin(labelling, {
       operations: [adj.adjudicateLabel, si.importSessions],
       rest: [si.importSessionsEndpoint],
     })),
+  // After PXP's and ReHAC's: the transcript project imports their demo sessions.
+  seed: () =>
+    import('@/protocols/labelling/server/seed').then((m) => ({
+      seedDemo: m.seedLabellingDemo,
+      after: ['pxp', 'rehac'],
+    })),
   title: (item) => itemTitle(item),
 })

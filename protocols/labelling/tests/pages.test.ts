@@ -12,7 +12,7 @@ import { db } from '@/lib/server/db'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { protocolPage } from '@/lib/server/services/protocol-pages'
-import { createRun } from '@/lib/server/services/runs'
+import { createRun, startRun } from '@/lib/server/services/runs'
 import { claimSeat, getSession, submitTurn } from '@/lib/server/services/sessions'
 import { labellingDataset } from '@/protocols/labelling/fixture'
 import { adjudicateLabel, type AdjudicationPageData } from '@/protocols/labelling/server/adjudication'
@@ -229,10 +229,11 @@ describe('labelling pages: 20 items × 3 annotators', () => {
       note: 'Guideline 3: partial answer counts.',
     })
     expect(set.ok, JSON.stringify(set)).toBe(true)
-    // An annotator has no adjudicating scope; a value that is no option is a field error.
+    // An annotator (here an expert member) does not adjudicate: their study role grants it not, and they
+    // do not see the study (404); a value that is no option is a field error.
     expect(
       await execute(adjudicateLabel, a, { runId, position: first.position, value: 0, note: 'mine' }),
-    ).toMatchObject({ ok: false, status: 403 })
+    ).toMatchObject({ ok: false, status: 404 })
     expect(await page(a, ['adjudicate', runId])).toMatchObject({ ok: false, status: 403 })
     expect(
       await execute(adjudicateLabel, researcher, { runId, position: first.position, value: 7, note: 'x' }),
@@ -291,6 +292,74 @@ describe('labelling pages: 20 items × 3 annotators', () => {
       promptVariant: null,
     })
   })
+})
+
+describe('the study role adjudicator', () => {
+  it('adjudicates and reads agreement and adjudication, runs and exports nothing; the annotator study role never adjudicates', async () => {
+    const { runId, rows } = await project(3, 2)
+    for (const s of rows) await labelAs(s.repetition === 1 ? a : b, s.id, s.repetition === 1 ? 0 : 2, 10)
+    const [adjR, adjA, ann, view] = await Promise.all([
+      makeUser('researcher'),
+      makeUser('annotator'),
+      makeUser('annotator'),
+      makeUser('researcher'),
+    ])
+    await db.studyMember.createMany({
+      data: [
+        { studyId, userId: adjR.userId, role: 'adjudicator' },
+        { studyId, userId: adjA.userId, role: 'adjudicator' },
+        { studyId, userId: ann.userId, role: 'annotator' },
+        { studyId, userId: view.userId, role: 'viewer' },
+      ],
+    })
+    const adjudicate = (who: Actor, value: number) =>
+      execute(adjudicateLabel, who, { runId, position: 0, value, note: `by ${who.email}` })
+
+    // A researcher account made adjudicator: the agreement and adjudication pages, and final labels.
+    const agreement = await page<AgreementPageData>(adjR, ['agreement', runId])
+    expect(agreement.ok, JSON.stringify(agreement)).toBe(true)
+    const adj = await page<AdjudicationPageData>(adjR, ['adjudicate', runId])
+    if (!adj.ok) throw new Error(adj.error)
+    expect(adj.data.data.canAdjudicate).toBe(true)
+    expect(adj.data.data.items.map((i) => i.position)).toEqual([0, 1, 2])
+    expect(await adjudicate(adjR, 1)).toMatchObject({ ok: true })
+    // … but not the project page, a new run, an export or a run's start.
+    expect(await page(adjR, ['project', runId])).toMatchObject({ ok: false, status: 403 })
+    const datasetId = await labellingDataset(studyId, 1, `adj ${Math.random()}`)
+    const run = {
+      studyId,
+      protocol: 'labelling',
+      name: 'by the adjudicator',
+      datasetId,
+      config: { preset: 'relevance-0-2' },
+      seats: { annotator: { kind: 'human', claimable: true } },
+    }
+    expect(await execute(createRun, adjR, run)).toMatchObject({ ok: false, status: 403 })
+    const draft = await execute(createRun, researcher, run)
+    if (!draft.ok) throw new Error(draft.error)
+    expect(await execute(startRun, adjR, { runId: draft.data.id })).toMatchObject({ ok: false, status: 403 })
+    expect(await execute(exportRun, adjR, { runId, table: 'final-labels', format: 'jsonl' })).toMatchObject({
+      ok: false,
+      status: 403,
+    })
+
+    // An annotator account made adjudicator sets final labels (labels:adjudicate is theirs, the study
+    // role says where); it reads no study page (no studies:read) and exports nothing.
+    expect(await adjudicate(adjA, 2)).toMatchObject({ ok: true })
+    expect(await page(adjA, ['adjudicate', runId])).toMatchObject({ ok: false, status: 403 })
+    expect(await execute(exportRun, adjA, { runId, table: 'final-labels', format: 'jsonl' })).toMatchObject({
+      ok: false,
+      status: 403,
+    })
+    const final = await db.labelAdjudication.findFirstOrThrow({ where: { runId, position: 0 } })
+    expect(final).toMatchObject({ value: 2, adjudicatorId: adjA.userId, note: `by ${adjA.email}` })
+
+    // The annotator study role does not adjudicate (nor see the study); a study viewer reads but does not.
+    expect(await adjudicate(ann, 0)).toMatchObject({ ok: false, status: 404 })
+    expect(await adjudicate(view, 0)).toMatchObject({ ok: false, status: 403 })
+    expect(await page(view, ['agreement', runId])).toMatchObject({ ok: false, status: 403 })
+    expect(await db.labelAdjudication.findFirstOrThrow({ where: { runId, position: 0 } })).toMatchObject({ value: 2 })
+  }, 60_000)
 })
 
 describe('Fleiss κ by hand', () => {

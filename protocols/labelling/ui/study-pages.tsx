@@ -38,32 +38,42 @@ export function LabellingStudyPage({ study, title, data }: StudyPageProps) {
   )
 }
 
-/** The study card: the prompt lab, and each labelling run with its three pages (staff only; else no card). */
+/**
+ * The study card: the prompt lab, and each labelling run with its three pages (staff); agreement and
+ * adjudication only for a study adjudicator; else no card.
+ */
 export function LabellingStudyPanel({ studyId, data }: StudyPanelProps) {
-  const { staff, runs } = (data ?? { staff: false, runs: [] }) as {
+  const { staff, adjudicator, runs } = (data ?? { staff: false, runs: [] }) as {
     staff?: boolean
+    adjudicator?: boolean
     runs: Array<{ id: string; name: string; status: string }>
   }
-  if (!staff) return null
+  if (!staff && !adjudicator) return null
   return (
     <Card title="Labelling projects" description="Progress, agreement (κ, α, against gold) and adjudication per run.">
-      <p className="mb-2 text-sm">
-        <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/prompt-lab`}>
-          Prompt lab
-        </Link>{' '}
-        <span className="text-stone-600">
-          : compare the LLM labeller&apos;s prompt variants against gold (Thomas et al., Table 2).
-        </span>
-      </p>
+      {staff ? (
+        <p className="mb-2 text-sm">
+          <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/prompt-lab`}>
+            Prompt lab
+          </Link>{' '}
+          <span className="text-stone-600">
+            : compare the LLM labeller&apos;s prompt variants against gold (Thomas et al., Table 2).
+          </span>
+        </p>
+      ) : null}
       {runs.length ? null : <p className="text-sm text-stone-600">No labelling runs in this study yet.</p>}
       <ul className="space-y-1 text-sm">
         {runs.map((r) => (
           <li key={r.id}>
             <span className="font-medium">{r.name}</span> <Badge>{r.status}</Badge>{' '}
-            <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/project/${r.id}`}>
-              Project
-            </Link>
-            {' · '}
+            {staff ? (
+              <>
+                <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/project/${r.id}`}>
+                  Project
+                </Link>
+                {' · '}
+              </>
+            ) : null}
             <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/agreement/${r.id}`}>
               Agreement
             </Link>

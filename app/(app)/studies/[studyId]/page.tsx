@@ -12,12 +12,14 @@ import {
 import { Badge, Card, EmptyState, PageHeader } from '@/components/ui/card'
 import { formatDate, Table, Td } from '@/components/ui/table'
 import { requirePage } from '@/lib/server/auth/session'
-import { hasScope, isRole, ROLES } from '@/lib/server/auth/roles'
+import { hasScope, isRole } from '@/lib/server/auth/roles'
 import {
+  isStudyRole,
   mayHoldStudyRole,
   mayTakePart,
   STUDY_ROLE_DESCRIPTIONS,
   STUDY_ROLE_LABELS,
+  STUDY_ROLES,
 } from '@/lib/server/auth/study-roles'
 import { loadForPage } from '@/lib/server/page-data'
 import { listDatasets } from '@/lib/server/services/datasets'
@@ -42,7 +44,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
   const canWrite = hasScope(actor.role, 'studies:update') && study.access.includes('write')
   const canAssign = hasScope(actor.role, 'work:assign') && canWrite
   const rolesFor = (accountRole: string) =>
-    ROLES.filter((r) => isRole(accountRole) && mayHoldStudyRole(accountRole, r)).map((r) => ({
+    STUDY_ROLES.filter((r) => isRole(accountRole) && mayHoldStudyRole(accountRole, r)).map((r) => ({
       value: r,
       label: STUDY_ROLE_LABELS[r],
     }))
@@ -130,11 +132,11 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
 
         <Card
           title="Members"
-          description={`${study.members.length} people. Study admins manage the study and its members; researchers change its content; viewers read; experts and annotators see only their own work.`}
+          description={`${study.members.length} people. Study admins manage the study and its members; researchers change its content; adjudicators set final labels; viewers read; experts and annotators see only their own work.`}
         >
           <ul className="divide-y divide-stone-100 text-sm" aria-label="Members">
             {study.members.map((m) => {
-              const label = isRole(m.role) ? STUDY_ROLE_LABELS[m.role] : m.role
+              const label = isStudyRole(m.role) ? STUDY_ROLE_LABELS[m.role] : m.role
               return (
                 <li key={m.user.id} className="flex flex-wrap items-center justify-between gap-2 py-2">
                   <span>
@@ -151,7 +153,7 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
                         roles={rolesFor(m.user.role)}
                       />
                     ) : (
-                      <span title={isRole(m.role) ? STUDY_ROLE_DESCRIPTIONS[m.role] : undefined}>
+                      <span title={isStudyRole(m.role) ? STUDY_ROLE_DESCRIPTIONS[m.role] : undefined}>
                         <Badge tone="brand">{label}</Badge>
                       </span>
                     )}
@@ -165,7 +167,10 @@ export default async function StudyPage({ params }: { params: Promise<{ studyId:
           </ul>
           {canManage && (
             <div className="mt-4 border-t border-stone-100 pt-4">
-              <AddMemberForm studyId={study.id} roles={ROLES.map((r) => ({ value: r, label: STUDY_ROLE_LABELS[r] }))} />
+              <AddMemberForm
+                studyId={study.id}
+                roles={STUDY_ROLES.map((r) => ({ value: r, label: STUDY_ROLE_LABELS[r] }))}
+              />
             </div>
           )}
         </Card>

@@ -19,6 +19,7 @@ export type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
 // The recorded LLM tools outside a step: a protocol's own operation that asks a seat's model on demand
 // (ReHAC's suggestion for a person's step), each call logged against the session and message it serves.
 export { llmTools } from '@/lib/server/engine/llm'
+export { enqueuePluginJob } from '@/lib/server/engine/plugin-jobs'
 export { type LlmRef, type SeatFill, Seats } from '@/lib/server/engine/seats'
 export type { Actor } from '@/lib/server/actor'
 export type { CliTools, ProtocolCli } from '@/lib/cli/tools'

@@ -162,10 +162,12 @@ export const labellingPlugin = definePlugin(labelling, {
       import('@/protocols/labelling/server/adjudication'),
       import('@/protocols/labelling/server/trec-import'),
       import('@/protocols/labelling/server/session-import'),
-    ]).then(([m, adj, trec, si]) => ({
+      import('@/protocols/labelling/server/lab-runs'),
+    ]).then(([m, adj, trec, si, lab]) => ({
       datasets: { ...m.labellingDatasets, ...trec.trecDatasets },
-      operations: [adj.adjudicateLabel, si.importSessions],
+      operations: [adj.adjudicateLabel, si.importSessions, lab.startLabRunOp, lab.getLabRun, lab.retryLabRun],
       rest: [si.importSessionsEndpoint],
+      jobs: { [lab.LAB_RUN_JOB]: lab.labRunJob },
     })),
   title: (item) => itemTitle(item),
 })

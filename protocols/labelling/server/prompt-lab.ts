@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { type Actor, AppError, db, hasScope, requireStudyAccess } from '@/lib/server/sdk'
 import { type LabItem, type LabTable, type LabVariant, promptLabTable } from '@/protocols/labelling/core/prompt-lab'
 import { paraphraseName, TABLE2_ORDER } from '@/protocols/labelling/core/variants'
+import type { LabRunView } from '@/protocols/labelling/server/lab-runs'
 
 /**
  * The prompt lab (reference Part B, §B.4, §B.5.2–B.5.7): every LLM-labeller run of the study over one
@@ -31,6 +32,8 @@ export const PromptLabArgs = z.object({
   /** A `trec-runs` dataset of the study (default: the newest), and the run whose per-query RBP orders the queries. */
   runs: z.string().trim().max(40).optional(),
   queryRun: z.string().trim().max(200).optional(),
+  /** A lab run of the study to show (default: the dataset's newest). */
+  lab: z.string().trim().max(40).optional(),
 })
 export type PromptLabArgs = z.output<typeof PromptLabArgs>
 
@@ -107,8 +110,122 @@ export interface PromptLabData {
   runDataset: { id: string; name: string; tags: string[] } | null
   /** The LLM connections the study may use, its own and the global ones (for the Run form). */
   connections: Array<{ id: string; name: string; model: string }>
+  /** The study's lab runs over this dataset (newest first) and the one shown (args.lab, else the newest). */
+  labRuns: Array<{ id: string; status: string; createdAt: string; prompts: string[]; error: string | null }>
+  labRun: LabRunView | null
   /** The dataset's first query–document item, for the prompt preview (null when it has none). */
   sample: { query: string; description?: string; narrative?: string; document: string } | null
+}
+
+/** The gold items of a dataset: ids and gold only (documents may be long); items without a readable gold are left out. */
+export async function goldItems(datasetId: string): Promise<LabItem[]> {
+  const instances = await db.$queryRawUnsafe<
+    Array<{ id: string | null; topic: string | null; doc: string | null; prediction: string }>
+  >(
+    `SELECT input->>'id' AS id, input->>'topicId' AS topic, input->>'docId' AS doc, prediction
+     FROM "Instance" WHERE "datasetId" = $1 ORDER BY index`,
+    datasetId,
+  )
+  const items: LabItem[] = []
+  for (const inst of instances) {
+    const gold = goldOf(inst.prediction)
+    if (!inst.id || gold === null) continue
+    items.push({ id: inst.id, topic: inst.topic ?? inst.id, docid: inst.doc ?? inst.id, gold })
+  }
+  return items
+}
+
+/** The labels of LLM-labeller runs (one statement) and their cost and latency per label from the LLM call rows (one more). */
+export async function labelsAndCosts(runs: Array<{ id: string; name: string; prompt: string; status: string }>) {
+  const runIds = runs.map((r) => r.id)
+  const labelRows = runIds.length
+    ? await db.$queryRawUnsafe<Array<{ runId: string; item: string; kind: string; answers: unknown; at: Date }>>(
+        `SELECT ps."runId", ps.instance->>'id' AS item, m.body->>'kind' AS kind, m.body->'answers' AS answers, m."createdAt" AS at
+         FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
+         WHERE ps."runId" = ANY($1::text[]) AND m.body->>'kind' IN ('label', 'unparseable')`,
+        runIds,
+      )
+    : []
+  const costRows = runIds.length
+    ? await db.$queryRawUnsafe<
+        Array<{ runId: string; calls: number; cost: number | null; latency: number | null; tin: number; tout: number }>
+      >(
+        `SELECT ps."runId", count(c.id)::int AS calls, sum(c."costUsd")::float8 AS cost,
+            avg(c."latencyMs")::float8 AS latency, coalesce(sum(c."tokensIn"), 0)::float8 AS tin,
+            coalesce(sum(c."tokensOut"), 0)::float8 AS tout
+         FROM "ProtocolSession" ps JOIN "LlmCall" c ON c."sessionRef" = ps.id
+         WHERE ps."runId" = ANY($1::text[])
+         GROUP BY ps."runId"`,
+        runIds,
+      )
+    : []
+  const labelsByRun = new Map<string, Map<string, number | null>>()
+  let last = 0
+  for (const r of labelRows) {
+    const m = labelsByRun.get(r.runId) ?? new Map<string, number | null>()
+    m.set(r.item, r.kind === 'label' ? labelOf(r.answers) : null)
+    labelsByRun.set(r.runId, m)
+    last = Math.max(last, r.at.getTime())
+  }
+  const costs = new Map(costRows.map((c) => [c.runId, c]))
+  const runViews: PromptLabRun[] = runs.map((r) => {
+    const c = costs.get(r.id)
+    const n = labelsByRun.get(r.id)?.size ?? 0
+    return {
+      runId: r.id,
+      name: r.name,
+      prompt: r.prompt,
+      status: r.status,
+      calls: c?.calls ?? 0,
+      costPerLabel: c?.cost != null && n ? c.cost / n : null,
+      latencyMsPerLabel: c?.latency ?? null,
+      tokensInPerLabel: c && n ? c.tin / n : null,
+      tokensOutPerLabel: c && n ? c.tout / n : null,
+    }
+  })
+  return { labelsByRun, runViews, labelRows: labelRows.length, last }
+}
+
+/** The study's stored TREC runs (`trec-runs` datasets): the one asked for (default the newest), per tag, per topic, the ranked document ids. */
+export async function trecRunsOf(studyId: string, args: Pick<PromptLabArgs, 'runs' | 'queryRun'>) {
+  const runDatasets = await db.dataset.findMany({
+    where: { studyId, kind: 'trec-runs', status: 'ready' },
+    select: { id: true, name: true },
+    orderBy: { createdAt: 'desc' },
+  })
+  const runDs = args.runs ? runDatasets.find((r) => r.id === args.runs) : runDatasets[0]
+  let trecRuns: Record<string, Record<string, string[]>> | undefined
+  if (runDs) {
+    const rows = await db.instance.findMany({
+      where: { datasetId: runDs.id },
+      select: { input: true },
+      orderBy: { index: 'asc' },
+    })
+    trecRuns = {}
+    for (const r of rows) {
+      const v = r.input as { tag?: string; topics?: Record<string, string[]> }
+      if (v.tag && v.topics) trecRuns[v.tag] = v.topics
+    }
+  }
+  const tags = trecRuns ? Object.keys(trecRuns).sort() : []
+  const queryRun = args.queryRun && tags.includes(args.queryRun) ? args.queryRun : tags[0]
+  return { runDatasets, runDs, trecRuns, tags, queryRun }
+}
+
+/** promptLabTable's options from the page's (or a lab run's) arguments. */
+export function tableOptions(
+  args: Pick<PromptLabArgs, 'resamples' | 'seed' | 'within' | 'halves'>,
+  trecRuns: Record<string, Record<string, string[]>> | undefined,
+  tags: string[],
+  queryRun: string | undefined,
+) {
+  return {
+    resamples: args.resamples,
+    seed: args.seed,
+    aucWithinTopics: args.within === '1',
+    splitHalfIterations: args.halves,
+    ...(trecRuns && tags.length ? { runs: trecRuns, queryRun } : {}),
+  }
 }
 
 const cache = new Map<string, { table: LabTable; ms: number }>()
@@ -154,26 +271,15 @@ export async function promptLabPage(
       })
     ).map((c) => ({ id: c.id, name: c.name, model: c.defaultModel })),
     sample: null,
+    labRuns: [],
+    labRun: null,
     runDatasets: [],
     runDataset: null,
   }
   const chosen = datasets.find((d) => d.id === (args.dataset ?? datasets[0]?.id))
   if (!chosen) return { ...base, error: args.dataset ? 'No such labelling-items dataset in this study.' : base.error }
 
-  // The items' ids and gold only (documents may be long): the sample's text is read for one item.
-  const instances = await db.$queryRawUnsafe<
-    Array<{ id: string | null; topic: string | null; doc: string | null; prediction: string }>
-  >(
-    `SELECT input->>'id' AS id, input->>'topicId' AS topic, input->>'docId' AS doc, prediction
-     FROM "Instance" WHERE "datasetId" = $1 ORDER BY index`,
-    chosen.id,
-  )
-  const items: LabItem[] = []
-  for (const inst of instances) {
-    const gold = goldOf(inst.prediction)
-    if (!inst.id || gold === null) continue
-    items.push({ id: inst.id, topic: inst.topic ?? inst.id, docid: inst.doc ?? inst.id, gold })
-  }
+  const items = await goldItems(chosen.id)
   const firstRow = await db.instance.findFirst({
     where: { datasetId: chosen.id, input: { path: ['kind'], equals: 'query-doc' } },
     select: { input: true },
@@ -192,6 +298,15 @@ export async function promptLabPage(
         }
       : null
   const dataset = { ...chosen, withGold: items.length }
+  // Loaded here: lab-runs.ts builds on this module's exports.
+  const { labRunsOf, labRunView } = await import('@/protocols/labelling/server/lab-runs')
+  base.labRuns = await labRunsOf(studyId, chosen.id)
+  const labId = args.lab ?? base.labRuns[0]?.id
+  if (labId) {
+    const row = await db.labellingLabRun.findFirst({ where: { id: labId, studyId, datasetId: chosen.id } })
+    if (row) base.labRun = await labRunView(row)
+    else base.error = 'No such lab run of this dataset.'
+  }
 
   const runRows = await db.run.findMany({
     where: { studyId, protocol: 'labelling', datasetId: chosen.id },
@@ -217,94 +332,31 @@ export async function promptLabPage(
   const runIds = runs.map((r) => r.id)
   if (!runIds.length) return { ...base, dataset, duplicates }
 
-  // One statement for the labels, one for the costs.
-  const labelRows = runIds.length
-    ? await db.$queryRawUnsafe<Array<{ runId: string; item: string; kind: string; answers: unknown; at: Date }>>(
-        `SELECT ps."runId", ps.instance->>'id' AS item, m.body->>'kind' AS kind, m.body->'answers' AS answers, m."createdAt" AS at
-         FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
-         WHERE ps."runId" = ANY($1::text[]) AND m.body->>'kind' IN ('label', 'unparseable')`,
-        runIds,
-      )
-    : []
-  const costRows = await db.$queryRawUnsafe<
-    Array<{ runId: string; calls: number; cost: number | null; latency: number | null; tin: number; tout: number }>
-  >(
-    `SELECT ps."runId", count(c.id)::int AS calls, sum(c."costUsd")::float8 AS cost,
-            avg(c."latencyMs")::float8 AS latency, coalesce(sum(c."tokensIn"), 0)::float8 AS tin,
-            coalesce(sum(c."tokensOut"), 0)::float8 AS tout
-     FROM "ProtocolSession" ps JOIN "LlmCall" c ON c."sessionRef" = ps.id
-     WHERE ps."runId" = ANY($1::text[])
-     GROUP BY ps."runId"`,
-    runIds,
-  )
-  const labelsByRun = new Map<string, Map<string, number | null>>()
-  let last = 0
-  for (const r of labelRows) {
-    const m = labelsByRun.get(r.runId) ?? new Map<string, number | null>()
-    m.set(r.item, r.kind === 'label' ? labelOf(r.answers) : null)
-    labelsByRun.set(r.runId, m)
-    last = Math.max(last, r.at.getTime())
-  }
-  const labelCount = (runId: string) => labelsByRun.get(runId)?.size ?? 0
-  const costs = new Map(costRows.map((c) => [c.runId, c]))
-  const runViews: PromptLabRun[] = runs.map((r) => {
-    const c = costs.get(r.id)
-    const n = labelCount(r.id)
-    return {
-      runId: r.id,
-      name: r.name,
-      prompt: r.prompt,
-      status: r.status,
-      calls: c?.calls ?? 0,
-      costPerLabel: c?.cost != null && n ? c.cost / n : null,
-      latencyMsPerLabel: c?.latency ?? null,
-      tokensInPerLabel: c && n ? c.tin / n : null,
-      tokensOutPerLabel: c && n ? c.tout / n : null,
-    }
-  })
+  const { labelsByRun, runViews, labelRows, last } = await labelsAndCosts(runs)
 
-  // The stored TREC runs (trec-runs datasets): per tag, per topic, the ranked document ids.
-  const runDatasets = await db.dataset.findMany({
-    where: { studyId, kind: 'trec-runs', status: 'ready' },
-    select: { id: true, name: true },
-    orderBy: { createdAt: 'desc' },
-  })
-  const runDs = args.runs ? runDatasets.find((r) => r.id === args.runs) : runDatasets[0]
-  let trecRuns: Record<string, Record<string, string[]>> | undefined
-  if (runDs) {
-    const rows = await db.instance.findMany({
-      where: { datasetId: runDs.id },
-      select: { input: true },
-      orderBy: { index: 'asc' },
-    })
-    trecRuns = {}
-    for (const r of rows) {
-      const v = r.input as { tag?: string; topics?: Record<string, string[]> }
-      if (v.tag && v.topics) trecRuns[v.tag] = v.topics
-    }
-  }
-  const tags = trecRuns ? Object.keys(trecRuns).sort() : []
-  const queryRun = args.queryRun && tags.includes(args.queryRun) ? args.queryRun : tags[0]
+  const { runDatasets, runDs, trecRuns, tags, queryRun } = await trecRunsOf(studyId, args)
   base.runDatasets = runDatasets
   base.runDataset = runDs ? { ...runDs, tags } : null
   if (args.runs && !runDs) base.error = 'No such trec-runs dataset in this study.'
   if (args.queryRun && queryRun !== args.queryRun) base.error = `No run "${args.queryRun}" in the run file.`
 
   const variants: LabVariant[] = runs.map((r) => ({ name: r.prompt, labels: labelsByRun.get(r.id) ?? new Map() }))
-  const key = JSON.stringify([chosen.id, runIds, labelRows.length, last, args, runDs?.id ?? null, queryRun ?? null])
+  const key = JSON.stringify([
+    chosen.id,
+    runIds,
+    labelRows,
+    last,
+    { ...args, lab: null },
+    runDs?.id ?? null,
+    queryRun ?? null,
+  ])
   const hit = cache.get(key)
   let table: LabTable
   let ms: number
   if (hit) ({ table, ms } = hit)
   else {
     const t0 = performance.now()
-    table = promptLabTable(items, variants, {
-      resamples: args.resamples,
-      seed: args.seed,
-      aucWithinTopics: args.within === '1',
-      splitHalfIterations: args.halves,
-      ...(trecRuns && tags.length ? { runs: trecRuns, queryRun } : {}),
-    })
+    table = promptLabTable(items, variants, tableOptions(args, trecRuns, tags, queryRun))
     ms = performance.now() - t0
     if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)
     cache.set(key, { table, ms })

@@ -142,13 +142,16 @@ export const labellingPlugin = definePlugin(labelling, {
       import('@/protocols/labelling/server/views'),
       import('@/protocols/labelling/server/pages'),
       import('@/protocols/labelling/server/prompt-lab'),
-    ]).then(([m, pages, lab]) => ({
+      import('@/protocols/labelling/server/session-import-page'),
+    ]).then(([m, pages, lab, si]) => ({
       session: m.labellingSessionView,
-      // The prompt lab's path is its own (server/prompt-lab.ts); every other page is pages.ts's.
-      studyPage: (actor: Actor, studyId: string, path: string[], args: Record<string, string>) =>
+      // The prompt lab's and the session import's paths are their own; every other page is pages.ts's.
+      studyPage: async (actor: Actor, studyId: string, path: string[], args: Record<string, string>) =>
         path[0] === 'prompt-lab'
           ? lab.promptLabStudyPage(actor, studyId, path, args)
-          : pages.labellingStudyPage(actor, studyId, path, args),
+          : path.length === 1 && path[0] === 'import-sessions'
+            ? { title: 'Import sessions as transcripts', data: await si.sessionImportPage(actor, studyId, args) }
+            : pages.labellingStudyPage(actor, studyId, path, args),
       studyPanel: pages.labellingStudyPanel,
     })),
   exports: () =>

@@ -55,6 +55,12 @@ export function LabellingStudyPanel({ studyId, data }: StudyPanelProps) {
           : compare the LLM labeller&apos;s prompt variants against gold (Thomas et al., Table 2).
         </span>
       </p>
+      <p className="mb-2 text-sm">
+        <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/import-sessions`}>
+          Import sessions
+        </Link>{' '}
+        <span className="text-stone-600">: pick sessions of this study and label them as transcripts.</span>
+      </p>
       {runs.length ? null : <p className="text-sm text-stone-600">No labelling runs in this study yet.</p>}
       <ul className="space-y-1 text-sm">
         {runs.map((r) => (

@@ -1,21 +1,22 @@
 import { z } from 'zod'
-import { isDatabaseUnavailable } from '@/lib/server/errors'
-import { execute } from '@/lib/server/operation'
 import {
   type Actor,
   actorRef,
   badRequest,
+  createRun,
   db,
   defineOperation,
   enqueuePluginJob,
+  execute,
   id,
+  isDatabaseUnavailable,
   notFound,
   type PluginJob,
   type Prisma,
   requireStudyAccess,
+  retryStalled,
   writeAudit,
 } from '@/lib/server/sdk'
-import { createRun, retryStalled } from '@/lib/server/services/runs'
 import { type LabTable, promptLabTable } from '@/protocols/labelling/core/prompt-lab'
 import { paraphraseName, paraphraseSchema, variantCode } from '@/protocols/labelling/core/variants'
 import {
@@ -25,7 +26,7 @@ import {
   type PromptLabRun,
   tableOptions,
   trecRunsOf,
-} from '@/protocols/labelling/server/prompt-lab'
+} from '@/protocols/labelling/server/lab-data'
 
 /**
  * Prompt-lab runs on the job queue (issue 25). Starting one stores what was asked and enqueues the

@@ -19,6 +19,7 @@ export type { ChatMessage, LlmTools } from '@/lib/server/engine/llm'
 // The recorded LLM tools outside a step: a protocol's own operation that asks a seat's model on demand
 // (ReHAC's suggestion for a person's step), each call logged against the session and message it serves.
 export { llmTools } from '@/lib/server/engine/llm'
+export { enqueuePluginJob } from '@/lib/server/engine/plugin-jobs'
 export { type LlmRef, type SeatFill, Seats } from '@/lib/server/engine/seats'
 export type { Actor } from '@/lib/server/actor'
 export type { CliTools, ProtocolCli } from '@/lib/cli/tools'
@@ -41,7 +42,9 @@ export {
 export { Prisma } from '@/lib/generated/prisma/client'
 
 // Operations of its own: validated input, a scope and the study role, audit, rate limits.
-export { defineOperation, type Operation } from '@/lib/server/operation'
+export { defineOperation, execute, type Operation } from '@/lib/server/operation'
+// Runs on behalf of a person (a plugin's job creating runs, as the prompt lab does): the operations, through `execute`.
+export { createRun, retryStalled } from '@/lib/server/services/runs'
 export { id, requireStudyAccess } from '@/lib/server/services/studies'
 export { hasScope } from '@/lib/server/auth/roles'
 export { mayTakePart } from '@/lib/server/auth/study-roles'
@@ -51,7 +54,7 @@ export { settings } from '@/lib/server/config'
 export { ImportDatasetInput, startDatasetImport } from '@/lib/server/services/datasets'
 
 // Errors, paging and form fields.
-export { AppError, badRequest, notFound, tooLarge } from '@/lib/server/errors'
+export { AppError, badRequest, isDatabaseUnavailable, notFound, tooLarge } from '@/lib/server/errors'
 export { boolParam, pageInput, pageOf, skipTake } from '@/lib/server/pagination'
 export { seatsFromForm } from '@/lib/server/seat-form'
 export { cleanString, jsonText } from '@/lib/server/input'

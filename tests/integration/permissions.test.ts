@@ -10,6 +10,7 @@ import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute, type Operation } from '@/lib/server/operation'
 import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
+import { labellingDataset } from '@/protocols/labelling/fixture'
 import { machineOpens, makeSession, makeStudy, makeUser, makeUsers } from '../support/fixtures'
 
 /** One released MINT results record (the authors' layout), for the import probe. */
@@ -383,6 +384,21 @@ const CASES: Record<
       ),
     }),
   },
+  // A prompt-lab run: starting one (and retrying it) changes the study's runs (staff); its state is study reading.
+  'labelling.lab-runs.start': {
+    allowed: STAFF,
+    input: async (c) => ({
+      studyId: c.studyId,
+      datasetId: await labellingDataset(c.studyId, 1),
+      connectionId: c.connectionId,
+      prompts: [{ variant: '-DNA-' }],
+    }),
+  },
+  'labelling.lab-runs.get': {
+    allowed: ['admin', 'researcher', 'viewer'],
+    input: async (c) => ({ labRunId: await labRunRow(c) }),
+  },
+  'labelling.lab-runs.retry': { allowed: STAFF, input: async (c) => ({ labRunId: await labRunRow(c) }) },
   // A drawing is a pure function of the SMILES sent: every signed-in role may ask.
   'pxp.molecule': { allowed: ALL, input: () => ({ smiles: 'CCO', size: 'sm' }) },
   'sessions.claim': {
@@ -529,6 +545,21 @@ async function rehacStepSession(c: Ctx) {
  * right at step 1, the human finishes wrong (both actions seen at the first state: one advantage row).
  */
 /** A labelling run of the world's study with one item's session (position 0), for adjudication. */
+/** A failed prompt-lab run of the study (nothing created yet), as the lab-run job leaves one. */
+async function labRunRow(c: Ctx) {
+  const row = await db.labellingLabRun.create({
+    data: {
+      studyId: c.studyId,
+      datasetId: await labellingDataset(c.studyId, 1),
+      status: 'failed',
+      error: 'probe',
+      spec: { connectionId: c.connectionId, prompts: [{ variant: '-DNA-' }], args: {} },
+      actor: { userId: c.actor.userId, email: c.actor.email, name: c.actor.name, role: c.actor.role, via: 'probe' },
+    },
+  })
+  return row.id
+}
+
 async function labellingRun(c: Ctx) {
   const schema = {
     version: 1,
@@ -1009,6 +1040,9 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'labelling.adjudicate': ADJUDICATE, // the study permission adjudicate, on top of labels:adjudicate
   'labelling.import-sessions': WRITE, // a new dataset of the study, as an import
   'mint.import-results': WRITE, // imported runs are study data, as an import
+  'labelling.lab-runs.start': WRITE, // creates runs of the study
+  'labelling.lab-runs.retry': WRITE,
+  'labelling.lab-runs.get': READ, // its progress and tables: study reading (an annotator account has no studies:read)
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part

@@ -601,6 +601,19 @@ export interface PluginOps {
   sessionImports?: Record<string, SessionImport>
   /** Its `parley <protocol> …` commands. */
   cli?: ProtocolCli
+  /**
+   * Its own kinds of background job, by name (queue `plugin-<protocol>-<name>`, worked beside the
+   * imports in the web server and `parley worker`, lib/server/engine/plugin-jobs.ts): enqueue one with
+   * `enqueuePluginJob`. At-least-once, like every job: `run` must be idempotent.
+   */
+  jobs?: Record<string, PluginJob>
+}
+
+/** A protocol's own background job: its data (checked when enqueued and again when a worker takes it) and its work. */
+export interface PluginJob<D = any> {
+  data: z.ZodType<D, any>
+  /** Throwing hands the job back to the queue for a retry (after a delay); return to end it. */
+  run(data: D): Promise<void>
 }
 
 /** A capability as a plugin declares it: the value itself, or a function that loads its module. */

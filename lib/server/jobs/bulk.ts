@@ -5,10 +5,11 @@ import { drained, type Workers } from '@/lib/server/engine/jobs'
 import { jobFinished, jobStarted, worksQueue } from '@/lib/server/processes'
 import { type PrepareSessionsJob, prepareSessions, SESSIONS_QUEUE } from '@/lib/server/engine/prepare'
 import { log } from '@/lib/server/log'
+import { pluginJobHandlers } from '@/lib/server/engine/plugin-jobs'
 
 /**
  * Bulk work a researcher's input can make large, kept off the request path: dataset imports and
- * creating an experiment's sessions. Each process works one job of each queue at a time (they are
+ * creating an experiment's sessions, and the protocols' own jobs. Each process works one job of each queue at a time (they are
  * long and database-heavy; the handlers yield the event loop between batches, so the server stays
  * responsive). Run beside the protocol workers, in the web server and in `parley worker`.
  */
@@ -23,6 +24,8 @@ export async function startBulkWorkers(): Promise<Workers> {
         else await prepareSessions(data)
       },
     ],
+    // The protocols' own job kinds (their plugins' `ops.jobs`).
+    ...((await pluginJobHandlers()) as Array<[string, (data: never) => Promise<void>]>),
   ]
   const started: Array<{ b: PgBoss; name: string; id: string }> = []
   const running = new Set<string>()

@@ -142,13 +142,16 @@ export const labellingPlugin = definePlugin(labelling, {
       import('@/protocols/labelling/server/views'),
       import('@/protocols/labelling/server/pages'),
       import('@/protocols/labelling/server/prompt-lab'),
-    ]).then(([m, pages, lab]) => ({
+      import('@/protocols/labelling/server/session-import-page'),
+    ]).then(([m, pages, lab, si]) => ({
       session: m.labellingSessionView,
-      // The prompt lab's path is its own (server/prompt-lab.ts); every other page is pages.ts's.
-      studyPage: (actor: Actor, studyId: string, path: string[], args: Record<string, string>) =>
+      // The prompt lab's and the session import's paths are their own; every other page is pages.ts's.
+      studyPage: async (actor: Actor, studyId: string, path: string[], args: Record<string, string>) =>
         path[0] === 'prompt-lab'
           ? lab.promptLabStudyPage(actor, studyId, path, args)
-          : pages.labellingStudyPage(actor, studyId, path, args),
+          : path.length === 1 && path[0] === 'import-sessions'
+            ? { title: 'Import sessions as transcripts', data: await si.sessionImportPage(actor, studyId, args) }
+            : pages.labellingStudyPage(actor, studyId, path, args),
       studyPanel: pages.labellingStudyPanel,
     })),
   exports: () =>
@@ -162,10 +165,12 @@ export const labellingPlugin = definePlugin(labelling, {
       import('@/protocols/labelling/server/adjudication'),
       import('@/protocols/labelling/server/trec-import'),
       import('@/protocols/labelling/server/session-import'),
-    ]).then(([m, adj, trec, si]) => ({
+      import('@/protocols/labelling/server/lab-runs'),
+    ]).then(([m, adj, trec, si, lab]) => ({
       datasets: { ...m.labellingDatasets, ...trec.trecDatasets },
-      operations: [adj.adjudicateLabel, si.importSessions],
+      operations: [adj.adjudicateLabel, si.importSessions, lab.startLabRunOp, lab.getLabRun, lab.retryLabRun],
       rest: [si.importSessionsEndpoint],
+      jobs: { [lab.LAB_RUN_JOB]: lab.labRunJob },
     })),
   // After PXP's and ReHAC's: the transcript project imports their demo sessions.
   seed: () =>

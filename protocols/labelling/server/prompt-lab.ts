@@ -1,7 +1,18 @@
 import { z } from 'zod'
 import { type Actor, AppError, db, hasScope, requireStudyAccess } from '@/lib/server/sdk'
-import { type LabItem, type LabTable, type LabVariant, promptLabTable } from '@/protocols/labelling/core/prompt-lab'
+import { type LabTable, type LabVariant, promptLabTable } from '@/protocols/labelling/core/prompt-lab'
 import { paraphraseName, TABLE2_ORDER } from '@/protocols/labelling/core/variants'
+import {
+  goldItems,
+  labelsAndCosts,
+  PromptLabArgs,
+  type PromptLabRun,
+  tableOptions,
+  trecRunsOf,
+} from '@/protocols/labelling/server/lab-data'
+import { type LabRunView, labRunsOf, labRunView } from '@/protocols/labelling/server/lab-runs'
+
+export { goldOf, labelOf, PromptLabArgs, type PromptLabRun } from '@/protocols/labelling/server/lab-data'
 
 /**
  * The prompt lab (reference Part B, §B.4, §B.5.2–B.5.7): every LLM-labeller run of the study over one
@@ -10,57 +21,12 @@ import { paraphraseName, TABLE2_ORDER } from '@/protocols/labelling/core/variant
  * latency per label from the LLM call rows. Staff only (write access and `exports:read`, as ReHAC's
  * training page): gold labels are shown in aggregate.
  *
- * The tables are computed in the request, bounded (≤ 1,000 resamples) and cached per (dataset, the
+ * Without a lab run, the tables are computed in the request, bounded (≤ 1,000 resamples) and cached per (dataset, the
  * runs, their message count and last message time, the arguments): 32 variants × 3,000 items with 20
  * resamples and 1,000 split halves take about 1 s (bench:labelling), so a page view after the first is
- * free until a label arrives.
+ * free until a label arrives. A lab run (lab-runs.ts) is the prompts picked here run on the job
+ * queue, with its tables stored once every label is in; the page shows it (args.lab, else the newest).
  */
-
-const Flag = z.enum(['0', '1']).default('0')
-export const PromptLabArgs = z.object({
-  dataset: z.string().trim().max(40).optional(),
-  within: Flag,
-  resamples: z.coerce.number().int().min(2, 'at least 2 resamples').max(1000, 'at most 1,000 resamples').default(20),
-  seed: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(2 ** 31)
-    .default(1),
-  halves: z.coerce.number().int().min(0).max(5000, 'at most 5,000 split halves').default(1000),
-  /** A `trec-runs` dataset of the study (default: the newest), and the run whose per-query RBP orders the queries. */
-  runs: z.string().trim().max(40).optional(),
-  queryRun: z.string().trim().max(200).optional(),
-})
-export type PromptLabArgs = z.output<typeof PromptLabArgs>
-
-/** A gold `prediction` read as a number: a number, or an object whose overall answer (`O`, else the one numeric answer) is one. */
-export function goldOf(prediction: string): number | null {
-  let v: unknown
-  try {
-    v = JSON.parse(prediction)
-  } catch {
-    const n = Number(prediction)
-    return prediction.trim() !== '' && Number.isFinite(n) ? n : null
-  }
-  if (typeof v === 'number' && Number.isFinite(v)) return v
-  if (v && typeof v === 'object' && !Array.isArray(v)) {
-    const o = v as Record<string, unknown>
-    if (typeof o.O === 'number') return o.O
-    const nums = Object.values(o).filter((x): x is number => typeof x === 'number')
-    if (nums.length === 1) return nums[0]!
-  }
-  return null
-}
-
-/** A label message's value: the overall answer `O`, else its one numeric answer. */
-export function labelOf(answers: unknown): number | null {
-  if (!answers || typeof answers !== 'object') return null
-  const o = answers as Record<string, unknown>
-  if (typeof o.O === 'number') return o.O
-  const nums = Object.values(o).filter((x): x is number => typeof x === 'number')
-  return nums.length === 1 ? nums[0]! : null
-}
 
 const LabellerConfig = z
   .object({
@@ -74,19 +40,6 @@ const LabellerConfig = z
   .passthrough()
 
 const LlmSeats = z.object({ annotator: z.object({ kind: z.literal('llm') }).passthrough() }).passthrough()
-
-export interface PromptLabRun {
-  runId: string
-  name: string
-  prompt: string
-  status: string
-  /** Per label (LLM call rows of the run's sessions; a cached replay costs nothing). */
-  calls: number
-  costPerLabel: number | null
-  latencyMsPerLabel: number | null
-  tokensInPerLabel: number | null
-  tokensOutPerLabel: number | null
-}
 
 export interface PromptLabData {
   kind: 'prompt-lab'
@@ -107,6 +60,9 @@ export interface PromptLabData {
   runDataset: { id: string; name: string; tags: string[] } | null
   /** The LLM connections the study may use, its own and the global ones (for the Run form). */
   connections: Array<{ id: string; name: string; model: string }>
+  /** The study's lab runs over this dataset (newest first) and the one shown (args.lab, else the newest). */
+  labRuns: Array<{ id: string; status: string; createdAt: string; prompts: string[]; error: string | null }>
+  labRun: LabRunView | null
   /** The dataset's first query–document item, for the prompt preview (null when it has none). */
   sample: { query: string; description?: string; narrative?: string; document: string } | null
 }
@@ -154,26 +110,15 @@ export async function promptLabPage(
       })
     ).map((c) => ({ id: c.id, name: c.name, model: c.defaultModel })),
     sample: null,
+    labRuns: [],
+    labRun: null,
     runDatasets: [],
     runDataset: null,
   }
   const chosen = datasets.find((d) => d.id === (args.dataset ?? datasets[0]?.id))
   if (!chosen) return { ...base, error: args.dataset ? 'No such labelling-items dataset in this study.' : base.error }
 
-  // The items' ids and gold only (documents may be long): the sample's text is read for one item.
-  const instances = await db.$queryRawUnsafe<
-    Array<{ id: string | null; topic: string | null; doc: string | null; prediction: string }>
-  >(
-    `SELECT input->>'id' AS id, input->>'topicId' AS topic, input->>'docId' AS doc, prediction
-     FROM "Instance" WHERE "datasetId" = $1 ORDER BY index`,
-    chosen.id,
-  )
-  const items: LabItem[] = []
-  for (const inst of instances) {
-    const gold = goldOf(inst.prediction)
-    if (!inst.id || gold === null) continue
-    items.push({ id: inst.id, topic: inst.topic ?? inst.id, docid: inst.doc ?? inst.id, gold })
-  }
+  const items = await goldItems(chosen.id)
   const firstRow = await db.instance.findFirst({
     where: { datasetId: chosen.id, input: { path: ['kind'], equals: 'query-doc' } },
     select: { input: true },
@@ -192,6 +137,13 @@ export async function promptLabPage(
         }
       : null
   const dataset = { ...chosen, withGold: items.length }
+  base.labRuns = await labRunsOf(studyId, chosen.id)
+  const labId = args.lab ?? base.labRuns[0]?.id
+  if (labId) {
+    const row = await db.labellingLabRun.findFirst({ where: { id: labId, studyId, datasetId: chosen.id } })
+    if (row) base.labRun = await labRunView(row)
+    else base.error = 'No such lab run of this dataset.'
+  }
 
   const runRows = await db.run.findMany({
     where: { studyId, protocol: 'labelling', datasetId: chosen.id },
@@ -217,94 +169,31 @@ export async function promptLabPage(
   const runIds = runs.map((r) => r.id)
   if (!runIds.length) return { ...base, dataset, duplicates }
 
-  // One statement for the labels, one for the costs.
-  const labelRows = runIds.length
-    ? await db.$queryRawUnsafe<Array<{ runId: string; item: string; kind: string; answers: unknown; at: Date }>>(
-        `SELECT ps."runId", ps.instance->>'id' AS item, m.body->>'kind' AS kind, m.body->'answers' AS answers, m."createdAt" AS at
-         FROM "ProtocolSession" ps JOIN "ProtocolMessage" m ON m."sessionId" = ps.id
-         WHERE ps."runId" = ANY($1::text[]) AND m.body->>'kind' IN ('label', 'unparseable')`,
-        runIds,
-      )
-    : []
-  const costRows = await db.$queryRawUnsafe<
-    Array<{ runId: string; calls: number; cost: number | null; latency: number | null; tin: number; tout: number }>
-  >(
-    `SELECT ps."runId", count(c.id)::int AS calls, sum(c."costUsd")::float8 AS cost,
-            avg(c."latencyMs")::float8 AS latency, coalesce(sum(c."tokensIn"), 0)::float8 AS tin,
-            coalesce(sum(c."tokensOut"), 0)::float8 AS tout
-     FROM "ProtocolSession" ps JOIN "LlmCall" c ON c."sessionRef" = ps.id
-     WHERE ps."runId" = ANY($1::text[])
-     GROUP BY ps."runId"`,
-    runIds,
-  )
-  const labelsByRun = new Map<string, Map<string, number | null>>()
-  let last = 0
-  for (const r of labelRows) {
-    const m = labelsByRun.get(r.runId) ?? new Map<string, number | null>()
-    m.set(r.item, r.kind === 'label' ? labelOf(r.answers) : null)
-    labelsByRun.set(r.runId, m)
-    last = Math.max(last, r.at.getTime())
-  }
-  const labelCount = (runId: string) => labelsByRun.get(runId)?.size ?? 0
-  const costs = new Map(costRows.map((c) => [c.runId, c]))
-  const runViews: PromptLabRun[] = runs.map((r) => {
-    const c = costs.get(r.id)
-    const n = labelCount(r.id)
-    return {
-      runId: r.id,
-      name: r.name,
-      prompt: r.prompt,
-      status: r.status,
-      calls: c?.calls ?? 0,
-      costPerLabel: c?.cost != null && n ? c.cost / n : null,
-      latencyMsPerLabel: c?.latency ?? null,
-      tokensInPerLabel: c && n ? c.tin / n : null,
-      tokensOutPerLabel: c && n ? c.tout / n : null,
-    }
-  })
+  const { labelsByRun, runViews, labelRows, last } = await labelsAndCosts(runs)
 
-  // The stored TREC runs (trec-runs datasets): per tag, per topic, the ranked document ids.
-  const runDatasets = await db.dataset.findMany({
-    where: { studyId, kind: 'trec-runs', status: 'ready' },
-    select: { id: true, name: true },
-    orderBy: { createdAt: 'desc' },
-  })
-  const runDs = args.runs ? runDatasets.find((r) => r.id === args.runs) : runDatasets[0]
-  let trecRuns: Record<string, Record<string, string[]>> | undefined
-  if (runDs) {
-    const rows = await db.instance.findMany({
-      where: { datasetId: runDs.id },
-      select: { input: true },
-      orderBy: { index: 'asc' },
-    })
-    trecRuns = {}
-    for (const r of rows) {
-      const v = r.input as { tag?: string; topics?: Record<string, string[]> }
-      if (v.tag && v.topics) trecRuns[v.tag] = v.topics
-    }
-  }
-  const tags = trecRuns ? Object.keys(trecRuns).sort() : []
-  const queryRun = args.queryRun && tags.includes(args.queryRun) ? args.queryRun : tags[0]
+  const { runDatasets, runDs, trecRuns, tags, queryRun } = await trecRunsOf(studyId, args)
   base.runDatasets = runDatasets
   base.runDataset = runDs ? { ...runDs, tags } : null
   if (args.runs && !runDs) base.error = 'No such trec-runs dataset in this study.'
   if (args.queryRun && queryRun !== args.queryRun) base.error = `No run "${args.queryRun}" in the run file.`
 
   const variants: LabVariant[] = runs.map((r) => ({ name: r.prompt, labels: labelsByRun.get(r.id) ?? new Map() }))
-  const key = JSON.stringify([chosen.id, runIds, labelRows.length, last, args, runDs?.id ?? null, queryRun ?? null])
+  const key = JSON.stringify([
+    chosen.id,
+    runIds,
+    labelRows,
+    last,
+    { ...args, lab: null },
+    runDs?.id ?? null,
+    queryRun ?? null,
+  ])
   const hit = cache.get(key)
   let table: LabTable
   let ms: number
   if (hit) ({ table, ms } = hit)
   else {
     const t0 = performance.now()
-    table = promptLabTable(items, variants, {
-      resamples: args.resamples,
-      seed: args.seed,
-      aucWithinTopics: args.within === '1',
-      splitHalfIterations: args.halves,
-      ...(trecRuns && tags.length ? { runs: trecRuns, queryRun } : {}),
-    })
+    table = promptLabTable(items, variants, tableOptions(args, trecRuns, tags, queryRun))
     ms = performance.now() - t0
     if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)
     cache.set(key, { table, ms })

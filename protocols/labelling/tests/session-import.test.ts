@@ -1,3 +1,5 @@
+import { createElement } from 'react'
+import { renderToStaticMarkup } from 'react-dom/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Actor } from '@/lib/server/actor'
 import { db } from '@/lib/server/db'
@@ -8,6 +10,9 @@ import { claimSeat, submitTurn } from '@/lib/server/services/sessions'
 import { TranscriptItem } from '@/protocols/labelling/core'
 import { labellingDataset } from '@/protocols/labelling/fixture'
 import { importSessions } from '@/protocols/labelling/server/session-import'
+import type { SessionImportPageData } from '@/protocols/labelling/server/session-import-page'
+import { protocolPage } from '@/lib/server/services/protocol-pages'
+import { labellingUi } from '@/protocols/labelling/ui'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 
 /**
@@ -92,5 +97,59 @@ describe('import sessions as transcript items', () => {
     const { runId } = await labelledRun(studyId, 1)
     const r = await execute(importSessions, a, { studyId, name: 'x', runIds: [runId] })
     expect(r.ok).toBe(false)
+  })
+
+  it('the import page: filter by run and state, a page at a time; the picked sessions import; staff only', async () => {
+    const study = (await makeStudy(researcher, [a])).id
+    const one = await labelledRun(study, 3)
+    const two = await labelledRun(study, 1)
+    const page = (actor: Actor, args: Record<string, string>) =>
+      execute(protocolPage, actor, { studyId: study, protocol: 'labelling', path: ['import-sessions'], args })
+    // Finished sessions by default: 3 + 1.
+    const all = await page(researcher, {})
+    if (!all.ok) throw new Error(all.error)
+    const d = all.data.data as SessionImportPageData
+    expect(d.total).toBe(4)
+    expect(d.protocols).toEqual(['labelling'])
+    expect(d.runs.map((r) => r.id).sort()).toEqual([one.runId, two.runId].sort())
+    // One run, two per page: two pages of its three finished sessions.
+    const p1 = await page(researcher, { run: one.runId, pageSize: '2' })
+    const p2 = await page(researcher, { run: one.runId, pageSize: '2', page: '2' })
+    if (!p1.ok || !p2.ok) throw new Error('page refused')
+    const d1 = p1.data.data as SessionImportPageData
+    const d2 = p2.data.data as SessionImportPageData
+    expect([d1.total, d1.pageCount, d1.sessions.length, d2.sessions.length]).toEqual([3, 2, 2, 1])
+    const ids = [...d1.sessions, ...d2.sessions].map((x) => x.id)
+    expect(ids.sort()).toEqual(one.sessions.sort())
+    expect(d1.sessions.every((x) => x.status === 'done' && x.runName === 'source' && x.messages > 0)).toBe(true)
+    // Every state: the other run's unfinished sessions too.
+    const any = await page(researcher, { run: two.runId, status: 'any' })
+    if (!any.ok) throw new Error(any.error)
+    expect((any.data.data as SessionImportPageData).total).toBe(3)
+    // Bad filters are clear refusals.
+    expect(await page(researcher, { status: 'nonsense' })).toMatchObject({ ok: false, status: 400 })
+    expect(await page(researcher, { run: 'not-a-run-of-this-study' })).toMatchObject({ ok: false, status: 400 })
+    // The page draws the checkboxes, select-all-on-page and the pagination.
+    const html = renderToStaticMarkup(
+      createElement(labellingUi.StudyPage!, {
+        study: { id: study, name: 'S' },
+        path: ['import-sessions'],
+        title: p1.data.title,
+        data: d1,
+      }),
+    )
+    expect(html).toContain('Select all on this page')
+    expect(html).toContain(`Select session ${d1.sessions[0]!.id}`)
+    expect(html).toContain('Page 1 of 2')
+    // What the Import button sends: the picked sessions, as one transcript dataset.
+    const imported = await execute(importSessions, researcher, { studyId: study, name: 'picked', sessionIds: ids })
+    expect(imported).toMatchObject({ ok: true, data: { items: 3 } })
+    // Without a name: a clear error, nothing stored.
+    const before = await db.dataset.count({ where: { studyId: study } })
+    const unnamed = await execute(importSessions, researcher, { studyId: study, name: ' ', sessionIds: ids })
+    expect(unnamed).toMatchObject({ ok: false, status: 400 })
+    expect(await db.dataset.count({ where: { studyId: study } })).toBe(before)
+    // Staff only: an expert member of the study may not open it.
+    expect(await page(a, {})).toMatchObject({ ok: false, status: 403 })
   })
 })

@@ -3,6 +3,7 @@ import type { ProtocolUi, StudyPageProps } from '@/components/protocols/types'
 import { LabellingMessageBody } from '@/protocols/labelling/ui/message-body'
 import { LabellingSessionView } from '@/protocols/labelling/ui/session-view'
 import { PromptLabStudyPage } from '@/protocols/labelling/ui/prompt-lab'
+import { SessionImportStudyPage } from '@/protocols/labelling/ui/session-import'
 import { LabellingSetupForm } from '@/protocols/labelling/ui/setup-form'
 import { LabellingStudyPage, LabellingStudyPanel } from '@/protocols/labelling/ui/study-pages'
 import { LabellingTurnForm } from '@/protocols/labelling/ui/turn-form'
@@ -23,5 +24,12 @@ export const labellingUi: ProtocolUi = {
   StudyPanel: LabellingStudyPanel,
   // The prompt lab (ui/prompt-lab.tsx) has its own path; the other pages are study-pages.tsx's.
   StudyPage: (props: StudyPageProps) =>
-    createElement(props.path[0] === 'prompt-lab' ? PromptLabStudyPage : LabellingStudyPage, props),
+    createElement(
+      props.path[0] === 'prompt-lab'
+        ? PromptLabStudyPage
+        : props.path[0] === 'import-sessions'
+          ? SessionImportStudyPage
+          : LabellingStudyPage,
+      props,
+    ),
 }

@@ -1,56 +1,38 @@
 'use server'
 
 import { revalidatePath } from 'next/cache'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { runFormAction } from '@/lib/server/form-action'
-import { createRun } from '@/lib/server/services/runs'
-import { paraphraseName, paraphraseSchema, variantCode } from '@/protocols/labelling/core/variants'
+import {
+  getLabRun,
+  type LabRunView,
+  retryLabRun,
+  type StartLabRunInput,
+  startLabRunOp,
+} from '@/protocols/labelling/server/lab-runs'
 
-const Input = z.object({
-  studyId: z.string().min(1).max(40),
-  datasetId: z.string().min(1).max(40),
-  connectionId: z.string().min(1, 'Choose an LLM connection.').max(40),
-  model: z.string().trim().max(200).optional(),
-  prompts: z
-    .array(z.object({ variant: variantCode, paraphrase: paraphraseSchema.optional() }))
-    .min(1, 'Pick at least one variant.')
-    .max(64, 'At most 64 prompts at once.'),
-})
-export type PromptLabRunInput = z.input<typeof Input>
-export type PromptLabRunAnswer = { created: Array<{ prompt: string; runId: string }>; errors: string[] }
+export type PromptLabRunInput = z.input<typeof StartLabRunInput>
+export type PromptLabRunAnswer = { labRunId: string | null; error: string | null }
 
 /**
- * "Run" on the prompt lab: one LLM-labeller run per picked variant or paraphrase over the dataset, each
- * through the ordinary `runs.create` (checked, planned and started on the job queue like any run; the
- * operation checks the actor's write access). A prompt whose run is refused is reported, the others go on.
+ * "Run" on the prompt lab: one lab run of the picked prompts (`labelling.lab-runs.start`, study
+ * write), put on the job queue; answers at once with its id (the page then follows its progress).
  */
 export async function startPromptLabRuns(raw: PromptLabRunInput): Promise<PromptLabRunAnswer> {
-  const parsed = Input.safeParse(raw)
-  if (!parsed.success) return { created: [], errors: [parsed.error.issues[0]?.message ?? 'Bad input.'] }
-  const { studyId, datasetId, connectionId, model, prompts } = parsed.data
-  const created: PromptLabRunAnswer['created'] = []
-  const errors: string[] = []
-  for (const p of prompts) {
-    const prompt = p.paraphrase ? paraphraseName(p.paraphrase) : p.variant
-    const { state, data } = await runFormAction(
-      createRun,
-      {
-        studyId,
-        protocol: 'labelling',
-        name: `Prompt lab ${prompt}`,
-        datasetId,
-        config: {
-          preset: 'relevance-0-2',
-          labeller: { variant: p.variant, ...(p.paraphrase ? { paraphrase: p.paraphrase } : {}) },
-        },
-        seats: { annotator: { kind: 'llm', model: { connectionId, ...(model ? { model } : {}) } } },
-        start: true,
-      },
-      'Created.',
-    )
-    if (data) created.push({ prompt, runId: data.id })
-    else errors.push(`${prompt}: ${state?.error ?? 'refused'}`)
-  }
-  revalidatePath(`/studies/${studyId}/p/labelling/prompt-lab`)
-  return { created, errors }
+  const { state, data } = await runFormAction(startLabRunOp, raw, 'Queued.')
+  if (!data) return { labRunId: null, error: state?.error ?? 'Refused.' }
+  revalidatePath(`/studies/${raw.studyId}/p/labelling/prompt-lab`)
+  return { labRunId: data.labRunId, error: null }
+}
+
+/** A lab run's progress (`labelling.lab-runs.get`, study read), for the page's poll. */
+export async function labRunProgress(labRunId: string): Promise<{ view: LabRunView | null; error: string | null }> {
+  const { state, data } = await runFormAction(getLabRun, { labRunId }, '')
+  return data ? { view: data, error: null } : { view: null, error: state?.error ?? 'Refused.' }
+}
+
+/** Retry a failed lab run (`labelling.lab-runs.retry`, study write). */
+export async function retryPromptLabRun(labRunId: string): Promise<{ error: string | null }> {
+  const { state, data } = await runFormAction(retryLabRun, { labRunId }, 'Queued again.')
+  return { error: data ? null : (state?.error ?? 'Refused.') }
 }

@@ -1,6 +1,5 @@
 'use client'
 
-import Link from 'next/link'
 import { useMemo, useState, useTransition } from 'react'
 import { buildRelevancePrompt } from '@/protocols/labelling/core/prompt'
 import { type Paraphrase, paraphraseName, paraphraseSchema } from '@/protocols/labelling/core/variants'
@@ -14,14 +13,18 @@ export interface PromptLabFormProps {
   variants: readonly string[]
   connections: Array<{ id: string; name: string; model: string }>
   sample: { query: string; description?: string; narrative?: string; document: string } | null
+  /** The page's table arguments, stored with the lab run (its tables are computed with them). */
+  args?: Record<string, string>
+  /** The page's address without `lab`: the new lab run opens there. */
+  href: string
 }
 
 /**
  * Pick variants (the 32 codes in Table 2's order) and paraphrases (children of a variant: the two
  * spans), see the rendered prompt of the dataset's first item, choose a connection and model, Run: one
- * LLM-labeller run per prompt through `runs.create` (each then runs on the job queue; see its run page).
+ * lab run on the job queue (an LLM-labeller run per prompt); the page then follows its progress.
  */
-export function PromptLabForm({ studyId, datasetId, variants, connections, sample }: PromptLabFormProps) {
+export function PromptLabForm({ studyId, datasetId, variants, connections, sample, args, href }: PromptLabFormProps) {
   const [picked, setPicked] = useState<Set<string>>(new Set(['-----', '-DNA-']))
   const [paraphrases, setParaphrases] = useState<Paraphrase[]>([])
   const [preview, setPreview] = useState<string>('-DNA-')
@@ -80,9 +83,19 @@ export function PromptLabForm({ studyId, datasetId, variants, connections, sampl
     })
     start(async () => {
       try {
-        setAnswer(await startPromptLabRuns({ studyId, datasetId, connectionId, model: model || undefined, prompts }))
+        const a = await startPromptLabRuns({
+          studyId,
+          datasetId,
+          connectionId,
+          model: model || undefined,
+          prompts,
+          ...(args ? { args } : {}),
+        })
+        setAnswer(a)
+        if (a.labRunId)
+          window.location.assign(`${href}${href.includes('?') ? '&' : '?'}lab=${encodeURIComponent(a.labRunId)}`)
       } catch {
-        setAnswer({ created: [], errors: ['The server could not be reached. Try again.'] })
+        setAnswer({ labRunId: null, error: 'The server could not be reached. Try again.' })
       }
     })
   }
@@ -230,30 +243,16 @@ export function PromptLabForm({ studyId, datasetId, variants, connections, sampl
         onClick={run}
         className="rounded-md bg-brand-700 px-4 py-2 text-sm font-medium text-white disabled:opacity-50"
       >
-        {pending ? 'Creating runs…' : `Run ${picked.size} prompt${picked.size === 1 ? '' : 's'}`}
+        {pending ? 'Queueing…' : `Run ${picked.size} prompt${picked.size === 1 ? '' : 's'}`}
       </button>
-      {answer ? (
-        <div role="status" className="text-sm">
-          {answer.created.length ? (
-            <p>
-              Created:{' '}
-              {answer.created.map((c, i) => (
-                <span key={c.runId}>
-                  {i ? ', ' : ''}
-                  <Link className="font-mono text-brand-700 underline" href={`/runs/${c.runId}`}>
-                    {c.prompt}
-                  </Link>
-                </span>
-              ))}
-              . Results appear below as labels arrive (reload).
-            </p>
-          ) : null}
-          {answer.errors.map((e) => (
-            <p key={e} className="text-red-700">
-              {e}
-            </p>
-          ))}
-        </div>
+      {answer?.error ? (
+        <p role="alert" className="text-sm text-red-700">
+          {answer.error}
+        </p>
+      ) : answer?.labRunId ? (
+        <p role="status" className="text-sm">
+          Queued as lab run <span className="font-mono">{answer.labRunId}</span>.
+        </p>
       ) : null}
     </div>
   )

@@ -6,6 +6,7 @@ import { type Cell, COLUMNS, type Column } from '@/protocols/labelling/core/prom
 import { FEATURE_NAMES, FEATURES } from '@/protocols/labelling/core/variants'
 import type { PromptLabData } from '@/protocols/labelling/server/prompt-lab'
 import { KappaStripChart, type StripPoint } from '@/protocols/labelling/ui/prompt-lab-chart'
+import { LabRunStatus } from '@/protocols/labelling/ui/lab-run-status'
 import { PromptLabForm } from '@/protocols/labelling/ui/prompt-lab-form'
 
 const COLUMN_LABEL: Record<Column, string> = {
@@ -37,7 +38,9 @@ export function PromptLabStudyPage({ study, title, data }: StudyPageProps) {
   const base = `/studies/${study.id}/p/labelling/prompt-lab`
   const q = (extra: Record<string, string>) =>
     `${base}?${new URLSearchParams({ ...(d.dataset ? { dataset: d.dataset.id } : {}), within: d.args.within, resamples: String(d.args.resamples), ...extra })}`
-  const t = d.table
+  // A finished lab run shows its stored tables; otherwise every LLM-labeller run over the dataset, computed now.
+  const stored = d.labRun?.status === 'done' ? d.labRun.result : null
+  const t = stored?.table ?? d.table
   const variantsInChart = t ? [...new Set(t.rows.map((r) => r.name.split('/')[0]!))] : []
   const points: StripPoint[] = t
     ? t.rows.flatMap((r) => {
@@ -58,7 +61,7 @@ export function PromptLabStudyPage({ study, title, data }: StudyPageProps) {
         ]
       })
     : []
-  const cost = new Map(d.runs.map((r) => [r.prompt, r]))
+  const cost = new Map((stored?.runs ?? d.runs).map((r) => [r.prompt, r]))
   return (
     <div className="space-y-6">
       <PageHeader title={title} />
@@ -86,7 +89,10 @@ export function PromptLabStudyPage({ study, title, data }: StudyPageProps) {
         </nav>
       )}
       {d.dataset ? (
-        <Card title="New prompt-lab runs" description={`One LLM-labeller run per prompt over ${d.dataset.name}.`}>
+        <Card
+          title="New lab run"
+          description={`On the job queue: one LLM-labeller run per prompt over ${d.dataset.name}, then the tables.`}
+        >
           {d.connections.length ? (
             <PromptLabForm
               studyId={study.id}
@@ -94,10 +100,41 @@ export function PromptLabStudyPage({ study, title, data }: StudyPageProps) {
               variants={d.variants}
               connections={d.connections}
               sample={d.sample}
+              args={{
+                resamples: String(d.args.resamples),
+                seed: String(d.args.seed),
+                halves: String(d.args.halves),
+                within: d.args.within,
+                ...(d.args.runs ? { runs: d.args.runs } : {}),
+                ...(d.args.queryRun ? { queryRun: d.args.queryRun } : {}),
+              }}
+              href={q({})}
             />
           ) : (
             <p className="text-sm">This study has no LLM connection: add one first.</p>
           )}
+        </Card>
+      ) : null}
+      {d.dataset && d.labRuns.length ? (
+        <Card
+          title="Lab runs"
+          description="Each runs on the job queue; its tables are stored when every prompt is labelled."
+        >
+          <nav aria-label="Lab runs" className="mb-2 flex flex-wrap gap-2 text-xs">
+            {d.labRuns.map((l) => (
+              <Link
+                key={l.id}
+                href={q({ lab: l.id })}
+                aria-current={l.id === d.labRun?.id ? 'page' : undefined}
+                className="rounded border border-stone-300 px-2 py-0.5 aria-[current=page]:bg-stone-100"
+                title={l.error ?? undefined}
+              >
+                {new Date(l.createdAt).toISOString().slice(0, 16).replace('T', ' ')} · {l.prompts.length} prompt
+                {l.prompts.length === 1 ? '' : 's'} · {l.status}
+              </Link>
+            ))}
+          </nav>
+          {d.labRun ? <LabRunStatus initial={d.labRun} /> : null}
         </Card>
       ) : null}
       {d.dataset && !t ? (

@@ -52,14 +52,22 @@ export function LabellingStudyPanel({ studyId, data }: StudyPanelProps) {
   return (
     <Card title="Labelling projects" description="Progress, agreement (κ, α, against gold) and adjudication per run.">
       {staff ? (
-        <p className="mb-2 text-sm">
-          <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/prompt-lab`}>
-            Prompt lab
-          </Link>{' '}
-          <span className="text-stone-600">
-            : compare the LLM labeller&apos;s prompt variants against gold (Thomas et al., Table 2).
-          </span>
-        </p>
+        <>
+          <p className="mb-2 text-sm">
+            <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/prompt-lab`}>
+              Prompt lab
+            </Link>{' '}
+            <span className="text-stone-600">
+              : compare the LLM labeller&apos;s prompt variants against gold (Thomas et al., Table 2).
+            </span>
+          </p>
+          <p className="mb-2 text-sm">
+            <Link className="text-brand-700 underline" href={`/studies/${studyId}/p/labelling/import-sessions`}>
+              Import sessions
+            </Link>{' '}
+            <span className="text-stone-600">: pick sessions of this study and label them as transcripts.</span>
+          </p>
+        </>
       ) : null}
       {runs.length ? null : <p className="text-sm text-stone-600">No labelling runs in this study yet.</p>}
       <ul className="space-y-1 text-sm">

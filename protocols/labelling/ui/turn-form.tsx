@@ -1,16 +1,16 @@
 'use client'
 
 import { useEffect, useRef, useState } from 'react'
-import { saveDraftAction, submitTurnAction } from '@/app/actions/sessions'
+import { submitTurnAction } from '@/app/actions/sessions'
 import { ActionForm, SubmitButton } from '@/components/forms/action-form'
 import type { TurnFormProps } from '@/components/protocols/types'
 import { TurnHiddenFields } from '@/components/sessions/turn-fields'
+import { useTurnDraft } from '@/components/sessions/use-turn-draft'
 import { Card } from '@/components/ui/card'
 import { Markdown } from '@/components/ui/markdown'
 import type { Question } from '@/protocols/labelling/core/schema'
 import type { LabellingSessionView as View } from '@/protocols/labelling/server/views'
 import {
-  draftKey,
   isField,
   LABEL_KEYS,
   type LabelDraft,
@@ -53,7 +53,15 @@ function LabelForm({
   const shownAt = useRef(Date.now())
   const elapsed = useRef<HTMLInputElement>(null)
   const formBox = useRef<HTMLDivElement>(null)
-  const status = useDraft(s.id, j, serverDraft, draft, touched, setDraft)
+  const status = useTurnDraft({
+    sessionId: s.id,
+    seq: j,
+    serverDraft,
+    draft,
+    touched,
+    restore: setDraft,
+    read: readLabelDraft,
+  })
 
   const set = (update: (d: LabelDraft) => LabelDraft) => {
     setDraft(update)
@@ -233,56 +241,4 @@ function LabelForm({
       ) : null}
     </Card>
   )
-}
-
-/**
- * The label's draft: restored once (the server's copy, any browser, over this browser's), then kept on
- * every change, in this browser at once and on the server shortly after.
- */
-function useDraft(
-  sessionId: string,
-  j: number,
-  serverDraft: unknown,
-  draft: LabelDraft,
-  touched: boolean,
-  restore: (d: LabelDraft) => void,
-) {
-  const key = draftKey(sessionId, j)
-  const [status, setStatus] = useState<'' | 'restored' | 'pending' | 'saved' | 'local'>('')
-  const restoreRef = useRef(restore)
-  const once = useRef(false)
-  useEffect(() => {
-    if (once.current) return
-    once.current = true
-    let local: string | null = null
-    try {
-      local = localStorage.getItem(key)
-    } catch {}
-    const d = readLabelDraft(serverDraft, local)
-    if (d) {
-      restoreRef.current(d)
-      setStatus('restored')
-    }
-  }, [key, serverDraft])
-  const json = JSON.stringify(draft)
-  useEffect(() => {
-    if (!touched) return
-    try {
-      localStorage.setItem(key, json)
-    } catch {}
-    setStatus('pending')
-    const timer = setTimeout(() => {
-      saveDraftAction(sessionId, j, JSON.parse(json) as LabelDraft)
-        .then((ok) => setStatus(ok ? 'saved' : 'local'))
-        .catch(() => setStatus('local'))
-    }, 600)
-    return () => clearTimeout(timer)
-  }, [key, json, touched, sessionId, j])
-  return {
-    '': '',
-    restored: 'Draft restored',
-    pending: 'Saving draft…',
-    saved: 'Draft saved',
-    local: 'Draft kept in this browser only',
-  }[status]
 }

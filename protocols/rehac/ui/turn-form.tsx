@@ -1,10 +1,11 @@
 'use client'
 
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react'
-import { saveDraftAction, submitTurnAction } from '@/app/actions/sessions'
+import { submitTurnAction } from '@/app/actions/sessions'
 import { ActionForm, SubmitButton } from '@/components/forms/action-form'
 import type { TurnFormProps } from '@/components/protocols/types'
 import { TurnHiddenFields } from '@/components/sessions/turn-fields'
+import { useTurnDraft } from '@/components/sessions/use-turn-draft'
 import { Card } from '@/components/ui/card'
 import type { ActionType } from '@/protocols/rehac/core/protocol'
 import { renderAction, type TrajectoryActionType } from '@/protocols/rehac/core/trajectory'
@@ -13,7 +14,6 @@ import type { RehacSessionView as View } from '@/protocols/rehac/server/views'
 import { type Answer, previewStepAction, suggestStepAction } from '@/protocols/rehac/ui/actions'
 import {
   type Command,
-  draftKey,
   isField,
   readDraft,
   type StepDraft,
@@ -134,64 +134,6 @@ function DecideForm({ session: s, j, t }: { session: Session; j: number; t: numb
   )
 }
 
-/**
- * The step's draft: restored once (the server's copy, any browser, over this browser's), then kept on
- * every change, in this browser at once and on the server shortly after. Drafts of the session's earlier
- * messages were sent, so they are dropped.
- */
-function useStepDraft(
-  sessionId: string,
-  j: number,
-  serverDraft: unknown,
-  draft: StepDraft,
-  touched: boolean,
-  restore: (d: StepDraft) => void,
-) {
-  const key = draftKey(sessionId, j)
-  const [status, setStatus] = useState<'' | 'restored' | 'pending' | 'saved' | 'local'>('')
-  const restoreRef = useRef(restore)
-  // Once: a later refresh of the live page must not overwrite what is being typed.
-  const once = useRef(false)
-  useEffect(() => {
-    if (once.current) return
-    once.current = true
-    let local: string | null = null
-    try {
-      local = localStorage.getItem(key)
-      const prefix = `parley:draft:${sessionId}:`
-      for (const k of Object.keys(localStorage))
-        if (k.startsWith(prefix) && Number(k.slice(prefix.length)) < j) localStorage.removeItem(k)
-    } catch {}
-    const d = readDraft(serverDraft, local)
-    if (d) {
-      restoreRef.current(d)
-      setStatus('restored')
-    }
-  }, [key, sessionId, j, serverDraft])
-  const json = JSON.stringify(draft)
-  useEffect(() => {
-    if (!touched) return
-    try {
-      localStorage.setItem(key, json)
-    } catch {}
-    setStatus('pending')
-    const timer = setTimeout(() => {
-      saveDraftAction(sessionId, j, JSON.parse(json) as StepDraft)
-        .then((ok) => setStatus(ok ? 'saved' : 'local'))
-        .catch(() => setStatus('local'))
-    }, 600)
-    return () => clearTimeout(timer)
-  }, [key, json, touched, sessionId, j])
-  const text = {
-    '': '',
-    restored: 'Draft restored',
-    pending: 'Saving draft…',
-    saved: 'Draft saved',
-    local: 'Draft kept in this browser only',
-  }[status]
-  return text
-}
-
 async function askServer<T>(call: () => Promise<Answer<T>>, forKey: string, set: (a: Asked<T>) => void) {
   set({ status: 'pending' })
   try {
@@ -226,11 +168,21 @@ function StepForm({
   const [touched, setTouched] = useState(false)
   const [preview, setPreview] = useState<Asked<RehacPreview>>({ status: 'idle' })
   const [suggested, setSuggested] = useState<Asked<RehacSuggestion>>({ status: 'idle' })
-  const draftStatus = useStepDraft(s.id, j, serverDraft, { thought, type, arg, suggestion }, touched, (d) => {
-    setThought(d.thought)
-    if (d.type && v.actions.includes(d.type)) setType(d.type)
-    setArg(d.arg)
-    setSuggestion(d.suggestion)
+  const draftStatus = useTurnDraft<StepDraft>({
+    sessionId: s.id,
+    seq: j,
+    serverDraft,
+    draft: { thought, type, arg, suggestion },
+    touched,
+    restore: (d) => {
+      setThought(d.thought)
+      if (d.type && v.actions.includes(d.type)) setType(d.type)
+      setArg(d.arg)
+      setSuggestion(d.suggestion)
+    },
+    read: readDraft,
+    // A step page follows the trajectory: the drafts of its sent steps are dropped.
+    pruneEarlier: true,
   })
   const needsArg = type !== 'submit'
   const action = { type, arg: type === 'submit' ? '' : arg }

@@ -31,7 +31,7 @@ export function checkedArgs<T>(
 ): T {
   const r = schema.safeParse(values)
   if (r.success) return r.data
-  const lines = r.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`)
+  const lines = r.error.issues.map((i) => `--${String(i.path[0] ?? '')}: ${i.message}`)
   process.stderr.write(`${lines.join('\n')}\n\n${usage.trim()}\n`)
   process.exit(2)
 }

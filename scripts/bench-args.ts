@@ -19,3 +19,23 @@ export function benchArgs<const O extends NonNullable<ParseArgsConfig['options']
   }
   return values as ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values']
 }
+
+/**
+ * The parsed values checked and converted by a zod schema (numbers from their text, ranges): a value
+ * the schema refuses prints which option and why, and the usage, and exits 2, as a malformed option does.
+ */
+export function checkedArgs<T>(
+  usage: string,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Issue[] } } },
+  values: unknown,
+): T {
+  const r = schema.safeParse(values)
+  if (r.success) return r.data
+  const lines = r.error.issues.map((i) => `--${String(i.path[0] ?? '')}: ${i.message}`)
+  process.stderr.write(`${lines.join('\n')}\n\n${usage.trim()}\n`)
+  process.exit(2)
+}
+interface Issue {
+  path: PropertyKey[]
+  message: string
+}

@@ -1,40 +1,89 @@
 /**
- * `npm run bench:labelling`: the labelling protocol's figures, in named sections (others add theirs:
- * the agreement page, 100 annotators). Pure, no database.
+ * `npm run bench:labelling`: the labelling protocol's figures (issue 25), in named sections; each
+ * prints its figures with the target beside them (never asserted: a bench reports).
  *
  *   - bootstrapKappa: binarised κ with 1,000 resamples over 3,000 items (lib/metrics/agreement.ts),
  *     median of several runs after a warm-up. Target < 200 ms.
  *   - promptLabTable: the prompt lab's Table 2 (MAE, κ, AUC with 20 bootstrap resamples each, † per
  *     column), Table 3 and split-half stability (1,000 halves) for 32 variants × 3,000 items of
  *     synthetic labels (seeded), without and with 4 TREC runs of 100 documents per query (RBO columns).
+ *   - agreementPage: a labelling run of 10,000 items × 3 annotators with gold, made by runs.create
+ *     and labelled in bulk SQL as submitted labels are stored (scripts/bench-labelling-seed.ts), then
+ *     the agreement page's data function (`agreementPage`, what /studies/…/p/labelling/agreement/…
+ *     calls) timed over several runs after a warm-up: p50 and max. Target < 1 s. The project page's
+ *     (`projectPage`) beside it.
+ *   - annotators: 100 annotators (study members, signed in over HTTP) against the production server
+ *     (`npm run build` first; scripts/serve.mjs on 127.0.0.1) over a claimable run of 3 slots per item
+ *     with distinct claimants: each, in a closed loop for 30 s, asks My work for claimable slots
+ *     (`GET /api/v1/sessions?filter=claimable`), claims one (`POST …/claim`, a slot someone else took
+ *     first is a lost race, counted, not an error) and submits its label (`POST …/turns`, the REST
+ *     twin of the label form). Submit p50/p95 (target p95 < 150 ms), claims, submits, errors (target
+ *     0), slots labelled twice and items one person labelled twice, counted in SQL after (target 0),
+ *     the server's peak RSS (VmRSS of its process tree, sampled every 250 ms). Loopback only.
  *
- * Last stdout line: one JSON object { sections: { name: figures } }.
+ * The database sections make one throwaway database (on the server in DATABASE_URL, or the embedded
+ * PostgreSQL) and drop it. Without a build, `annotators` is skipped with a note (an error when named
+ * in --only). Last stdout line: one JSON object { bench, sections: { name: figures } }.
  *
  *   npx tsx scripts/bench-labelling.ts [--items 3000] [--runs 5] [--only name,name]
+ *        [--agreement-items 10000] [--annotators 100] [--duration 30] [--load-items 3000] [--port 3402]
  */
+import path from 'node:path'
+import { z } from 'zod'
 import { bootstrapKappa, mulberry32 } from '../lib/metrics/agreement'
 import { type LabItem, type LabVariant, promptLabTable } from '../protocols/labelling/core/prompt-lab'
 import { TABLE2_ORDER } from '../protocols/labelling/core/variants'
-import { benchArgs } from './bench-args'
+import { benchArgs, checkedArgs } from './bench-args'
 
-const values = benchArgs(
-  `Usage: npm run bench:labelling -- [options]
+const SECTIONS = ['bootstrapKappa', 'promptLabTable', 'agreementPage', 'annotators'] as const
+const USAGE = `Usage: npm run bench:labelling -- [options]
 
-The labelling protocol's timings (pure, no database). Last line: JSON.
+The labelling protocol's timings, with their targets. Sections: ${SECTIONS.join(', ')}
+(annotators needs a production build: npm run build). Last line: JSON.
 
-  --items N     items (default 3000)
-  --runs N      timed runs per figure, the median is reported (default 5)
-  --only LIST   comma-separated section names (default: all)
-  -h, --help    this text`,
-  {
-    items: { type: 'string', default: '3000' },
-    runs: { type: 'string', default: '5' },
-    only: { type: 'string', default: '' },
-  },
+  --items N            items of the pure sections (default 3000)
+  --runs N             timed runs per figure (default 5)
+  --only LIST          comma-separated section names (default: all)
+  --agreement-items N  items of the agreement page's run, 3 labels each (default 10000)
+  --annotators N       concurrent annotators (default 100)
+  --duration S         seconds of the annotators' loop (default 30)
+  --load-items N       items of the annotators' run, 3 slots each (default 3000)
+  --port N             the server's port on 127.0.0.1 (default 3402)
+  --app-dir DIR        serve another checkout's build (default this one)
+  -h, --help           this text`
+const raw = benchArgs(USAGE, {
+  items: { type: 'string', default: '3000' },
+  runs: { type: 'string', default: '5' },
+  only: { type: 'string', default: '' },
+  'agreement-items': { type: 'string', default: '10000' },
+  annotators: { type: 'string', default: '100' },
+  duration: { type: 'string', default: '30' },
+  'load-items': { type: 'string', default: '3000' },
+  port: { type: 'string', default: '3402' },
+  'app-dir': { type: 'string', default: path.resolve(import.meta.dirname, '..') },
+})
+const count = (max: number) => z.coerce.number().int().min(1).max(max)
+const values = checkedArgs(
+  USAGE,
+  z.object({
+    items: count(1_000_000),
+    runs: count(1000),
+    only: z
+      .string()
+      .transform((v) => (v ? v.split(',').map((x) => x.trim()) : []))
+      .pipe(z.array(z.enum(SECTIONS))),
+    'agreement-items': count(1_000_000),
+    annotators: count(1000),
+    duration: count(3600),
+    'load-items': count(1_000_000),
+    port: z.coerce.number().int().min(1024).max(65535),
+    'app-dir': z.string().min(1),
+  }),
+  raw,
 )
-const ITEMS = Number(values.items)
-const RUNS = Number(values.runs)
-const ONLY = new Set(values.only ? values.only.split(',') : [])
+const ITEMS = values.items
+const RUNS = values.runs
+const ONLY = new Set<string>(values.only)
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -118,4 +167,50 @@ if (want('promptLabTable')) {
   console.log(`promptLabTable: 32 variants × ${ITEMS} items: ${plain} ms; with 4 TREC runs (RBO): ${withRuns} ms`)
 }
 
+if (want('agreementPage') || want('annotators')) {
+  const { agreementSection, annotatorsSection } = await import('./bench-labelling-db')
+  const { hasProductionBuild, throwawayDatabase } = await import('./bench-support')
+  const appDir = path.resolve(values['app-dir'])
+  const load = want('annotators') && hasProductionBuild(appDir)
+  if (want('annotators') && !load) {
+    const note = `no production build in ${appDir} (.next/BUILD_ID): run \`npm run build\`, then this bench`
+    if (ONLY.has('annotators')) {
+      console.error(`annotators: ${note}.`)
+      console.log(JSON.stringify({ bench: 'labelling', sections, error: note }))
+      process.exit(1)
+    }
+    sections.annotators = { skipped: note }
+    console.log(`annotators: skipped, ${note}`)
+  }
+  if (want('agreementPage') || load) {
+    const database = await throwawayDatabase({ prefix: 'parley_labbench' })
+    let failure: unknown
+    try {
+      // The load first, on a quiet database; its server is stopped before the agreement page is timed.
+      if (load)
+        sections.annotators = await annotatorsSection({
+          appDir,
+          port: values.port,
+          annotators: values.annotators,
+          items: values['load-items'],
+          durationMs: values.duration * 1000,
+        })
+      if (want('agreementPage'))
+        sections.agreementPage = await agreementSection({ items: values['agreement-items'], runs: RUNS })
+    } catch (err) {
+      failure = err
+    } finally {
+      await database.drop()
+    }
+    if (failure) {
+      console.error(failure)
+      console.log(
+        JSON.stringify({ bench: 'labelling', sections, error: String((failure as Error).message ?? failure) }),
+      )
+      process.exit(1)
+    }
+  }
+}
+
 console.log(JSON.stringify({ bench: 'labelling', sections }))
+process.exit(0)

@@ -5,7 +5,7 @@
  * connection to the fake server.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -190,4 +190,97 @@ export async function noisePng(width: number, height: number, seed: number): Pro
     chunk('IDAT', zlib.deflateSync(raw)),
     chunk('IEND', Buffer.alloc(0)),
   ])
+}
+
+/** Whether `appDir` holds a production build (`next build`'s .next/BUILD_ID). */
+export function hasProductionBuild(appDir: string): boolean {
+  return existsSync(path.join(appDir, '.next', 'BUILD_ID'))
+}
+
+/** The resident memory (bytes, VmRSS of /proc/<pid>/status) of a process and its descendants, summed. */
+export function processTreeRss(rootPid: number): number {
+  const children = new Map<number, number[]>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)])
+    } catch {}
+  }
+  let sum = 0
+  const todo = [rootPid]
+  while (todo.length) {
+    const pid = todo.pop() as number
+    todo.push(...(children.get(pid) ?? []))
+    try {
+      sum += Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+    } catch {}
+  }
+  return sum
+}
+
+/**
+ * The production server of `appDir` (scripts/serve.mjs where it has it, else `next start`) on
+ * 127.0.0.1:`port` over `databaseUrl`, answering /api/v1/health; its output goes to a log file. A
+ * missing build is an error that says to run `npm run build`.
+ */
+export async function startProductionServer(opts: {
+  appDir: string
+  port: number
+  databaseUrl: string
+  env?: Record<string, string>
+}): Promise<{ child: ChildProcess; origin: string; log: string; stop(): Promise<void> }> {
+  if (!hasProductionBuild(opts.appDir))
+    throw new Error(`No production build in ${opts.appDir} (.next/BUILD_ID): run \`npm run build\` first.`)
+  const origin = `http://127.0.0.1:${opts.port}`
+  const log = path.join(os.tmpdir(), `parley-bench-server-${process.pid}.log`)
+  const out = createWriteStream(log)
+  const serve = path.join(opts.appDir, 'scripts/serve.mjs')
+  const entry = existsSync(serve) ? [serve] : [path.join(opts.appDir, 'node_modules/next/dist/bin/next'), 'start']
+  const child = spawn(process.execPath, [...entry, '-p', String(opts.port), '-H', '127.0.0.1'], {
+    cwd: opts.appDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      DATABASE_URL: opts.databaseUrl,
+      BETTER_AUTH_URL: origin,
+      PORT: String(opts.port),
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      PARLEY_DEMO: '0',
+      // Every account signs in from one address within seconds.
+      PARLEY_SIGNIN_PER_MINUTE: '100000',
+      PARLEY_AUTH_RATE_LIMIT: 'off',
+      ...opts.env,
+    },
+  })
+  child.stdout?.pipe(out)
+  child.stderr?.pipe(out)
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+  const deadline = Date.now() + 90_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}; see ${log}`)
+    try {
+      const r = await fetch(`${origin}/api/v1/health`)
+      await r.arrayBuffer()
+      if (r.status === 200) break
+    } catch {}
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`the server did not answer in 90 s; see ${log}`)
+    }
+    await sleep(250)
+  }
+  return {
+    child,
+    origin,
+    log,
+    async stop() {
+      if (child.exitCode !== null) return
+      child.kill('SIGTERM')
+      await Promise.race([new Promise((r) => child.once('exit', r)), sleep(10_000)])
+      if (child.exitCode === null) child.kill('SIGKILL')
+    },
+  }
 }

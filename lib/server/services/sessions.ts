@@ -110,9 +110,10 @@ type Blocker = {
  * The rows of a person's work queue ($1 the person, $2 the study roles under which they take part):
  * their seats, plus the unclaimed claimable seats of open sessions in studies they take part in, each
  * with its group (`grp`: yours, claimable, waiting, stalled, done, others) and, under a run's order hint,
- * how many sessions of its instance are finished. Shared by the queue and "Next session".
+ * how many sessions of its instance are finished. Shared by the queue and "Next session" (exported for
+ * the test of its plan: its per-seat lookups of an instance's sessions go by ("runId", "instanceId")).
  */
-function queueBaseSql(): string {
+export function queueBaseSql(): string {
   return `
       SELECT s.id, s.protocol, s.status, s."awaitingSeat", p.seat, p.claimable, COALESCE(${holdsSql('$1')}, false) AS mine, s.task,
              s.instance, s.repetition, s.position, s."updatedAt", s."studyId", st.name AS "studyName",

@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
+import { mintFile } from './files'
 import {
   type AlfworldType,
   type ChatMessage,
@@ -22,8 +23,7 @@ import {
   type TaskType,
 } from './protocol'
 
-const dir = new URL('./prompts/', import.meta.url)
-const load = (name: string): string => readFileSync(new URL(name, dir), 'utf8')
+const load = (name: string): string => readFileSync(mintFile('core', 'prompts', name), 'utf8')
 
 export const TEMPLATE_WITH_TOOL = load('template_with_tool.txt')
 export const TEMPLATE_FEEDBACK = load('template_feedback.txt')

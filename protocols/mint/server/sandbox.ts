@@ -33,7 +33,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, openSync, closeSync, readFileSync } from 'node:fs'
-import path from 'node:path'
+import { mintFile } from '../core/files'
 import { z } from 'zod'
 
 export const BWRAP = '/usr/bin/bwrap'
@@ -152,7 +152,7 @@ export function bwrapArgs(): string[] {
 
 let driverSource: string | undefined
 function driver(): string {
-  driverSource ??= readFileSync(path.join(import.meta.dirname, 'sandbox', 'driver.py'), 'utf8')
+  driverSource ??= readFileSync(mintFile('server', 'sandbox', 'driver.py'), 'utf8')
   return driverSource
 }
 

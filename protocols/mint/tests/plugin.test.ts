@@ -157,7 +157,7 @@ describe.skipIf(!status.available)('MINT on the engine, with the Python tool', (
     // The authors' results.jsonl record.
     const exports = await mintPlugin.exports?.()
     const rows: Record<string, unknown>[] = []
-    for await (const r of exports?.tables?.results?.rows(runId, 'jsonl') ?? []) rows.push(r)
+    for await (const r of exports?.tables?.episodes?.rows(runId, 'jsonl') ?? []) rows.push(r)
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({
       state: { success: true, terminate_reason: 'task_success', agent_action_count: { use_tool: 2 } },

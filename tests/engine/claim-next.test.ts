@@ -5,7 +5,8 @@ import { registerPlugin } from '@/lib/server/engine/plugins'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
-import { claimNext, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { takePartStudyRoles } from '@/lib/server/auth/study-roles'
+import { claimNext, claimNextPickSql, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser, makeUsers } from '../support/fixtures'
 import { slotsDataset, toySlotsPlugin } from './toy-slots/plugin'
 
@@ -58,6 +59,14 @@ async function held(runId: string) {
   )
   return rows
 }
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Actual Loops': number
+  Plans?: PlanNode[]
+}
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)]
 
 const next = (who: Actor, runId: string) => execute(claimNext, who, { runId })
 
@@ -134,6 +143,23 @@ describe('sessions.claim-next', () => {
     expect(await next(me, runId)).toMatchObject({ ok: false, status: 404 })
     const audit = await db.auditLog.count({ where: { action: 'session.claim', resourceId: { in: order } } })
     expect(audit).toBe(3)
+  })
+
+  it('picks under a row lock that skips locked seats, looking up items by ("runId", "instanceId"), never scanning the run per seat', async () => {
+    const runId = await slotsRun(30, 2, { distinctClaimants: true, fillFirst: 2 })
+    const me = people[3] as Actor
+    const { rows } = await sql().query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${claimNextPickSql()}`,
+      [me.userId, takePartStudyRoles(me.role), runId],
+    )
+    const plan = rows[0]?.['QUERY PLAN'][0]
+    if (!plan) throw new Error('no plan')
+    const all = nodes(plan.Plan)
+    expect(all.some((n) => n['Node Type'] === 'LockRows')).toBe(true)
+    const perSeatScans = all.filter(
+      (n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'ProtocolSession' && n['Actual Loops'] > 1,
+    )
+    expect(perSeatScans).toEqual([])
   })
 
   it('a run the person cannot see is a 404; an unknown run too', async () => {

@@ -820,6 +820,21 @@ async function leaseSeat(
   return taken
 }
 
+/**
+ * The pick of `sessions.claim-next` ($1 the person, $2 the study roles they take part under, $3 the
+ * run): the first seat they may claim there in the queue's order, locked, skipping seats another
+ * transaction holds locked. Exported for the test of its plan.
+ */
+export function claimNextPickSql(): string {
+  return `SELECT p."sessionId", p.seat, o.status FROM "SessionSeat" p
+     JOIN (SELECT c.id, c.seat, c.status, row_number() OVER (ORDER BY ${CLAIM_ORDER}) AS rank
+           FROM (${claimableInRunSql('$3')}) c) o ON o.id = p."sessionId" AND o.seat = p.seat
+     WHERE p."userId" IS NULL OR p."leaseUntil" <= now()
+     ORDER BY o.rank
+     LIMIT 1
+     FOR UPDATE OF p SKIP LOCKED`
+}
+
 /** How often `sessions.claim-next` picks again when the seat it locked was refused (a race it lost). */
 const CLAIM_NEXT_ATTEMPTS = 5
 
@@ -866,16 +881,11 @@ export const claimNext = defineOperation({
           ])
         // Seats another caller holds locked are skipped; the free test on the locked row is checked
         // again on its newest version, so a seat taken since this statement's snapshot is passed over.
-        const pick = await client.query<{ sessionId: string; seat: string; status: string }>(
-          `SELECT p."sessionId", p.seat, o.status FROM "SessionSeat" p
-           JOIN (SELECT c.id, c.seat, c.status, row_number() OVER (ORDER BY ${CLAIM_ORDER}) AS rank
-                 FROM (${claimableInRunSql('$3')}) c) o ON o.id = p."sessionId" AND o.seat = p.seat
-           WHERE p."userId" IS NULL OR p."leaseUntil" <= now()
-           ORDER BY o.rank
-           LIMIT 1
-           FOR UPDATE OF p SKIP LOCKED`,
-          [actor.userId, takePartStudyRoles(actor.role), runId],
-        )
+        const pick = await client.query<{ sessionId: string; seat: string; status: string }>(claimNextPickSql(), [
+          actor.userId,
+          takePartStudyRoles(actor.role),
+          runId,
+        ])
         const seat = pick.rows[0]
         if (!seat) return { none: true as const }
         const taken = await leaseSeat(client, actor, { ...seat, studyId: r.studyId, runId }, r.distinct)

@@ -26,6 +26,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/cancel',
+      '/runs/{runId}/claim-next',
       '/runs/{runId}/dashboard',
       '/runs/{runId}/export',
       '/runs/{runId}/files/{file}',

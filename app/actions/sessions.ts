@@ -7,7 +7,7 @@ import { AppError } from '@/lib/server/errors'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { runFormAction } from '@/lib/server/form-action'
 import { formDataToObject } from '@/lib/server/form-data'
-import { claimSeat, releaseSeat, renewLease, saveDraft, submitTurn } from '@/lib/server/services/sessions'
+import { claimNext, claimSeat, releaseSeat, renewLease, saveDraft, submitTurn } from '@/lib/server/services/sessions'
 
 /**
  * A person's turn, for every protocol. The turn form posts `sessionId`, `seq` (the message it
@@ -50,6 +50,21 @@ export async function claimSeatAction(_prev: ActionState, fd: FormData): Promise
   if (typeof sessionId === 'string') revalidatePath(`/sessions/${sessionId}`)
   revalidatePath('/work')
   if (data && fd.get('open') === 'on') redirect(`/sessions/${data.sessionId}`)
+  return state
+}
+
+/**
+ * "Next": claim the next free seat of a run (`sessions.claim-next`, the queue's order, never a seat
+ * someone else is claiming at the same moment) and open its session; with nothing left, say so.
+ */
+export async function claimNextAction(_prev: ActionState, fd: FormData): Promise<ActionState> {
+  const { state, data } = await runFormAction(
+    claimNext,
+    { runId: fd.get('runId') },
+    (d) => `You fill the ${d.seat} seat now.`,
+  )
+  revalidatePath('/work')
+  if (data) redirect(`/sessions/${data.sessionId}`)
   return state
 }
 

@@ -31,6 +31,7 @@ import { importRun, listRunImportKinds } from '@/lib/server/services/session-imp
 import {
   assignSeats,
   claimSeat,
+  claimNext,
   getSession,
   listOpenSeats,
   inspectSession,
@@ -151,6 +152,7 @@ export const OPERATIONS: Operation<any, any>[] = [
   submitTurn,
   saveDraft,
   claimSeat,
+  claimNext,
   listOpenSeats,
   assignSeats,
   renewLease,

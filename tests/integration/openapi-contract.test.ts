@@ -722,6 +722,19 @@ const CASES: Case[] = [
       json: { runId: fx.runs.toCancel, seat: fx.claim.seat, userId: fx.annotatorId, count: 1 },
     }),
   },
+  {
+    op: 'POST /runs/{runId}/claim-next',
+    name: 'claim the next free seat of a run',
+    status: 200,
+    call: (fx) => ({ path: `/runs/${fx.runs.game}/claim-next`, method: 'POST', key: fx.keys.expert }),
+    check: (_res, body, fx) => expect(body).toMatchObject({ seat: fx.claim.seat }),
+  },
+  {
+    op: 'POST /runs/{runId}/claim-next',
+    name: 'no such run',
+    status: 404,
+    call: (fx) => ({ path: '/runs/no-such-run/claim-next', method: 'POST', key: fx.keys.expert }),
+  },
   { op: 'GET /connections', name: 'list', status: 200, call: () => ({ path: '/connections' }) },
   {
     op: 'POST /connections',

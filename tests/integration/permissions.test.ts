@@ -405,6 +405,11 @@ const CASES: Record<
     allowed: WORKERS,
     input: async (c) => ({ sessionId: (await claimableSession(c)).id, seat: 'h' }),
   },
+  // The next free seat of a run (a session of it whose claimable seat h is free).
+  'sessions.claim-next': {
+    allowed: WORKERS,
+    input: async (c) => ({ runId: (await claimableRunSession(c)).runId }),
+  },
   'sessions.open-seats': { allowed: STAFF, input: (c) => ({ studyId: c.studyId }) },
   'sessions.assign': {
     allowed: STAFF,
@@ -1045,6 +1050,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'labelling.lab-runs.get': READ, // its progress and tables: study reading (an annotator account has no studies:read)
   'sessions.save-draft': ANY, // their own session
   'sessions.claim': TAKE_PART, // a claimable seat: any member of the study who takes part (not a viewer)
+  'sessions.claim-next': TAKE_PART, // as sessions.claim, for the next free seat of a run
   'sessions.heartbeat': TAKE_PART, // renewing their own claim is taking part
   'sessions.open-seats': WRITE,
   'sessions.assign': WRITE, // naming a member on a run's free seats is changing the run

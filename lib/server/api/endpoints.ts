@@ -48,6 +48,7 @@ import { awaitDatasetImport, importDataset } from '@/lib/server/services/dataset
 import { ImportRunResult, importRun, listRunImportKinds, RunImportKinds } from '@/lib/server/services/session-import'
 import {
   assignSeats,
+  claimNext,
   claimSeat,
   getSession,
   myQueue,
@@ -383,6 +384,20 @@ export const endpoints = {
     errors: {
       404: 'No such session, or one you cannot see (a claim answers as reading it does)',
       409: 'You fill a seat of it already, the seat was taken, the run gives you one session per item, or the session is over',
+    },
+  },
+  claimNext: {
+    method: 'POST',
+    path: '/runs/{runId}/claim-next',
+    summary:
+      "Claim the next seat of a run you may take, in the work queue's order: concurrent callers each get a different seat (no race to lose)",
+    tag: 'Sessions',
+    op: claimNext,
+    source: 'none',
+    output: SeatClaimed,
+    errors: {
+      404: 'No such run, or one you cannot see; or nothing is left for you to claim in it',
+      409: 'Every seat picked for you was taken meanwhile (rare; ask again)',
     },
   },
   renewLease: {

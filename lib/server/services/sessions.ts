@@ -263,6 +263,23 @@ export const myQueue = defineOperation({
 })
 
 /**
+ * The seats person $1 (taking part under the study roles $2) may claim in the run `run` (an SQL
+ * expression), as the work queue offers them (`queueBaseSql`: a member who takes part, the seat free,
+ * the session open, a distinct-claimants run's rule), leaving out sessions where they already hold a
+ * seat and the session `except` (an SQL expression, or NULL). Queue rows; order them by `CLAIM_ORDER`.
+ * Shared by "Next session" (`nextSessionFor`) and `sessions.claim-next`.
+ */
+function claimableInRunSql(run: string, except = 'NULL'): string {
+  return `SELECT q.* FROM (${queueBaseSql()}) q
+     WHERE q.grp = 'claimable' AND q.claimable AND q."runId" = ${run} AND q.id <> COALESCE(${except}, '')
+       AND NOT EXISTS (SELECT 1 FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+                       WHERE p."sessionId" = q.id AND ${holdsSql('$1')})`
+}
+
+/** The order in which a run's claimable seats are offered: the run's `fillFirst` hint, then as the queue lists them. */
+const CLAIM_ORDER = `${FILL_FIRST_ORDER}, repetition, position, id, seat`
+
+/**
  * The next session for this person (for "Next session"): the one awaiting them whose run has waited
  * longest, and in it the first by position (as the work queue lists them). When nothing awaits them,
  * a seat they may claim in the run of the session they just left (`after`), in the queue's order (the
@@ -283,15 +300,8 @@ export async function nextSessionFor(
   if (rows[0]) return { id: rows[0].id, claim: false }
   if (!after || !hasScope(actor.role, 'work:submit')) return null
   const offered = await sql().query<{ id: string }>(
-    `SELECT id FROM (
-       SELECT q.* FROM (${queueBaseSql()}) q
-       JOIN "ProtocolSession" s ON s.id = q.id
-       JOIN "ProtocolSession" a ON a.id = $3 AND a."runId" = s."runId"
-       JOIN "Run" e ON e.id = s."runId"
-       WHERE q.grp = 'claimable' AND q.claimable AND q.id <> $3
-         AND NOT EXISTS (SELECT 1 FROM "SessionSeat" p WHERE p."sessionId" = s.id AND ${holdsSql('$1')})
-         AND NOT (e."distinctClaimants" AND ${sameInstanceTakenSql('s', '$1')})) c
-     ORDER BY ${FILL_FIRST_ORDER}, repetition, position, id
+    `SELECT c.id FROM (${claimableInRunSql('(SELECT a."runId" FROM "ProtocolSession" a WHERE a.id = $3)', '$3')}) c
+     ORDER BY ${CLAIM_ORDER}
      LIMIT 1`,
     [actor.userId, takePartStudyRoles(actor.role), after],
   )
@@ -765,34 +775,129 @@ export const claimSeat = defineOperation({
     if (!takesPart)
       throw forbidden(s.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
     if (!open) throw conflict('This session is over; its seats can no longer be claimed.')
-    const ttl = leaseSeconds()
     const claimed = await pgTransaction(async (client) => {
-      const taken = await seatPerson(client, {
-        sessionId,
-        seat,
-        userId: actor.userId,
-        runId: s.distinct ? s.runId : null,
-        leaseSeconds: ttl,
-      })
+      const taken = await leaseSeat(client, actor, { sessionId, seat, studyId: s.studyId, runId: s.runId }, s.distinct)
       if (taken.refused === 'holds') throw conflict(`You already fill the ${taken.seat} seat of this session.`)
       if (taken.refused === 'distinct')
         throw conflict(
           'You already have a session of this item in this run; each of its sessions goes to a different person.',
         )
       if (taken.refused) return null
-      await writeAuditSql(client, {
-        actor: actorRef(actor),
-        action: 'session.claim',
-        resourceType: 'session',
-        resourceId: sessionId,
-        studyId: s.studyId,
-        after: { seat, leaseUntil: taken.leaseUntil },
-      })
       return taken.leaseUntil
     })
     if (!claimed) throw conflict('Someone else took this seat, or it cannot be claimed.')
     await publishSession(sessionId, s.runId, { type: 'status', status: s.status })
     return { sessionId, seat, leaseUntil: claimed }
+  },
+})
+
+/**
+ * A claim (`sessions.claim`, `sessions.claim-next`) inside the caller's transaction: the seat as a
+ * lease of PARLEY_SEAT_LEASE_SECONDS (`seatPerson`, under its per-person lock), audited when taken.
+ */
+async function leaseSeat(
+  client: pg.ClientBase,
+  actor: Actor,
+  at: { sessionId: string; seat: string; studyId: string; runId: string | null },
+  distinct: boolean,
+) {
+  const taken = await seatPerson(client, {
+    sessionId: at.sessionId,
+    seat: at.seat,
+    userId: actor.userId,
+    runId: distinct ? at.runId : null,
+    leaseSeconds: leaseSeconds(),
+  })
+  if (taken.refused) return taken
+  await writeAuditSql(client, {
+    actor: actorRef(actor),
+    action: 'session.claim',
+    resourceType: 'session',
+    resourceId: at.sessionId,
+    studyId: at.studyId,
+    after: { seat: at.seat, leaseUntil: taken.leaseUntil },
+  })
+  return taken
+}
+
+/**
+ * The pick of `sessions.claim-next` ($1 the person, $2 the study roles they take part under, $3 the
+ * run): the first seat they may claim there in the queue's order, locked, skipping seats another
+ * transaction holds locked. Exported for the test of its plan.
+ */
+export function claimNextPickSql(): string {
+  return `SELECT p."sessionId", p.seat, o.status FROM "SessionSeat" p
+     JOIN (SELECT c.id, c.seat, c.status, row_number() OVER (ORDER BY ${CLAIM_ORDER}) AS rank
+           FROM (${claimableInRunSql('$3')}) c) o ON o.id = p."sessionId" AND o.seat = p.seat
+     WHERE p."userId" IS NULL OR p."leaseUntil" <= now()
+     ORDER BY o.rank
+     LIMIT 1
+     FOR UPDATE OF p SKIP LOCKED`
+}
+
+/** How often `sessions.claim-next` picks again when the seat it locked was refused (a race it lost). */
+const CLAIM_NEXT_ATTEMPTS = 5
+
+/**
+ * Claim the next seat of a run for the caller, in one call ("the next item opens as soon as one is
+ * submitted"): of the seats they may claim there (as the work queue and `sessions.claim` decide: a
+ * member who takes part, the seat free, the session open, a distinct-claimants run's rule), the first
+ * in the queue's order (the run's `fillFirst` hint first) is locked with FOR UPDATE SKIP LOCKED, so
+ * concurrent callers each get a different seat instead of racing for one, and claimed as
+ * `sessions.claim` claims (a lease, renewed by `sessions.heartbeat`). In a distinct-claimants run the
+ * person's per-run lock is taken before the pick, so two calls of one person never take two sessions of
+ * one item. The run answers as `sessions.claim` answers for a session: 404 unless the person takes part
+ * in its study or reads it, 403 for a member who does not take part; 404 "nothing left" when no seat is
+ * left for them (all taken, finished, or refused them by the distinct-claimants rule); 409 in the rare
+ * case that every seat it picked was refused when taken (ask again).
+ */
+export const claimNext = defineOperation({
+  name: 'sessions.claim-next',
+  scope: 'work:submit',
+  input: z.object({ runId: id }),
+  async run(actor, { runId }) {
+    const { rows } = await sql().query<{ studyId: string; distinct: boolean; memberRole: string | null }>(
+      `SELECT e."studyId", e."distinctClaimants" AS "distinct",
+              (SELECT sm.role FROM "StudyMember" sm WHERE sm."studyId" = e."studyId" AND sm."userId" = $2) AS "memberRole"
+       FROM "Run" e JOIN "Study" st ON st.id = e."studyId" AND st."archivedAt" IS NULL WHERE e.id = $1`,
+      [runId, actor.userId],
+    )
+    const r = rows[0]
+    if (!r) throw notFound('Run')
+    const takesPart = mayTakePart(actor.role, r.memberRole)
+    const reader =
+      hasScope(actor.role, 'work:read-study') &&
+      (hasScope(actor.role, 'studies:read-all') || studyPermissions(actor.role, r.memberRole).includes('read'))
+    if (!(takesPart || reader)) throw notFound('Run')
+    if (!takesPart)
+      throw forbidden(r.memberRole ? NOT_TAKING_PART : 'Only members of the study take part in its sessions.')
+    for (let attempt = 0; attempt < CLAIM_NEXT_ATTEMPTS; attempt++) {
+      const got = await pgTransaction(async (client) => {
+        // The person's per-run lock first (as `seatPerson` takes it; it is re-entrant), so the pick
+        // below already sees their other claims of this run.
+        if (r.distinct)
+          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+            `seat-claim:${runId}:${actor.userId}`,
+          ])
+        // Seats another caller holds locked are skipped; the free test on the locked row is checked
+        // again on its newest version, so a seat taken since this statement's snapshot is passed over.
+        const pick = await client.query<{ sessionId: string; seat: string; status: string }>(claimNextPickSql(), [
+          actor.userId,
+          takePartStudyRoles(actor.role),
+          runId,
+        ])
+        const seat = pick.rows[0]
+        if (!seat) return { none: true as const }
+        const taken = await leaseSeat(client, actor, { ...seat, studyId: r.studyId, runId }, r.distinct)
+        if (taken.refused) return null
+        return { none: false as const, ...seat, leaseUntil: taken.leaseUntil as Date }
+      })
+      if (!got) continue
+      if (got.none) throw new AppError(404, 'Nothing is left for you to claim in this run.')
+      await publishSession(got.sessionId, runId, { type: 'status', status: got.status })
+      return { sessionId: got.sessionId, seat: got.seat, leaseUntil: got.leaseUntil }
+    }
+    throw conflict('Every seat picked for you was taken meanwhile; ask again.')
   },
 })
 

@@ -166,7 +166,7 @@ export default async function SessionPage({ params }: { params: Promise<{ sessio
       />
       {s.done && s.mySeats.length > 0 && (
         <Card title="This session is over">
-          <SessionOver next={next} claim={nextRef?.claim ?? false} />
+          <SessionOver next={next} claim={nextRef?.claim ?? false} runId={s.run?.id ?? null} />
         </Card>
       )}
       {s.yourTurn && s.ask && s.mySeats.length > 1 && (

@@ -105,9 +105,10 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /**
- * `annotators` people against the production server for `durationMs`: each in a closed loop asks My
- * work for claimable slots, claims one of the first ten at random (as people pick from the list), and
- * labels it. Then the labels are counted in SQL.
+ * `annotators` people against the production server for `durationMs`: each in a loop claims the next
+ * slot of the run (`POST /runs/{id}/claim-next`), spends about `thinkMs` on the item (uniform in
+ * 0.5–1.5 × thinkMs, as a person reads and labels; 0: a closed loop, the server's saturation), and
+ * sends the label. Then the labels are counted in SQL.
  */
 export async function annotatorsSection(opts: {
   appDir: string
@@ -115,6 +116,7 @@ export async function annotatorsSection(opts: {
   annotators: number
   items: number
   durationMs: number
+  thinkMs: number
 }) {
   const t0 = performance.now()
   const world = await labellingWorld({ people: opts.annotators, password: PASSWORD, name: 'bench annotators' })
@@ -210,6 +212,7 @@ export async function annotatorsSection(opts: {
           if (c.status !== 200) continue
           claims++
           const picked = JSON.parse(c.text ?? '{}') as { sessionId: string }
+          if (opts.thinkMs > 0) await new Promise((r) => setTimeout(r, opts.thinkMs * (0.5 + Math.random())))
           await call(submit, `${origin}/api/v1/sessions/${picked.sessionId}/turns`, {
             cookie,
             json: { seq: 1, answers: { O: String((who + picked.sessionId.charCodeAt(0)) % 3) }, elapsedMs: 1500 },
@@ -225,6 +228,7 @@ export async function annotatorsSection(opts: {
     const errors = claim.errors + submit.errors
     const result = {
       annotators: opts.annotators,
+      thinkMs: opts.thinkMs,
       items: opts.items,
       slots: 3 * opts.items,
       seconds: round(seconds, 1),

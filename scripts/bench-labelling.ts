@@ -48,6 +48,8 @@ The labelling protocol's timings, with their targets. Sections: ${SECTIONS.join(
   --annotators N       concurrent annotators (default 100)
   --duration S         seconds of the annotators' loop (default 30)
   --load-items N       items of the annotators' run, 3 slots each (default 3000)
+  --think-ms MS        an annotator's time on an item between claim and submit, about (default 3000;
+                       0: a closed loop without people, the server's saturation throughput)
   --port N             the server's port on 127.0.0.1 (default 3402)
   --app-dir DIR        serve another checkout's build (default this one)
   -h, --help           this text`
@@ -59,6 +61,7 @@ const raw = benchArgs(USAGE, {
   annotators: { type: 'string', default: '100' },
   duration: { type: 'string', default: '30' },
   'load-items': { type: 'string', default: '3000' },
+  'think-ms': { type: 'string', default: '3000' },
   port: { type: 'string', default: '3402' },
   'app-dir': { type: 'string', default: path.resolve(import.meta.dirname, '..') },
 })
@@ -76,6 +79,7 @@ const values = checkedArgs(
     annotators: count(1000),
     duration: count(3600),
     'load-items': count(1_000_000),
+    'think-ms': z.coerce.number().int().min(0).max(600_000),
     port: z.coerce.number().int().min(1024).max(65535),
     'app-dir': z.string().min(1),
   }),
@@ -194,6 +198,7 @@ if (want('agreementPage') || want('annotators')) {
           annotators: values.annotators,
           items: values['load-items'],
           durationMs: values.duration * 1000,
+          thinkMs: values['think-ms'],
         })
       if (want('agreementPage'))
         sections.agreementPage = await agreementSection({ items: values['agreement-items'], runs: RUNS })

@@ -5,7 +5,6 @@ import { registerPlugin } from '@/lib/server/engine/plugins'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
-import { takePartStudyRoles } from '@/lib/server/auth/study-roles'
 import { claimNext, claimNextPickSql, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser, makeUsers } from '../support/fixtures'
 import { slotsDataset, toySlotsPlugin } from './toy-slots/plugin'
@@ -145,12 +144,53 @@ describe('sessions.claim-next', () => {
     expect(audit).toBe(3)
   })
 
+  it('agrees with the work queue at every step of a distinct-claimants run with an order hint and items part done', async () => {
+    const runId = await slotsRun(6, 3, { distinctClaimants: true, fillFirst: 3 })
+    // Others finish slots of some items first, so the hint (complete items to N first) reorders the run.
+    for (const [who, times] of [
+      [5, 2],
+      [6, 1],
+      [7, 3],
+    ] as const) {
+      for (let i = 0; i < times; i++) {
+        const got = await next(people[who] as Actor, runId)
+        if (!got.ok) throw new Error(got.error)
+        const sent = await execute(submitTurn, people[who] as Actor, {
+          sessionId: got.data.sessionId,
+          seq: 1,
+          label: 'no',
+        })
+        expect(sent.ok, JSON.stringify(sent)).toBe(true)
+      }
+    }
+    const open = await sql().query<{ n: number }>(
+      `SELECT count(DISTINCT "instanceId")::int AS n FROM "ProtocolSession" WHERE "runId" = $1 AND status <> 'done'`,
+      [runId],
+    )
+    const me = people[8] as Actor
+    for (let step = 0; ; step++) {
+      const queue = await execute(myQueue, me, { filter: 'claimable', pageSize: 100 })
+      if (!queue.ok) throw new Error(queue.error)
+      const first = queue.data.items.find((i) => i.runId === runId)
+      const got = await next(me, runId)
+      if (!first) {
+        expect(got).toMatchObject({ ok: false, status: 404 })
+        expect(step).toBe(open.rows[0]?.n) // one slot of each item not yet full, never two of one
+        break
+      }
+      expect(got, `step ${step}`).toMatchObject({ ok: true, data: { sessionId: first.id } })
+      if (!got.ok) break
+      const sent = await execute(submitTurn, me, { sessionId: got.data.sessionId, seq: 1, label: 'yes' })
+      expect(sent.ok, JSON.stringify(sent)).toBe(true)
+    }
+  })
+
   it('picks under a row lock that skips locked seats, looking up items by ("runId", "instanceId"), never scanning the run per seat', async () => {
     const runId = await slotsRun(30, 2, { distinctClaimants: true, fillFirst: 2 })
     const me = people[3] as Actor
     const { rows } = await sql().query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${claimNextPickSql()}`,
-      [me.userId, takePartStudyRoles(me.role), runId],
+      [me.userId, runId],
     )
     const plan = rows[0]?.['QUERY PLAN'][0]
     if (!plan) throw new Error('no plan')

@@ -826,13 +826,33 @@ async function leaseSeat(
  * transaction holds locked. Exported for the test of its plan.
  */
 export function claimNextPickSql(): string {
-  return `SELECT p."sessionId", p.seat, o.status FROM "SessionSeat" p
-     JOIN (SELECT c.id, c.seat, c.status, row_number() OVER (ORDER BY ${CLAIM_ORDER}) AS rank
-           FROM (${claimableInRunSql('$3')}) c) o ON o.id = p."sessionId" AND o.seat = p.seat
-     WHERE p."userId" IS NULL OR p."leaseUntil" <= now()
-     ORDER BY o.rank
-     LIMIT 1
-     FOR UPDATE OF p SKIP LOCKED`
+  // Set-based, one pass over the run's sessions: the work queue's predicate (`queueBaseSql`) evaluates
+  // its correlated counts once per seat, which at 9,000 slots cost 250 ms a claim and capped 100
+  // annotators at 3.6 labels per second (bench:labelling). Parameters: $1 the person, $2 the run. The
+  // caller has checked that the person takes part in the run's study, and that the study is not archived.
+  return `WITH held AS (
+       SELECT o.id, o."instanceId" FROM "ProtocolSession" o JOIN "SessionSeat" p ON p."sessionId" = o.id
+        WHERE o."runId" = $2 AND ${holdsSql('$1', 'p', 'o')}),
+     worked AS (
+       SELECT o.id, o."instanceId" FROM "ProtocolMessage" m JOIN "ProtocolSession" o ON o.id = m."sessionId"
+        WHERE m."authorUserId" = $1 AND o."runId" = $2),
+     done AS (
+       SELECT "instanceId", count(*) FILTER (WHERE status = 'done')::int AS n
+         FROM "ProtocolSession" WHERE "runId" = $2 GROUP BY "instanceId")
+     SELECT p."sessionId", p.seat, s.status FROM "SessionSeat" p
+       JOIN "ProtocolSession" s ON s.id = p."sessionId"
+       JOIN "Run" e ON e.id = s."runId"
+       LEFT JOIN done d ON d."instanceId" = s."instanceId"
+      WHERE s."runId" = $2 AND p.claimable AND ${freeSql()} AND s.status NOT IN ('done', 'cancelled')
+        AND NOT EXISTS (SELECT 1 FROM held h WHERE h.id = s.id)
+        -- A run with distinct claimants never offers a second slot of an item the person holds or worked on.
+        AND NOT (COALESCE(e."distinctClaimants", false) AND s."instanceId" IS NOT NULL
+                 AND (EXISTS (SELECT 1 FROM held h WHERE h."instanceId" = s."instanceId" AND h.id <> s.id)
+                      OR EXISTS (SELECT 1 FROM worked w WHERE w."instanceId" = s."instanceId" AND w.id <> s.id)))
+      ORDER BY CASE WHEN e."fillFirst" IS NOT NULL AND d.n < e."fillFirst" THEN d.n END DESC NULLS LAST,
+               s.repetition, s.position, s.id, p.seat
+      LIMIT 1
+      FOR UPDATE OF p SKIP LOCKED`
 }
 
 /** How often `sessions.claim-next` picks again when the seat it locked was refused (a race it lost). */
@@ -883,7 +903,6 @@ export const claimNext = defineOperation({
         // again on its newest version, so a seat taken since this statement's snapshot is passed over.
         const pick = await client.query<{ sessionId: string; seat: string; status: string }>(claimNextPickSql(), [
           actor.userId,
-          takePartStudyRoles(actor.role),
           runId,
         ])
         const seat = pick.rows[0]

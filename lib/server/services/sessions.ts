@@ -821,9 +821,9 @@ async function leaseSeat(
 }
 
 /**
- * The pick of `sessions.claim-next` ($1 the person, $2 the study roles they take part under, $3 the
- * run): the first seat they may claim there in the queue's order, locked, skipping seats another
- * transaction holds locked. Exported for the test of its plan.
+ * The pick of `sessions.claim-next` ($1 the person, $2 the run): the first seat they may claim there in
+ * the queue's order, locked, skipping seats another transaction holds locked. Exported for the test of
+ * its plan.
  */
 export function claimNextPickSql(): string {
   // Set-based, one pass over the run's sessions: the work queue's predicate (`queueBaseSql`) evaluates

@@ -17,7 +17,7 @@ import { sandboxOf, sandboxStatus } from '@/protocols/mint/server/sandbox'
 import type { MintSessionView } from '@/protocols/mint/server/views'
 import { makeStudy, makeUser } from '../../../tests/support/fixtures'
 import { fakeConnection, useFakeLlm } from '../../../tests/support/llm'
-import { sharedDir } from '../../../tests/support/shared'
+import { describeShared, sharedDir } from '../../../tests/support/shared'
 
 /**
  * MINT on the engine, against the fake OpenAI-compatible server: the evaluated model and the feedback
@@ -383,35 +383,47 @@ describe('MINT on the engine', () => {
     })
   })
 
-  it("imports the authors' test_prompts.json files as they are; ALFWorld is refused as not installed", async () => {
+  it('a task file line without its fields is refused by line; ALFWorld is refused as not installed', async () => {
     const kind = mintDatasets['mint-tasks']!
-    const file = (name: string, text: string): ImportFile => ({
-      role: 'data',
-      name,
-      size: text.length,
-      async *read() {
-        yield Buffer.from(text)
-      },
-    })
-    const items = async (dataset: string, text: string) => {
-      const out = []
-      const options = kind.options?.parse({ dataset })
-      for await (const i of kind.parse({ data: file('test_prompts.json', text), attachments: [], options })) out.push(i)
-      return out
-    }
-    const read = (d: string) =>
-      readFileSync(path.join(sharedDir('datasets', 'mint'), 'tasks', d, 'test_prompts.json'), 'utf8')
-    const gsm = await items('gsm8k', read('gsm8k'))
-    expect(gsm).toHaveLength(5)
-    expect(gsm[0]).toMatchObject({ row: { input: { id: '0', dataset: 'gsm8k' }, prediction: '6' } })
-    const he = await items('humaneval', read('humaneval'))
-    expect(he[0]).toMatchObject({
-      row: { input: { dataset: 'humaneval' }, prediction: expect.stringMatching(/check\(has_close_elements\)$/) },
-    })
-    const tq = await items('theoremqa', read('theoremqa'))
-    expect(tq.every((i) => 'row' in i && typeof i.row.input.answerType === 'string')).toBe(true)
-    expect(await items('gsm8k', '{"id": 0}\n')).toMatchObject([{ line: 0, fatal: true }])
+    expect(await taskItems('gsm8k', '{"id": 0}\n')).toMatchObject([{ line: 0, fatal: true }])
     expect(kind.options?.safeParse({ dataset: 'alfworld' }).success).toBe(false)
     expect(kind.options?.safeParse({ dataset: 'nope' }).success).toBe(false)
   })
 })
+
+/** Items of a `mint-tasks` import of one test_prompts.json text (the dataset kind's own parser). */
+async function taskItems(dataset: string, text: string) {
+  const kind = mintDatasets['mint-tasks']!
+  const data: ImportFile = {
+    role: 'data',
+    name: 'test_prompts.json',
+    size: text.length,
+    async *read() {
+      yield Buffer.from(text)
+    },
+  }
+  const out = []
+  const options = kind.options?.parse({ dataset })
+  for await (const i of kind.parse({ data, attachments: [], options })) out.push(i)
+  return out
+}
+
+describeShared(
+  "MINT tasks: the authors' test_prompts.json files import as they are",
+  () => {
+    it('imports GSM8K, HumanEval and TheoremQA tasks with their references', async () => {
+      const read = (d: string) =>
+        readFileSync(path.join(sharedDir('datasets', 'mint'), 'tasks', d, 'test_prompts.json'), 'utf8')
+      const gsm = await taskItems('gsm8k', read('gsm8k'))
+      expect(gsm).toHaveLength(5)
+      expect(gsm[0]).toMatchObject({ row: { input: { id: '0', dataset: 'gsm8k' }, prediction: '6' } })
+      const he = await taskItems('humaneval', read('humaneval'))
+      expect(he[0]).toMatchObject({
+        row: { input: { dataset: 'humaneval' }, prediction: expect.stringMatching(/check\(has_close_elements\)$/) },
+      })
+      const tq = await taskItems('theoremqa', read('theoremqa'))
+      expect(tq.every((i) => 'row' in i && typeof i.row.input.answerType === 'string')).toBe(true)
+    })
+  },
+  'datasets/mint',
+)

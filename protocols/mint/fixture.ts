@@ -88,3 +88,19 @@ export const mintFixture: ContractFixture = {
 }
 
 export default mintFixture
+
+/** One record of the authors' released results.jsonl (a solved GSM8K task), for import probes. */
+export const releasedRecordLine = () =>
+  JSON.stringify({
+    state: {
+      history: [{ role: 'user', content: 'P' }],
+      finished: true,
+      success: true,
+      latest_output: {},
+      agent_action_count: { propose_solution: 1, use_tool: 0, invalid_action: 0 },
+      token_counter: {},
+      terminate_reason: 'task_success',
+      error: null,
+    },
+    task: { task_name: 'reasoning', task_id: 1, prompt: 'p', reference: '1', metadata: {} },
+  })

@@ -17,25 +17,11 @@ import { createApiKey } from '@/lib/server/services/api-keys'
 import { createRun } from '@/lib/server/services/runs'
 import { apiRouter } from '../support/api-router'
 import { treeRun } from '../../protocols/rehac/tests/tree-run'
+import { releasedRecordLine } from '@/protocols/mint/fixture'
 import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 import { serveRoute } from '../support/http-route'
 import { fakeConnection, useFakeLlm } from '../support/llm'
 import { hasBuild, type Proc, startWeb } from '../support/processes'
-
-/** One released MINT results record (the authors' layout). */
-const MINT_RECORD = JSON.stringify({
-  state: {
-    history: [{ role: 'user', content: 'P' }],
-    finished: true,
-    success: true,
-    latest_output: {},
-    agent_action_count: { propose_solution: 1, use_tool: 0, invalid_action: 0 },
-    token_counter: {},
-    terminate_reason: 'task_success',
-    error: null,
-  },
-  task: { task_name: 'reasoning', task_id: 1, prompt: 'p', reference: '1', metadata: {} },
-})
 
 /**
  * The OpenAPI document stays true: every endpoint it lists is called over real HTTP (success and
@@ -442,7 +428,7 @@ const CASES: Case[] = [
     call: (fx) => {
       const form = new FormData()
       form.set('studyId', fx.studyId)
-      const tree = { 'gpt-x/F=None/max1_p1+tool+cd/reasoning/gsm8k/results.jsonl': strToU8(MINT_RECORD) }
+      const tree = { 'gpt-x/F=None/max1_p1+tool+cd/reasoning/gsm8k/results.jsonl': strToU8(releasedRecordLine()) }
       form.set('file', new File([Buffer.from(zipSync(tree))], 'tree.zip'))
       return { path: '/mint/results-imports', method: 'POST', body: form }
     },

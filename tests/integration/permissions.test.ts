@@ -11,22 +11,8 @@ import { execute, type Operation } from '@/lib/server/operation'
 import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { labellingDataset } from '@/protocols/labelling/fixture'
+import { releasedRecordLine } from '@/protocols/mint/fixture'
 import { machineOpens, makeSession, makeStudy, makeUser, makeUsers } from '../support/fixtures'
-
-/** One released MINT results record (the authors' layout), for the import probe. */
-const MINT_RECORD = JSON.stringify({
-  state: {
-    history: [{ role: 'user', content: 'P' }],
-    finished: true,
-    success: true,
-    latest_output: {},
-    agent_action_count: { propose_solution: 1, use_tool: 0, invalid_action: 0 },
-    token_counter: {},
-    terminate_reason: 'task_success',
-    error: null,
-  },
-  task: { task_name: 'reasoning', task_id: 1, prompt: 'p', reference: '1', metadata: {} },
-})
 
 /** The generic operations and every protocol's own (loaded from its `ops` capability). */
 const OPERATIONS = await allOperations()
@@ -379,7 +365,7 @@ const CASES: Record<
     input: async (c) => ({
       studyId: c.studyId,
       file: new File(
-        [zipSync({ 'm/F=None/max1_p1+tool+cd/reasoning/gsm8k/results.jsonl': strToU8(MINT_RECORD) })],
+        [zipSync({ 'm/F=None/max1_p1+tool+cd/reasoning/gsm8k/results.jsonl': strToU8(releasedRecordLine()) })],
         't.zip',
       ),
     }),

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { db, type DemoSeed } from '@/lib/server/sdk'
-import type { LabelSchema } from '@/protocols/labelling/core'
+import { type LabelSchema, YES_NO_UNSURE } from '@/protocols/labelling/core'
 import { importSessionsAsItems } from '@/protocols/labelling/server/session-import'
 
 export const RELEVANCE_ITEMS = 'Demo items: query–document pairs (labelling)'
@@ -37,23 +37,15 @@ export const DEVIATIONS: Record<(typeof LABELLERS)[number], Record<number, numbe
 
 /** Judging a session of this demo: did it reach a right, well-supported result? */
 export const TRANSCRIPT_SCHEMA: LabelSchema = {
-  version: 1,
+  ...YES_NO_UNSURE,
   questions: [
     {
+      ...(YES_NO_UNSURE.questions[0] as LabelSchema['questions'][number]),
       id: 'outcome',
       text: 'Did the session end in a right answer that its turns support?',
-      type: 'nominal',
-      options: [
-        { value: 'yes', label: 'Yes' },
-        { value: 'no', label: 'No' },
-        { value: 'unsure', label: 'Unsure' },
-      ],
-      required: true,
     },
   ],
   overall: 'outcome',
-  rationale: 'optional',
-  perTurn: false,
   guidelines:
     'Read the session turn by turn. Answer yes when its final answer is right and the turns before it support it, no when the answer is wrong or unsupported, unsure when you cannot tell. Say why in a sentence when you answer no.',
 }

@@ -5,7 +5,7 @@ import { registerPlugin } from '@/lib/server/engine/plugins'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
 import { createRun } from '@/lib/server/services/runs'
-import { claimNext, claimNextPickSql, myQueue, submitTurn } from '@/lib/server/services/sessions'
+import { claimNext, claimNextPicks, claimSeat, myQueue, submitTurn } from '@/lib/server/services/sessions'
 import { makeStudy, makeUser, makeUsers } from '../support/fixtures'
 import { slotsDataset, toySlotsPlugin } from './toy-slots/plugin'
 
@@ -144,27 +144,53 @@ describe('sessions.claim-next', () => {
     expect(audit).toBe(3)
   })
 
-  it('agrees with the work queue at every step of a distinct-claimants run with an order hint and items part done', async () => {
-    const runId = await slotsRun(6, 3, { distinctClaimants: true, fillFirst: 3 })
-    // Others finish slots of some items first, so the hint (complete items to N first) reorders the run.
-    for (const [who, times] of [
-      [5, 2],
-      [6, 1],
-      [7, 3],
-    ] as const) {
-      for (let i = 0; i < times; i++) {
-        const got = await next(people[who] as Actor, runId)
-        if (!got.ok) throw new Error(got.error)
-        const sent = await execute(submitTurn, people[who] as Actor, {
-          sessionId: got.data.sessionId,
-          seq: 1,
-          label: 'no',
-        })
-        expect(sent.ok, JSON.stringify(sent)).toBe(true)
-      }
+  // Each tier of the pick (items in progress, items not begun, the rest) against the queue's one order.
+  it.each([
+    { fillFirst: 3, distinctClaimants: true },
+    { fillFirst: 2, distinctClaimants: true },
+    { fillFirst: 1, distinctClaimants: true },
+    { fillFirst: 2, distinctClaimants: false },
+    { distinctClaimants: false },
+  ])('agrees with the work queue at every step of a run with items part done (%o)', async (options) => {
+    const runId = await slotsRun(6, 3, options)
+    // Others take chosen slots by hand (sessions.claim, not the pick under test): someone holds the
+    // first slot without labelling it; item 1 gets its 2nd and 3rd labels (its 1st slot stays free),
+    // item 4 one, item 5 all three; so the items in progress are not the first ones, and the hint (complete items to N first) reorders the run.
+    const slot = async (position: number, repetition: number) => {
+      const { rows } = await sql().query<{ id: string }>(
+        `SELECT id FROM "ProtocolSession" WHERE "runId" = $1 AND position = $2 AND repetition = $3`,
+        [runId, position, repetition],
+      )
+      return rows[0]?.id as string
     }
+    const take = async (who: number, position: number, repetition: number, label: boolean) => {
+      const sessionId = await slot(position, repetition)
+      const claimed = await execute(claimSeat, people[who] as Actor, { sessionId, seat: 'annotator' })
+      expect(claimed.ok, JSON.stringify(claimed)).toBe(true)
+      if (!label) return
+      const sent = await execute(submitTurn, people[who] as Actor, { sessionId, seq: 1, label: 'no' })
+      expect(sent.ok, JSON.stringify(sent)).toBe(true)
+    }
+    const first = Math.min(
+      ...(
+        await sql().query<{ r: number }>(`SELECT repetition AS r FROM "ProtocolSession" WHERE "runId" = $1`, [runId])
+      ).rows.map((r) => r.r),
+    )
+    await take(4, 0, first, false)
+    for (const [who, position, rep] of [
+      [5, 1, 1],
+      [6, 1, 2],
+      [7, 4, 0],
+      [5, 5, 0],
+      [6, 5, 1],
+      [7, 5, 2],
+    ] as const)
+      await take(who, position, first + rep, true)
+    // With distinct claimants one free slot of each item not yet full, never two of one; else every free slot.
     const open = await sql().query<{ n: number }>(
-      `SELECT count(DISTINCT "instanceId")::int AS n FROM "ProtocolSession" WHERE "runId" = $1 AND status <> 'done'`,
+      `SELECT count(${options.distinctClaimants ? 'DISTINCT s."instanceId"' : '*'})::int AS n
+       FROM "ProtocolSession" s JOIN "SessionSeat" p ON p."sessionId" = s.id
+       WHERE s."runId" = $1 AND s.status <> 'done' AND p."userId" IS NULL`,
       [runId],
     )
     const me = people[8] as Actor
@@ -175,7 +201,7 @@ describe('sessions.claim-next', () => {
       const got = await next(me, runId)
       if (!first) {
         expect(got).toMatchObject({ ok: false, status: 404 })
-        expect(step).toBe(open.rows[0]?.n) // one slot of each item not yet full, never two of one
+        expect(step).toBe(open.rows[0]?.n)
         break
       }
       expect(got, `step ${step}`).toMatchObject({ ok: true, data: { sessionId: first.id } })
@@ -185,21 +211,29 @@ describe('sessions.claim-next', () => {
     }
   })
 
-  it('picks under a row lock that skips locked seats, looking up items by ("runId", "instanceId"), never scanning the run per seat', async () => {
+  it('picks under a row lock that skips locked seats, tier by tier, never scanning the run per seat', async () => {
     const runId = await slotsRun(30, 2, { distinctClaimants: true, fillFirst: 2 })
     const me = people[3] as Actor
-    const { rows } = await sql().query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${claimNextPickSql()}`,
-      [me.userId, runId],
-    )
-    const plan = rows[0]?.['QUERY PLAN'][0]
-    if (!plan) throw new Error('no plan')
-    const all = nodes(plan.Plan)
-    expect(all.some((n) => n['Node Type'] === 'LockRows')).toBe(true)
-    const perSeatScans = all.filter(
-      (n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'ProtocolSession' && n['Actual Loops'] > 1,
-    )
-    expect(perSeatScans).toEqual([])
+    const picks = claimNextPicks({ fillFirst: 2, distinct: true })
+    expect(picks).toHaveLength(3) // items in progress, items not begun, the rest
+    for (const pick of picks) {
+      const { rows } = await sql().query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${pick.text}`,
+        pick.values(me.userId, runId),
+      )
+      const plan = rows[0]?.['QUERY PLAN'][0]
+      if (!plan) throw new Error('no plan')
+      const all = nodes(plan.Plan)
+      expect(all.some((n) => n['Node Type'] === 'LockRows')).toBe(true)
+      const perSeatScans = all.filter(
+        (n) =>
+          n['Node Type'] === 'Seq Scan' &&
+          (n['Relation Name'] === 'ProtocolSession' || n['Relation Name'] === 'SessionSeat') &&
+          n['Actual Loops'] > 1,
+      )
+      expect(perSeatScans).toEqual([])
+    }
+    expect(claimNextPicks({ fillFirst: null, distinct: false })).toHaveLength(1)
   })
 
   it('a run the person cannot see is a 404; an unknown run too', async () => {

@@ -20,6 +20,8 @@
  * (address space, file size, processes, CPU per cell and per sandbox). Node enforces the wall time
  * (the driver raises the paper's `TimeoutError: Timed out after N seconds.` at the limit; Node kills the
  * sandbox 2 s later if the cell ignored it) and bounds what it reads of the child.
+ * What a cell forked ends with the cell: before it answers, the driver kills every other process of
+ * the sandbox (a fork bomb's spinning children would otherwise outlive the cell until the episode ends).
  *
  * State: a pool of live sandboxes (at most `PARLEY_MINT_SANDBOXES`, default 8, least recently used
  * idle one evicted; idle ones stop after `PARLEY_MINT_SANDBOX_IDLE_SECONDS`, default 600). A sandbox

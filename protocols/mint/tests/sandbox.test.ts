@@ -341,6 +341,20 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       release(k)
     })
 
+    it("ends a cell's processes with the cell: a fork bomb whose children never stop is gone before the next cell", async () => {
+      const k = key()
+      const procs = "import os\nprint('processes:', sum(p.isdigit() for p in os.listdir('/proc')))"
+      // The children swallow every refused fork and keep spinning; the cell itself returns.
+      const bomb = `import os, time\ndef bomb():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\nif os.fork() == 0:\n    bomb()\ntime.sleep(1)\n${procs}`
+      const r = await runCell({ sessionKey: k, code: bomb, limits: { processes: 32 } })
+      expect(r).toMatchObject({ exitStatus: 0 })
+      expect(Number(r.output.match(/processes: (\d+)/)?.[1])).toBeGreaterThanOrEqual(16)
+      // Only bwrap's pid 1 and the driver are left (they were ~32 spinning before this was fixed).
+      const after = await runCell({ sessionKey: k, cells: [bomb], code: procs, limits: { processes: 32 } })
+      expect(after).toMatchObject({ output: 'processes: 2\n', coldStart: false })
+      release(k)
+    })
+
     it("times out an infinite loop: the paper's TimeoutError, state kept", async () => {
       const k = key()
       await runCell({ sessionKey: k, code: 'kept = 7' })

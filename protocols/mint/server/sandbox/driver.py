@@ -6,6 +6,7 @@ request on its stdout; before any user code runs it moves both pipes to private 
 on exec), points fd 0 at /dev/null and fds 1 and 2 at a capture file in the sandbox's /tmp, and sets
 its resource limits. So whatever a cell prints, at the Python level or from a child process, lands in
 the capture file, never in the protocol.
+Every process a cell started is killed when the cell ends, before the answer (`_end_leftovers`).
 
 Request:  {"id": n, "n": cell number, "code": str, "wall": seconds, "cpu": seconds, "replay": bool, "script": bool}
 Answer:   {"id": n, "head": first 2,000 characters, "truncated": bool, "ok": bool,
@@ -24,6 +25,7 @@ import resource
 import signal
 import socket
 import sys
+import time
 
 CONFIG = json.loads(sys.argv[1])
 MAX_CHARS = 2000
@@ -267,6 +269,31 @@ def _cpu_used():
     return r.ru_utime + r.ru_stime
 
 
+def _reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end_leftovers():
+    """What a cell started ends with the cell: every process it forked (a fork bomb's included) would
+    otherwise keep running, and spinning, until the episode ends. kill(-1) reaches every process of
+    the sandbox's pid namespace but its pid 1 (bwrap, which reaps orphans) and the caller (this driver);
+    it is sent until none is left (the dying stay visible until they are reaped), for at most a second."""
+    for _ in range(200):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:  # ESRCH: nothing left
+            break
+        _reap()
+        time.sleep(0.005)
+    _reap()
+
+
 def cell(req):
     # The caller numbers the cells (the episode's position + 2), so a skipped cell keeps its number.
     _count[0] = req.get("n") or _count[0] + 1
@@ -307,6 +334,7 @@ def cell(req):
             pass
     if os.getpid() != MAIN_PID:  # a child a cell forked came back here: it must not answer
         os._exit(0)
+    _end_leftovers()
     for s in (sys.stdout, sys.stderr):
         try:
             s.flush()

@@ -21,18 +21,31 @@
  *     measured in the run. Target: wall
  *     ≤ 1.3 × ideal.
  *
+ *     Where the time goes: an episode's span (first model call to last message) against its path, the
+ *     episodes on the workers on average, per message the time beyond its own work (queue, runner,
+ *     database), the CPU the run used (this process, the sandboxes, the fake server, its PostgreSQL
+ *     backends), event-loop utilisation and delay, and how long spawn() held the event loop for the
+ *     sandboxes (fork/exec is synchronous in Node and grows with the process's memory).
+ *     The run sets "sessions at once" to --concurrency: without it (--in-flight 0) all episodes
+ *     advance round robin and each one's sandbox is evicted between its cells (replays); the pool is
+ *     sized to the concurrency (--sandboxes; the server's PARLEY_MINT_SANDBOXES defaults to 8).
+ *
  * The episodes use a throwaway database on the server in DATABASE_URL (or the embedded PostgreSQL).
  * Without bubblewrap/python3 the bench prints why and a JSON line saying it skipped. Last line: one JSON
  * object with every figure.
  *
  *   npx tsx scripts/bench-mint.ts [--runs 200] [--cold 10] [--cells 8] [--batches 5]
- *                                 [--episodes 100] [--latency 100] [--concurrency 16] [--sandboxes N]
+ *                                 [--episodes 100] [--latency 100] [--concurrency 16] [--in-flight N] [--sandboxes N]
  */
+import childProcess from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
 import os from 'node:os'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { z } from 'zod'
 import { configurePool, release, releaseAll, runCell, sandboxStatus } from '../protocols/mint/server/sandbox'
 import { benchArgs, checkedArgs } from './bench-args'
-import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
+import { benchWorld, fakeLlmChild, procStat, quantile, round, throwawayDatabase } from './bench-support'
 
 const USAGE = `Usage: npm run bench:mint -- [options]
 
@@ -47,6 +60,7 @@ server in DATABASE_URL, or the embedded PostgreSQL), wall time vs the ideal. Las
   --episodes N      episodes, k = 5 (default 100; 0 skips the part)
   --latency MS      model latency (default 100)
   --concurrency N   episodes at once, and as many workers (default 16)
+  --in-flight N     the run's sessions at once (maxInFlight; default: --concurrency; 0: no limit)
   --sandboxes N     live sandboxes the pool keeps (default: --concurrency; the server's default is
                     PARLEY_MINT_SANDBOXES, 8)
   -h, --help        this text`
@@ -63,6 +77,7 @@ const args = checkedArgs(
     latency: count(0),
     concurrency: count(1),
     sandboxes: count(1).optional(),
+    'in-flight': count(0).optional(),
   }),
   benchArgs(USAGE, {
     runs: { type: 'string', default: '200' },
@@ -73,10 +88,30 @@ const args = checkedArgs(
     latency: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '16' },
     sandboxes: { type: 'string' },
+    'in-flight': { type: 'string' },
   }),
 )
 const K = 5
+
+/**
+ * The time Node's spawn() holds the event loop (fork/exec is synchronous, and its cost grows with the
+ * process's memory): every spawn of this process is timed (the sandboxes' bwrap among them).
+ */
+const spawnTimes: number[] = []
+{
+  const original = childProcess.spawn
+  childProcess.spawn = ((...a: Parameters<typeof original>) => {
+    const t = performance.now()
+    try {
+      return original(...a)
+    } finally {
+      spawnTimes.push(performance.now() - t)
+    }
+  }) as typeof original
+  syncBuiltinESMExports()
+}
 const SANDBOXES = args.sandboxes ?? args.concurrency
+const IN_FLIGHT = args['in-flight'] ?? args.concurrency
 
 const stats = (xs: number[], d = 1) => ({
   p50_ms: round(quantile(xs, 0.5), d),
@@ -251,6 +286,38 @@ function episodeScript(latencyMs: number) {
   ]
 }
 
+/**
+ * CPU time (ms) so far of what an episode run keeps busy: this process, its reaped children (the
+ * sandboxes: bwrap waits for its python3, Node reaps bwrap), the fake server, and the PostgreSQL
+ * backends connected to `database` (by pid, as they are at the moment).
+ */
+function cpuNow(fakePid: number, database: string) {
+  const ms = (f: string[], a: number, b: number) => (Number(f[a]) + Number(f[b])) * 10 // USER_HZ = 100
+  const self = procStat(process.pid)
+  const postgres = new Map<number, number>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8')
+      if (cmd.startsWith('postgres') && cmd.includes(` ${database} `))
+        postgres.set(Number(name), ms(procStat(name), 11, 12))
+    } catch {}
+  }
+  let fake = 0
+  try {
+    fake = ms(procStat(fakePid), 11, 12)
+  } catch {}
+  return { node: ms(self, 11, 12), sandboxes: ms(self, 13, 14), fake, postgres }
+}
+
+/** The CPU used between two readings of cpuNow, ms per part (a backend new since the first counts whole). */
+function cpuSpent(a: ReturnType<typeof cpuNow>, b: ReturnType<typeof cpuNow>) {
+  let postgres = 0
+  for (const [pid, t] of b.postgres) postgres += t - (a.postgres.get(pid) ?? 0)
+  const parts = { node: b.node - a.node, sandboxes: b.sandboxes - a.sandboxes, fake_server: b.fake - a.fake, postgres }
+  return { ...parts, total: parts.node + parts.sandboxes + parts.fake_server + parts.postgres }
+}
+
 /** The least time `paths` take on `lanes` lanes when each path runs whole on one lane, in order. */
 function lanesMs(paths: readonly number[], lanes: number): number {
   const free = Array.from({ length: lanes }, () => 0)
@@ -287,7 +354,7 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
           n,
           Array.from({ length: n }, (_, i) => task(i)),
         ),
-        maxInFlight: C,
+        ...(IN_FLIGHT > 0 ? { maxInFlight: IN_FLIGHT } : {}),
         config: { k: K, feedback: { mode: 'none' } },
         seats: {
           agent: { kind: 'llm', model: { connectionId: conn.id, model: 'gen' } },
@@ -315,9 +382,20 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
     observeSteps((t) => steps.push(t))
     const runId = await run('bench', N)
     const t0 = performance.now()
+    const dbName = new URL(process.env.DATABASE_URL as string).pathname.slice(1)
+    const fakePid = fake.child.pid as number
+    const cpu0 = cpuNow(fakePid, dbName)
+    const elu0 = performance.eventLoopUtilization()
+    const spawned = spawnTimes.length
+    const delay = monitorEventLoopDelay({ resolution: 10 })
+    delay.enable()
     await execute(startRun, actor, { runId })
     await waitDone(runId)
     const wall = performance.now() - t0
+    const cpu = cpuSpent(cpu0, cpuNow(fakePid, dbName))
+    const elu = performance.eventLoopUtilization(elu0)
+    delay.disable()
+    const spawns = spawnTimes.slice(spawned)
     observeSteps(undefined)
     await workers.stop()
 
@@ -332,6 +410,8 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
         cell_ms: number
         cold: number
         replayed: number
+        first_ms: number
+        last_ms: number
       }>
     >`
       SELECT s.id, s.status, s."stopReason" AS reason,
@@ -340,9 +420,25 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
         (SELECT count(*)::int FROM "ProgramRun" p WHERE p."sessionId" = s.id AND p.program = 'python') AS cells,
         (SELECT coalesce(sum(p."durationMs"), 0)::float FROM "ProgramRun" p WHERE p."sessionId" = s.id) AS cell_ms,
         (SELECT count(*)::int FROM "ProgramRun" p WHERE p."sessionId" = s.id AND (p.output->>'coldStart')::boolean) AS cold,
-        (SELECT coalesce(sum((p.output->>'replayed')::int), 0)::int FROM "ProgramRun" p WHERE p."sessionId" = s.id) AS replayed
+        (SELECT coalesce(sum((p.output->>'replayed')::int), 0)::int FROM "ProgramRun" p WHERE p."sessionId" = s.id) AS replayed,
+        (SELECT extract(epoch FROM min(c."createdAt"))::float * 1000 - min(c."latencyMs") FROM "LlmCall" c WHERE c."sessionRef" = s.id) AS first_ms,
+        (SELECT extract(epoch FROM max(m."createdAt"))::float * 1000 FROM "ProtocolMessage" m WHERE m."sessionId" = s.id) AS last_ms
       FROM "ProtocolSession" s WHERE s."runId" = ${runId} ORDER BY s.position`
     const messages = await db.protocolMessage.count({ where: { session: { runId } } })
+    // Per message: the time since the session's previous message minus the step's own work (the model
+    // call's measured latency, the cell's recorded duration; a verdict has none): queue, runner, database.
+    const gaps = await db.$queryRaw<Array<{ sender: string; gap_ms: number | null }>>`
+      SELECT m.sender,
+        extract(epoch FROM m."createdAt" - lag(m."createdAt") OVER (PARTITION BY m."sessionId" ORDER BY m.seq))::float * 1000
+          - coalesce((SELECT c."latencyMs" FROM "LlmCall" c WHERE c.id = m."llmCallId"), 0)
+          - coalesce((SELECT sum(p."durationMs") FROM "ProgramRun" p WHERE p."sessionId" = m."sessionId" AND p.seq = m.seq), 0)
+          AS gap_ms
+      FROM "ProtocolMessage" m JOIN "ProtocolSession" s ON s.id = m."sessionId" WHERE s."runId" = ${runId}`
+    const gapBy: Record<string, { p50_ms: number; p95_ms: number; n: number }> = {}
+    for (const sender of new Set(gaps.map((g) => g.sender))) {
+      const xs = gaps.filter((g) => g.sender === sender && g.gap_ms !== null).map((g) => g.gap_ms as number)
+      if (xs.length) gapBy[sender] = stats(xs, 1)
+    }
     const paths = perEpisode.map((e) => e.calls * args.latency + e.cell_ms)
     const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0)
     const ideal = Math.max(sum(paths) / C, Math.max(...paths))
@@ -358,6 +454,9 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
     const cellTimes = perEpisode.map((e) => e.cell_ms)
     const reasons: Record<string, number> = {}
     for (const e of perEpisode) reasons[e.reason ?? e.status] = (reasons[e.reason ?? e.status] ?? 0) + 1
+    // Where the time goes: an episode's span (its first model call's start to its last message) against
+    // its path, and the episodes on the workers on average (Σ spans / wall; at most the concurrency).
+    const spans = perEpisode.map((e) => e.last_ms - e.first_ms)
     const result = {
       episodes: N,
       k: K,
@@ -371,6 +470,7 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
       latency_ms: args.latency,
       concurrency: C,
       sandboxes: SANDBOXES,
+      in_flight: IN_FLIGHT || null,
       wall_ms: round(wall, 0),
       ideal_ms: round(ideal, 0),
       ratio: round(wall / ideal),
@@ -380,6 +480,27 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
       ideal_uncontended_cells_ms: round(quietIdeal, 0),
       ratio_uncontended_cells: round(wall / quietIdeal),
       path_p50_ms: round(quantile(paths, 0.5), 0),
+      span_p50_ms: round(quantile(spans, 0.5), 0),
+      span_p95_ms: round(quantile(spans, 0.95), 0),
+      mean_in_flight: round(sum(spans) / wall, 1),
+      step_gap_by_sender: gapBy,
+      // CPU the run used (this process: runner, sandbox pool, openai SDK; the sandboxes; the fake server;
+      // its PostgreSQL backends), and as a share of the machine over the wall time.
+      cpu_ms: cpu,
+      cpu_share_of_machine: round(cpu.total / (wall * os.cpus().length), 2),
+      event_loop_utilization: round(elu.utilization, 2),
+      event_loop_delay_p99_ms: round(delay.percentile(99) / 1e6, 1),
+      event_loop_delay_max_ms: round(delay.max / 1e6, 1),
+      // spawn() of the sandboxes: the event loop is held for each (every episode stalls meanwhile).
+      spawns: spawns.length,
+      spawn_blocked_ms: {
+        ...stats(spawns, 1),
+        total: round(
+          spawns.reduce((a, x) => a + x, 0),
+          0,
+        ),
+      },
+      rss_mb: round(process.memoryUsage().rss / 1048576, 0),
       episode_cell_ms: stats(cellTimes, 0),
       llm_measured_ms_total: round(sum(perEpisode.map((e) => e.llm_ms)), 0),
       overhead_llm_steps_p50_ms: overhead.length ? round(quantile(overhead, 0.5), 1) : null,

@@ -43,7 +43,7 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { Agent, request } from 'undici'
-import { fakeLlmChild, quantile, root, round, throwawayDatabase } from './bench-support'
+import { fakeLlmChild, procStat, quantile, root, round, throwawayDatabase } from './bench-support'
 
 const values = benchArgs(
   `Usage: npm run bench:load -- [options]
@@ -145,15 +145,6 @@ async function ensureBuild() {
     })
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))))
   })
-}
-
-/**
- * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
- * [0] state, [1] ppid, … [11] utime, [12] stime.
- */
-function procStat(pid: number | string): string[] {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
 }
 
 /** The pids of a process and all its descendants, from /proc. */

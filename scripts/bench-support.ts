@@ -192,6 +192,15 @@ export async function noisePng(width: number, height: number, seed: number): Pro
   ])
 }
 
+/**
+ * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
+ * [0] state, [1] ppid, … [11] utime, [12] stime, [13] cutime, [14] cstime (USER_HZ ticks: 1/100 s).
+ */
+export function procStat(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
 /** Whether `appDir` holds a production build (`next build`'s .next/BUILD_ID). */
 export function hasProductionBuild(appDir: string): boolean {
   return existsSync(path.join(appDir, '.next', 'BUILD_ID'))

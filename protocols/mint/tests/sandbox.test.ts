@@ -7,7 +7,7 @@
  * python3-sympy`); without them the file is skipped with the reason, unless PARLEY_MINT_SANDBOX_REQUIRED=1.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -219,6 +219,24 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
         'wikipedia_search is not available in this run: it has no offline corpus, so there is nothing to search. Answer from what you know, or compute it.\n',
       )
       rmSync(dir, { recursive: true })
+    })
+
+    it('writes corpus files only into a private directory of its user (a planted shared one is refused)', () => {
+      const tmp = mkdtempSync(path.join(os.tmpdir(), 'mint-tmpdir-'))
+      const before = process.env.TMPDIR
+      process.env.TMPDIR = tmp
+      try {
+        const pages = [{ title: 'A', paragraphs: ['a'] }]
+        const id = writeCorpus(pages)
+        expect(statSync(path.dirname(corpusPathOf(id))).mode & 0o777).toBe(0o700)
+        expect(statSync(corpusPathOf(id)).mode & 0o777).toBe(0o400)
+        chmodSync(path.dirname(corpusPathOf(id)), 0o777)
+        expect(() => writeCorpus(pages)).toThrow(/is not a private directory of this user/)
+      } finally {
+        process.env.TMPDIR = before
+        if (before === undefined) delete process.env.TMPDIR
+        rmSync(tmp, { recursive: true })
+      }
     })
 
     it('searches a corpus imported in the shared pages format through the program input (the corpus id), cut at 1,000 characters', async () => {

@@ -28,6 +28,11 @@ describe('the OpenAPI document', () => {
     )
   })
 
+  it('names every dataset kind that shares an upload field (a corpus beside ReHAC QA questions or MINT tasks)', () => {
+    const text = JSON.stringify(doc)
+    expect(text).toContain('rehac-qa: Corpus (pages JSONL); mint-tasks: Corpus (pages JSONL)')
+  })
+
   it('generates typed client paths with openapi-typescript that a strict program uses', async () => {
     const generated = astToString(await openapiTS(doc as never))
     // Every path of the document is in the generated `paths`.

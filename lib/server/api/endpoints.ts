@@ -542,12 +542,16 @@ function runCreateBody(all: DocPlugins): z.ZodType {
 function datasetImportBody(all: DocPlugins) {
   const kinds = all.flatMap((p) => Object.entries(p.opsOf?.datasets ?? {}))
   const extra: Record<string, z.ZodType> = {}
+  // An upload field several kinds share (a corpus …) names each of them.
+  const files = new Map<string, string[]>()
+  for (const [kind, def] of kinds)
+    for (const a of def.attachments ?? []) files.set(a.field, [...(files.get(a.field) ?? []), `${kind}: ${a.label}`])
+  for (const [field, uses] of files)
+    extra[field] = z
+      .array(z.string().meta({ format: 'binary' }))
+      .optional()
+      .meta({ description: uses.join('; ') })
   for (const [kind, def] of kinds) {
-    for (const a of def.attachments ?? [])
-      extra[a.field] ??= z
-        .array(z.string().meta({ format: 'binary' }))
-        .optional()
-        .meta({ description: `${kind}: ${a.label}` })
     for (const f of def.fields ?? [])
       extra[f.name] ??= z
         .string()

@@ -9,7 +9,9 @@ import {
   type MintMessage,
   type MintState,
   type mintProtocol,
+  TASK_TYPE_OF,
 } from '@/protocols/mint/core/protocol'
+import { mintEnvData, writeCorpus } from '@/protocols/mint/server/corpus'
 import { type CellResult, cellProgram, INSTALL_HINT, runTests, type TestsResult } from '@/protocols/mint/server/sandbox'
 
 /**
@@ -118,13 +120,24 @@ export function earlierCells(state: MintState): string[] {
     .map((t) => t.code as string)
 }
 
+/**
+ * What the cell's sandbox gets for `wikipedia_search`: a reasoning task's corpus (its snapshot's pages,
+ * written to the server's corpus file), or, without one, the function that says the run has no corpus.
+ * Code and decision-making tasks get neither (the paper's tools by task type).
+ */
+export function searchInput(ctx: Pick<Ctx, 'session' | 'instance'>): { corpus?: string; withoutCorpus?: true } {
+  if (TASK_TYPE_OF[ctx.instance.dataset] !== 'reasoning') return {}
+  const { pages } = mintEnvData.parse(ctx.session.instance)
+  return pages?.length ? { corpus: writeCorpus(pages) } : { withoutCorpus: true }
+}
+
 /** The `python-sandbox` program seat: the latest turn's <execute> code in the episode's sandbox. */
 export async function toolAgent(ctx: Ctx): Promise<Produced<MintMessage>> {
   const { ask, state } = ctx
   if (ask.kind !== 'execute') throw new Error(`the Python tool was asked for a ${ask.kind}`)
   const code = state.turns.at(-1)?.code
   if (!code) throw new Error('the latest turn has no code to execute')
-  const r = await ctx.exec('python', { cells: earlierCells(state), code })
+  const r = await ctx.exec('python', { cells: earlierCells(state), code, ...searchInput(ctx) })
   if (r.exitStatus !== 0) throw unavailable(r.error)
   const cell = r.output as CellResult
   return {

@@ -5,25 +5,33 @@ import { DEMO_LABEL, type DemoRequest } from '@/lib/llm/demo-model'
 import { contentText } from '@/lib/llm/text'
 import { TEMPLATE_FEEDBACK, TEMPLATE_WITH_TOOL } from '@/protocols/mint/core/prompts'
 import { pyStrip } from '@/protocols/mint/core/protocol'
+import { NO_OUTPUT } from '@/protocols/mint/server/sandbox'
 
 /**
  * The offline demo model playing MINT. As the evaluated model on a demo task (protocols/mint/demo/tasks.jsonl,
- * GSM8K-style word problems written by us, each with the Python line that solves it as `demo_code`): its
- * first turn runs that line in the tool, its next turn proposes the number the tool printed. On any other
+ * GSM8K-style word problems, and hotpot-tasks.jsonl, HotpotQA-style questions over demo/corpus.jsonl, all
+ * written by us, each with the Python code that solves it as `demo_code`, the questions' through
+ * wikipedia_search): its first turn runs that code in the tool, its next turn proposes the one line the
+ * tool printed. On any other
  * task it prints what it was asked and then proposes that it does not know. As the feedback model it
  * gives one short sentence: GOOD after a tool output with a number, BAD otherwise (binary mode keeps it).
  */
 
 const demoTask = z.looseObject({ prompt: z.string(), demo_code: z.string().optional() })
 
+/** The demo task files (protocols/mint/demo/) whose tasks carry their `demo_code`. */
+export const DEMO_TASK_FILES = ['tasks.jsonl', 'hotpot-tasks.jsonl'] as const
+
 let demoTasks: Array<{ prompt: string; code: string }> | undefined
 function tasks(): Array<{ prompt: string; code: string }> {
   if (demoTasks) return demoTasks
   let text = ''
-  try {
-    text = readFileSync(path.join(process.cwd(), 'protocols/mint/demo/tasks.jsonl'), 'utf8')
-  } catch {
-    text = ''
+  for (const file of DEMO_TASK_FILES) {
+    try {
+      text += `${readFileSync(path.join(process.cwd(), 'protocols/mint/demo', file), 'utf8')}\n`
+    } catch {
+      // a deployment without the demo files: the demo model then knows no task
+    }
   }
   demoTasks = text
     .split('\n')
@@ -70,6 +78,8 @@ export function mintDemo(req: DemoRequest): string | undefined {
     return `<thought> ${label}: I compute the answer with Python. </thought>\n<execute> ${code} </execute>`
   }
   const out = lastOutput(contentText(req.messages.at(-1)?.content ?? ''))
-  const answer = known && /^-?\d+(\.\d+)?$/.test(out) ? out : 'I do not know'
+  // A known task's answer is the one line its code printed (a traceback or a search's pages are not one line).
+  const answer =
+    known && out !== '' && out !== NO_OUTPUT && !out.includes('\n') && out.length <= 200 ? out : 'I do not know'
   return `<thought> ${label}: the tool printed the result. </thought>\nThe answer is <solution> ${answer} </solution>.`
 }

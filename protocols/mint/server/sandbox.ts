@@ -34,8 +34,9 @@
  * Cells are numbered by their place in the episode (In[2] first, as in the paper's shell).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, openSync, closeSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs'
 import { mintFile } from '../core/files'
+import { corpusPathOf } from './corpus'
 import { z } from 'zod'
 
 export const BWRAP = '/usr/bin/bwrap'
@@ -50,6 +51,8 @@ export const NO_OUTPUT = '[Executed Successfully with No Output]'
 const KILL_GRACE_SECONDS = 2
 /** The paper's shell ran one set-up cell first: the episode's first cell is In[2]. */
 const FIRST_CELL = 2
+/** The largest corpus file a sandbox is given (a task set's pages are at most 4 MB of text). */
+export const MAX_CORPUS_FILE_BYTES = 8 * 1024 * 1024
 /** The most Node reads of one answer line; past it the sandbox is killed. */
 const MAX_REPLY_BYTES = 256 * 1024
 
@@ -77,8 +80,14 @@ export const RunCellInput = z.object({
   cells: z.array(z.string().max(100_000)).max(500).default([]),
   code: z.string().max(100_000),
   limits: SandboxLimits.partial().default({}),
-  /** An offline corpus (JSONL pages `{title, text}`): defines `wikipedia_search(query) -> str`. */
-  corpusPath: z.string().optional(),
+  /**
+   * An offline corpus (JSONL pages `{title, text}`, at most MAX_CORPUS_FILE_BYTES): defines
+   * `wikipedia_search(query) -> str`. Node opens it and hands the sandbox only the open descriptor, which
+   * the driver reads whole and closes before any user code: the sandbox never sees its path.
+   */
+  corpusPath: z.string().max(4096).optional(),
+  /** Without a corpus: defines `wikipedia_search` as a function saying the run has none (reasoning tasks). */
+  withoutCorpus: z.boolean().default(false),
 })
 export type RunCellInput = z.input<typeof RunCellInput>
 
@@ -200,12 +209,25 @@ export class Sandbox {
   constructor(
     readonly limits: Limits,
     readonly corpusPath: string | undefined,
+    readonly withoutCorpus = false,
   ) {
     hookExit()
     let corpusFd: number | undefined
-    if (corpusPath) corpusFd = openSync(corpusPath, 'r')
+    if (corpusPath) {
+      corpusFd = openSync(corpusPath, 'r')
+      if (fstatSync(corpusFd).size > MAX_CORPUS_FILE_BYTES) {
+        closeSync(corpusFd)
+        throw new Error(`the corpus file is larger than ${MAX_CORPUS_FILE_BYTES / 1024 / 1024} MB`)
+      }
+    }
     // `owner` names the Node process on the command line (ps tells whose sandboxes are left).
-    const config = JSON.stringify({ ...limits, corpusFd: corpusFd === undefined ? null : 3, owner: process.pid })
+    const config = JSON.stringify({
+      ...limits,
+      corpusFd: corpusFd === undefined ? null : 3,
+      corpusMaxBytes: MAX_CORPUS_FILE_BYTES,
+      search: corpusFd === undefined && withoutCorpus ? 'none' : null,
+      owner: process.pid,
+    })
     try {
       this.child = spawn(BWRAP, [...bwrapArgs(), PYTHON, '-I', '-B', '-c', driver(), config], {
         stdio: ['pipe', 'pipe', 'pipe', ...(corpusFd === undefined ? [] : [corpusFd])],
@@ -470,6 +492,7 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
       !box.dead &&
       sameLimits(box.limits, limits) &&
       box.corpusPath === i.corpusPath &&
+      box.withoutCorpus === i.withoutCorpus &&
       sameCells(box.ran, i.cells)
     let replayed = 0
     let coldStart = false
@@ -483,7 +506,7 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
       // is skipped from then on, in a new sandbox, as its first run's effects were lost with its sandbox.
       for (;;) {
         makeRoom()
-        box = new Sandbox(limits, i.corpusPath)
+        box = new Sandbox(limits, i.corpusPath, i.withoutCorpus)
         e.box = box
         pool.set(i.sessionKey, e)
         replayed = 0
@@ -521,8 +544,16 @@ export async function runCell(input: RunCellInput, opts: { signal?: AbortSignal 
   return run
 }
 
-/** A program's input: a cell of the session's episode (the session id is the sandbox's key). */
-export const CellProgramInput = RunCellInput.omit({ sessionKey: true })
+/**
+ * A program's input: a cell of the session's episode (the session id is the sandbox's key); the corpus
+ * by its id (server/corpus.ts), so the recorded input names no path of the machine.
+ */
+export const CellProgramInput = RunCellInput.omit({ sessionKey: true, corpusPath: true }).extend({
+  corpus: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+})
 
 /**
  * The cell as a program of the plugin (`programs: { python: cellProgram }`, run with `ctx.exec`): its
@@ -533,7 +564,11 @@ export const CellProgramInput = RunCellInput.omit({ sessionKey: true })
  */
 export const cellProgram = {
   async run(input: unknown, ctx: { signal: AbortSignal; sessionId: string; seq?: number }): Promise<CellResult> {
-    return runCell({ ...CellProgramInput.parse(input), sessionKey: ctx.sessionId }, { signal: ctx.signal })
+    const { corpus, ...cell } = CellProgramInput.parse(input)
+    return runCell(
+      { ...cell, ...(corpus ? { corpusPath: corpusPathOf(corpus) } : {}), sessionKey: ctx.sessionId },
+      { signal: ctx.signal },
+    )
   },
 }
 

@@ -4,13 +4,17 @@ import { db, type DemoSeed } from '@/lib/server/sdk'
 import { INSTALL_HINT, sandboxStatus } from '@/protocols/mint/server/sandbox'
 
 const TASKS_NAME = 'Demo tasks: word problems (MINT, GSM8K-style)'
+const QUESTIONS_NAME = 'Demo tasks: multi-hop questions with their corpus (MINT, HotpotQA-style)'
 
 /**
  * MINT's demo: the demo tasks (protocols/mint/demo/tasks.jsonl, GSM8K-style word problems written by
  * us, in the authors' test_prompts format) imported as a researcher imports them; a finished run of the
  * demo model without feedback, one with the demo model's textual feedback, and a live episode whose
- * feedback waits for expert@parley.local (its first turn played by the demo model). Without the Python
- * tool (bubblewrap, python3 with numpy and sympy) it imports the tasks and says why it runs nothing.
+ * feedback waits for expert@parley.local (its first turn played by the demo model). Beside them the
+ * HotpotQA-style questions (demo/hotpot-tasks.jsonl) with their offline corpus (demo/corpus.jsonl, invented
+ * places and people, written by us) and a run whose demo model answers them through wikipedia_search.
+ * Without the Python tool (bubblewrap, python3 with numpy and sympy) it imports the tasks and says why it
+ * runs nothing.
  */
 export async function seedMintDemo(s: DemoSeed): Promise<string[]> {
   const created: string[] = []
@@ -25,6 +29,19 @@ export async function seedMintDemo(s: DemoSeed): Promise<string[]> {
     })
     ds = await db.dataset.findUniqueOrThrow({ where: { id } })
     created.push('dataset demo MINT tasks')
+  }
+  let questions = await db.dataset.findFirst({ where: { studyId: s.studyId, name: QUESTIONS_NAME } })
+  if (!questions) {
+    const read = (name: string) => readFile(path.join(process.cwd(), 'protocols/mint/demo', name), 'utf8')
+    const id = await s.importDataset({
+      kind: 'mint-tasks',
+      name: QUESTIONS_NAME,
+      file: new File([await read('hotpot-tasks.jsonl')], 'test_prompts.json'),
+      corpus: new File([await read('corpus.jsonl')], 'corpus.jsonl'),
+      dataset: 'hotpotqa',
+    })
+    questions = await db.dataset.findUniqueOrThrow({ where: { id } })
+    created.push('dataset demo MINT questions with their corpus')
   }
   const status = await sandboxStatus()
   if (!status.available) {
@@ -68,6 +85,15 @@ export async function seedMintDemo(s: DemoSeed): Promise<string[]> {
   if (live.created) {
     await s.play(live.id)
     created.push('run demo MINT (expert feedback)')
+  }
+  const search = await s.run('mint', {
+    name: 'Demo MINT: questions answered with wikipedia_search (demo model)',
+    datasetId: questions.id,
+    seats: { agent: model, feedback: { kind: 'program', program: 'no-feedback' } },
+  })
+  if (search.created) {
+    await s.play(search.id)
+    created.push('run demo MINT (wikipedia_search)')
   }
   return created
 }

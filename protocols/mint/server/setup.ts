@@ -10,7 +10,7 @@ import {
   type SetupTools,
   seatsFromForm,
 } from '@/lib/server/sdk'
-import { MINT_SEATS, type MintConfig, mintConfig } from '@/protocols/mint/core/protocol'
+import { DATASETS, MINT_SEATS, type MintConfig, mintConfig, TASK_TYPE_OF } from '@/protocols/mint/core/protocol'
 import { INSTALL_HINT, sandboxStatus } from '@/protocols/mint/server/sandbox'
 
 /**
@@ -64,20 +64,40 @@ export function mintSnapshot(row: InstanceRow): unknown {
   return { ...(row.input as Record<string, unknown>), reference: row.prediction }
 }
 
-/** What the set-up form shows beside the study's datasets: whether the Python tool can run here, and why not. */
-export async function mintFormData(): Promise<Record<string, unknown>> {
+/**
+ * What the set-up form shows beside the study's datasets: whether the Python tool can run here, and why
+ * not; per MINT task set its task type and how many corpus pages its wikipedia_search has (0: none).
+ */
+export async function mintFormData(_actor: Actor, studyId: string): Promise<Record<string, unknown>> {
   const status = await sandboxStatus()
+  const sets = await db.dataset.findMany({ where: { studyId, kind: DATASET_KIND }, select: { id: true } })
+  const taskSets: Record<string, { taskType: string; corpusPages: number }> = {}
+  for (const { id } of sets) {
+    const first = await db.instance.findFirst({
+      where: { datasetId: id },
+      orderBy: { index: 'asc' },
+      select: { meta: true },
+    })
+    const meta = StoredMeta.safeParse(first?.meta)
+    if (meta.success) taskSets[id] = { taskType: TASK_TYPE_OF[meta.data.dataset], corpusPages: meta.data.corpusPages }
+  }
   return {
     sandbox: status.available
       ? { available: true }
       : { available: false, reason: status.reason, installHint: INSTALL_HINT },
+    taskSets,
   }
 }
+
+/** What a `mint-tasks` import stores in each task's meta (server/datasets.ts). */
+const StoredMeta = z.object({ dataset: z.enum(DATASETS), corpusPages: z.number().int().min(0).default(0) })
+const TaskSetMeta = z.object({ taskType: z.string(), corpusPages: z.number().int().min(0) })
 
 export const MintFormData = z.object({
   sandbox: z
     .object({ available: z.boolean(), reason: z.string().optional(), installHint: z.string().optional() })
     .default({ available: true }),
+  taskSets: z.record(z.string(), TaskSetMeta).default({}),
 })
 
 export async function planMint(

@@ -29,6 +29,7 @@ function ctxAfter(replies: string[], exec: ExecResult) {
     state,
     config,
     instance,
+    session: { instance },
     ask,
     async exec(program: string, input: unknown) {
       calls.push({ program, input })
@@ -57,7 +58,8 @@ describe('MINT program seats', () => {
     await expect(toolAgent(ctx)).rejects.toThrow(
       `MINT's Python tool is unavailable: The Python sandbox is unavailable: bubblewrap (bwrap) is not installed. Install it with: ${INSTALL_HINT}`,
     )
-    expect(calls).toEqual([{ program: 'python', input: { cells: ['a = 1'], code: 'print(a)' } }])
+    // A reasoning task of a set without a corpus: the sandbox defines the wikipedia_search that says so.
+    expect(calls).toEqual([{ program: 'python', input: { cells: ['a = 1'], code: 'print(a)', withoutCorpus: true } }])
   })
 
   it('the success check judges a reasoning proposal without the sandbox', async () => {

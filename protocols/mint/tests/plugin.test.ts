@@ -380,6 +380,7 @@ describe('MINT on the engine', () => {
     const setup = await mintPlugin.setup()
     expect(await setup.formData?.(w.researcher, w.studyId)).toEqual({
       sandbox: status.available ? { available: true } : expect.objectContaining({ available: false }),
+      taskSets: { [w.datasetId]: { taskType: 'reasoning', corpusPages: 0 } },
     })
   })
 

@@ -7,7 +7,7 @@
  * python3-sympy`); without them the file is skipped with the reason, unless PARLEY_MINT_SANDBOX_REQUIRED=1.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -27,6 +27,8 @@ import {
   sandboxStatus,
   TRUNCATED_SUFFIX,
 } from '../server/sandbox'
+import { corpusPathOf, writeCorpus } from '../server/corpus'
+import { parseCorpusJsonl } from '@/lib/tasks/corpus'
 
 const status = await sandboxStatus()
 if (!status.available) {
@@ -207,13 +209,109 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
         'Page: Paris\nSummary: Paris is the capital of France.\nWikipedia Search Result was found\n',
       )
       release(k)
+      // A code task: no tool but the interpreter, as in the paper.
       const code = await runCell({ sessionKey: key(), code: "wikipedia_search('Paris')" })
       expect(code.exception).toBe('NameError')
+      // A reasoning task of a run without a corpus: the function says so (no NameError the model cannot read).
+      const none = await runCell({ sessionKey: key(), withoutCorpus: true, code: "print(wikipedia_search('Paris'))" })
+      expect(none).toMatchObject({ exitStatus: 0, exception: null })
+      expect(none.output).toBe(
+        'wikipedia_search is not available in this run: it has no offline corpus, so there is nothing to search. Answer from what you know, or compute it.\n',
+      )
       rmSync(dir, { recursive: true })
+    })
+
+    it('writes corpus files only into a private directory of its user (a planted shared one is refused)', () => {
+      const tmp = mkdtempSync(path.join(os.tmpdir(), 'mint-tmpdir-'))
+      const before = process.env.TMPDIR
+      process.env.TMPDIR = tmp
+      try {
+        const pages = [{ title: 'A', paragraphs: ['a'] }]
+        const id = writeCorpus(pages)
+        expect(statSync(path.dirname(corpusPathOf(id))).mode & 0o777).toBe(0o700)
+        expect(statSync(corpusPathOf(id)).mode & 0o777).toBe(0o400)
+        chmodSync(path.dirname(corpusPathOf(id)), 0o777)
+        expect(() => writeCorpus(pages)).toThrow(/is not a private directory of this user/)
+      } finally {
+        process.env.TMPDIR = before
+        if (before === undefined) delete process.env.TMPDIR
+        rmSync(tmp, { recursive: true })
+      }
+    })
+
+    it('searches a corpus imported in the shared pages format through the program input (the corpus id), cut at 1,000 characters', async () => {
+      const pages = parseCorpusJsonl(readFileSync(path.join(import.meta.dirname, '../demo/corpus.jsonl'), 'utf8'))
+      const id = writeCorpus(pages)
+      expect(writeCorpus(pages)).toBe(id) // content-addressed: written once
+      const run = (code: string) =>
+        (cellProgram as ProgramDef).run({ code, corpus: id }, {
+          signal: new AbortController().signal,
+          sessionId: key(),
+        } as never) as Promise<{ output: string }>
+      const r = await run("print(wikipedia_search('Ansgar Dralle'))")
+      // The exact title first, then the page whose title shares the words; each summary its first paragraph.
+      expect(r.output).toBe(
+        'Page: Ansgar Dralle\nSummary: Ansgar Dralle (1871–1948) was a lighthouse keeper on Vellmar and the founder of the Vellmar Tide Museum.\n\n' +
+          'Page: Vellmar Tide Museum\nSummary: The Vellmar Tide Museum is a small maritime museum on the island of Vellmar. It was founded in 1912 by the lighthouse keeper Ansgar Dralle.\n',
+      )
+      expect((await run("print(wikipedia_search('Atlantis'))")).output).toBe('Wikipedia Search Result was found\n')
+      // The authors' wrapper cuts its joined answer at 1,000 characters.
+      const long = writeCorpus([
+        { title: 'Long A', paragraphs: ['a '.repeat(700)] },
+        { title: 'Long B', paragraphs: ['b '.repeat(700)] },
+      ])
+      const cut = await (cellProgram as ProgramDef).run({ code: "len(wikipedia_search('Long'))", corpus: long }, {
+        signal: new AbortController().signal,
+        sessionId: key(),
+      } as never)
+      expect((cut as { output: string }).output).toBe('Out[2]: 1000\n')
+      await expect(
+        (cellProgram as ProgramDef).run({ code: '1', corpus: '../../etc/passwd' }, {
+          signal: new AbortController().signal,
+          sessionId: key(),
+        } as never),
+      ).rejects.toThrow()
     })
   })
 
   describe('escapes, each refused or cut', () => {
+    it('with a corpus: no descriptor or path of the corpus file, no network, no project view', async () => {
+      const pages = parseCorpusJsonl(readFileSync(path.join(import.meta.dirname, '../demo/corpus.jsonl'), 'utf8'))
+      const file = corpusPathOf(writeCorpus(pages))
+      const before = readFileSync(file, 'utf8')
+      const k = key()
+      const r = await runCell({
+        sessionKey: k,
+        corpusPath: file,
+        code: [
+          'import os, socket',
+          'links = []',
+          "for f in os.listdir('/proc/self/fd'):",
+          '    try:',
+          "        links.append(os.readlink('/proc/self/fd/' + f))",
+          '    except OSError:',
+          '        pass',
+          "print([l for l in links if 'corpora' in l or l.endswith('.jsonl')])",
+          `print(os.path.exists(${JSON.stringify(file)}), os.path.exists(${JSON.stringify(path.dirname(file))}))`,
+          `print([os.path.exists(p) for p in ('/work', ${JSON.stringify(process.cwd())}, '/var/run/postgresql')])`,
+          's = socket.socket()',
+          's.settimeout(2)',
+          'try:',
+          "    s.connect(('127.0.0.1', 5432))",
+          "    print('connected')",
+          'except OSError as e:',
+          "    print('refused')",
+          "print(wikipedia_search('Kessin').splitlines()[0])",
+        ].join('\n'),
+      })
+      const lines = r.output.trim().split('\n')
+      // No descriptor on the corpus file: the driver read it and closed it before the cell.
+      expect(lines[0]).toBe('[]')
+      expect(lines.slice(1)).toEqual(['False False', '[False, False, False]', 'refused', 'Page: Kessin'])
+      expect(readFileSync(file, 'utf8')).toBe(before)
+      release(k)
+    })
+
     it('runs as uid 65534 with only the system and its own tmpfs in view', async () => {
       const r = await runCell({
         sessionKey: key(),

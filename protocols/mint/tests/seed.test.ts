@@ -22,15 +22,17 @@ describe.skipIf(!status.available)('the MINT demo seed', () => {
     const seed = demoSeed(study.id, researcher as Actor, { 'expert@parley.local': expert as Actor })
     expect(await seedMintDemo(seed)).toEqual([
       'dataset demo MINT tasks',
+      'dataset demo MINT questions with their corpus',
       'run demo MINT (no feedback)',
       'run demo MINT (LLM feedback)',
       'run demo MINT (expert feedback)',
+      'run demo MINT (wikipedia_search)',
     ])
     const runs = await db.run.findMany({
       where: { studyId: study.id, protocol: 'mint' },
       orderBy: { createdAt: 'asc' },
     })
-    expect(runs.map((r) => r.status)).toEqual(['done', 'done', 'running'])
+    expect(runs.map((r) => r.status)).toEqual(['done', 'done', 'running', 'done'])
     const finished = await db.protocolSession.findMany({ where: { runId: { in: [runs[0]!.id, runs[1]!.id] } } })
     expect(finished).toHaveLength(10)
     // The demo model solves every demo task: its cell prints the number, its proposal is checked correct.
@@ -38,6 +40,22 @@ describe.skipIf(!status.available)('the MINT demo seed', () => {
       where: { sessionId: { in: finished.map((s) => s.id) }, label: 'verdict' },
     })
     expect(verdicts.map((m) => m.value)).toEqual(Array(10).fill('correct'))
+    // The questions: the demo model's cell searches the corpus (two or three hops) and prints the answer.
+    const searched = await db.protocolSession.findMany({ where: { runId: runs[3]?.id }, orderBy: { position: 'asc' } })
+    expect(searched).toHaveLength(3)
+    const searchVerdicts = await db.protocolMessage.findMany({
+      where: { sessionId: { in: searched.map((s) => s.id) }, label: 'verdict' },
+    })
+    expect(searchVerdicts.map((m) => m.value)).toEqual(Array(3).fill('correct'))
+    const observations = await db.protocolMessage.findMany({
+      where: { sessionId: { in: searched.map((s) => s.id) }, label: 'observation' },
+      orderBy: [{ sessionId: 'asc' }],
+    })
+    expect(observations.map((m) => (m.body as { output: string }).output).sort()).toEqual([
+      '1871\n',
+      'Orsel\n',
+      'yes\n',
+    ])
     const live = await db.protocolSession.findMany({ where: { runId: runs[2]?.id } })
     expect(live.map((s) => [s.status, s.awaitingSeat])).toEqual([['awaiting', 'feedback']])
     expect(await seedMintDemo(seed)).toEqual([])

@@ -132,6 +132,32 @@ describe('MINT pages', () => {
     expect(html).toContain('max_steps 3')
   })
 
+  it('the set-up form names the task sets whose reasoning tasks can search, and those that cannot', () => {
+    const html = renderToStaticMarkup(
+      createElement(MintSetupForm, {
+        studyId: 'st',
+        protocol: 'mint',
+        datasets: [
+          { id: 'd1', name: 'hotpot', kind: 'mint-tasks', instances: 3 },
+          { id: 'd2', name: 'gsm8k', kind: 'mint-tasks', instances: 5 },
+          { id: 'd3', name: 'mbpp', kind: 'mint-tasks', instances: 2 },
+        ],
+        models: [{ value: '{"connectionId":"c1"}', label: 'fake' }],
+        experts: [],
+        extra: {
+          taskSets: {
+            d1: { taskType: 'reasoning', corpusPages: 6 },
+            d2: { taskType: 'reasoning', corpusPages: 0 },
+            d3: { taskType: 'code_generation', corpusPages: 0 },
+          },
+        },
+      } satisfies SetupFormProps),
+    )
+    expect(html).toContain('hotpot · 3 tasks · wikipedia_search over 6 corpus pages')
+    expect(html).toContain('gsm8k · 5 tasks · no corpus: no search')
+    expect(html).toContain('mbpp · 2 tasks</option>')
+  })
+
   it('the set-up form says the tool is unavailable and why; its fields read back into a run body', () => {
     const props: SetupFormProps = {
       studyId: 'st',
@@ -150,6 +176,7 @@ describe('MINT pages', () => {
     const html = renderToStaticMarkup(createElement(MintSetupForm, props))
     expect(html).toContain('Python tool is unavailable')
     expect(html).toContain('bubblewrap (bwrap) is not installed')
+    expect(html).toContain('Reasoning runs without a corpus have no search')
     expect(html).toContain('name="k"')
     expect(
       mintSetupFromForm({

@@ -25,9 +25,15 @@ export function MintSetupForm({ studyId, protocol, datasets, models, experts, ex
     reason?: string
     installHint?: string
   }
+  const taskSets = (extra.taskSets ?? {}) as Record<string, { taskType: string; corpusPages: number }>
+  const corpusLabel = (id: string) => {
+    const t = taskSets[id]
+    if (t?.taskType !== 'reasoning') return ''
+    return t.corpusPages > 0 ? ` · wikipedia_search over ${t.corpusPages} corpus pages` : ' · no corpus: no search'
+  }
   const sets = datasets
     .filter((d) => d.kind === 'mint-tasks')
-    .map((d) => ({ value: d.id, label: `${d.name} · ${d.instances} tasks` }))
+    .map((d) => ({ value: d.id, label: `${d.name} · ${d.instances} tasks${corpusLabel(d.id)}` }))
   return (
     <div className="max-w-3xl space-y-4">
       {!sandbox.available ? <ToolUnavailable sandbox={sandbox} /> : null}
@@ -41,7 +47,14 @@ export function MintSetupForm({ studyId, protocol, datasets, models, experts, ex
           <Field name="name" label="Name" required maxLength={120} placeholder="e.g. gpt-4, k = 5, no feedback" />
           <fieldset className="grid gap-3 sm:grid-cols-2">
             <legend className="mb-1 text-sm font-semibold text-stone-900">Tasks and budget</legend>
-            <SelectField name="datasetId" label="Task set" options={sets} />
+            <div className="sm:col-span-2">
+              <SelectField name="datasetId" label="Task set" options={sets} />
+              <p className="mt-1 text-xs text-stone-500" data-search-note>
+                Reasoning tasks get wikipedia_search(query) over the offline corpus imported with their task set (a
+                corpus upload beside test_prompts.json). Reasoning runs without a corpus have no search: the function
+                only answers that the run has no corpus.
+              </p>
+            </div>
             <Field name="sample" label="Only the first N tasks (optional)" type="number" />
             <Field name="k" label="Turns k" type="number" defaultValue="5" hint="The interaction budget (1–10)." />
             <Field name="p" label="Proposals p (optional)" type="number" hint="Empty: 2, or 1 when k = 1." />

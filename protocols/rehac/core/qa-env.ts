@@ -28,22 +28,20 @@
  * The step threshold (HotpotQA 7, StrategyQA 5) is the trajectory's business, not the environment's.
  */
 import { z } from 'zod'
-import { parseJsonlRows } from './jsonl'
+import { CORPUS_LIMITS, type CorpusPage, corpusPage, MAX_CORPUS_CHARS } from '@/lib/tasks/corpus'
+import { parseJsonlRows } from '@/lib/tasks/jsonl'
 
 /** Bounds of the inputs; a corpus or question file past them is refused with a message that names the bound. */
 /**
  * Bytes of a task set's environment file (a QA corpus or a SQL schema) and of its questions file: the
  * environment data is kept in every session's snapshot, so it is bounded (server/datasets.ts).
  */
-export const MAX_ENV_CHARS = 4 * 1024 * 1024
+export const MAX_ENV_CHARS = MAX_CORPUS_CHARS
 
 export const QA_LIMITS = {
   /** Characters of one action string (a model's runaway output or a pasted page is not an action). */
   maxActionChars: 1_000,
-  maxPages: 20_000,
-  maxParagraphsPerPage: 200,
-  maxParagraphChars: 10_000,
-  maxTitleChars: 300,
+  ...CORPUS_LIMITS,
   maxQuestions: 20_000,
   maxQuestionChars: 2_000,
   maxAnswerChars: 500,
@@ -51,14 +49,9 @@ export const QA_LIMITS = {
   maxFileChars: 64 * 1024 * 1024,
 } as const
 
-export const qaPage = z.object({
-  title: z.string().trim().min(1).max(QA_LIMITS.maxTitleChars),
-  paragraphs: z
-    .array(z.string().trim().min(1).max(QA_LIMITS.maxParagraphChars))
-    .min(1)
-    .max(QA_LIMITS.maxParagraphsPerPage),
-})
-export type QaPage = z.infer<typeof qaPage>
+/** A corpus page (the shared format of lib/tasks/corpus.ts). */
+export const qaPage = corpusPage
+export type QaPage = CorpusPage
 
 /**
  * A question. `type` is 'qa' (HotpotQA: a short answer, scored by F1) or 'yesno' (StrategyQA); a yes/no

@@ -3,7 +3,7 @@
  * InterCode) and the task file's line format. Pure; protocols/rehac/server/sql-env.ts runs the statements.
  */
 import { z } from 'zod'
-import { parseJsonlRows } from './jsonl'
+import { parseJsonlRows } from '@/lib/tasks/jsonl'
 
 /** One cell as the database wrote it in text (PostgreSQL's text output), or null for SQL NULL. */
 export type SqlCell = string | null

@@ -15,7 +15,7 @@
  * the part before it, so such steps parse and render unchanged instead of being rejected.
  */
 import { z } from 'zod'
-import { type JsonlOptions, parseJsonlRows } from './jsonl'
+import { type JsonlOptions, parseJsonlRows } from '@/lib/tasks/jsonl'
 import type { Solver } from './protocol'
 export type PartLabel = 'Thought' | 'Action' | 'Observation'
 

@@ -40,7 +40,7 @@ export const cli: ProtocolCli = {
   commands(cmd, t: CliTools) {
     /** The file's rows, streamed and checked line by line by the protocol's one JSONL reader. */
     async function* trajectories(file: string) {
-      const { JsonlReader } = await import('@/protocols/rehac/core/jsonl')
+      const { JsonlReader } = await import('@/lib/tasks/jsonl')
       const { REHAC_JSONL, rehacLine } = await import('@/protocols/rehac/core/trajectory')
       const reader = new JsonlReader(rehacLine, {
         ...REHAC_JSONL,

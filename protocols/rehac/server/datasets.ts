@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { readBoundedText } from '@/lib/tasks/corpus'
 import type { DatasetItem, DatasetKind, DatasetSource, ImportFile } from '@/lib/server/sdk'
 import { MAX_ENV_CHARS, parsePagesJsonl, parseQuestionsJsonl, QaDataError } from '@/protocols/rehac/core/qa-env'
 import { parseSqlTasksJsonl } from '@/protocols/rehac/core/sql-reward'
@@ -15,18 +16,15 @@ import { parseSqlTasksJsonl } from '@/protocols/rehac/core/sql-reward'
  */
 export { MAX_ENV_CHARS }
 
-export async function readText(file: ImportFile, max = MAX_ENV_CHARS): Promise<string> {
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const c of file.read()) {
-    size += c.length
-    if (size > max)
-      throw new QaDataError(
-        `${file.name} is larger than ${Math.round(max / 1024 / 1024)} MB: every session keeps its task set's corpus or schema (and the file of questions) with it, so each is at most ${Math.round(max / 1024 / 1024)} MB; split it into smaller task sets`,
-      )
-    chunks.push(c)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+export function readText(file: ImportFile, max = MAX_ENV_CHARS): Promise<string> {
+  return readBoundedText(
+    file,
+    max,
+    (m) =>
+      new QaDataError(
+        `${file.name} is larger than ${Math.round(m / 1024 / 1024)} MB: every session keeps its task set's corpus or schema (and the file of questions) with it, so each is at most ${Math.round(m / 1024 / 1024)} MB; split it into smaller task sets`,
+      ),
+  )
 }
 
 const Options = z.object({

@@ -56,6 +56,14 @@ for _fd in [int(x) for x in os.listdir("/proc/self/fd")]:
             os.close(_fd)
         except OSError:
             pass
+# The corpus (if any) is read whole now and its descriptor closed, before any user code runs: a cell never
+# holds a handle on the host's file (no fchmod, no reopening it through /proc/self/fd).
+_corpus_text = None
+if CONFIG.get("corpusFd") is not None:
+    with os.fdopen(CONFIG["corpusFd"], "rb") as _f:
+        _corpus_text = _f.read(CONFIG.get("corpusMaxBytes", 8 << 20) + 1)
+    if len(_corpus_text) > CONFIG.get("corpusMaxBytes", 8 << 20):
+        _corpus_text = b""  # Node bounds it; a larger one is not searched rather than cut mid-page
 STDOUT = io.TextIOWrapper(
     io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
 )
@@ -107,27 +115,27 @@ signal.signal(signal.SIGALRM, _on_alarm)
 signal.signal(signal.SIGXCPU, _on_xcpu)
 
 
-# --- wikipedia_search over the offline corpus (JSONL {title, text} on an inherited descriptor)
+# --- wikipedia_search over the offline corpus (JSONL {title, text}, read above from an inherited descriptor)
 _corpus = None
 
 
 def _load_corpus():
-    global _corpus
+    global _corpus, _corpus_text
     if _corpus is None:
         pages = []
-        with os.fdopen(CONFIG["corpusFd"], "r", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    page = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(page, dict) and isinstance(page.get("title"), str):
-                    text = page.get("text") if isinstance(page.get("text"), str) else ""
-                    pages.append((page["title"], text, page["title"].lower(), text.lower()))
+        for line in (_corpus_text or b"").decode("utf-8", "replace").splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                page = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(page, dict) and isinstance(page.get("title"), str):
+                text = page.get("text") if isinstance(page.get("text"), str) else ""
+                pages.append((page["title"], text, page["title"].lower(), text.lower()))
         _corpus = pages
+        _corpus_text = None
     return _corpus
 
 
@@ -172,8 +180,21 @@ def wikipedia_search(query: str) -> str:
 # --- the shell
 _count = [1]  # the paper's shell runs one set-up cell first, so the first user cell is In[2]
 _ns = {"__name__": "__main__", "__builtins__": __builtins__}
+NO_CORPUS = (
+    "wikipedia_search is not available in this run: it has no offline corpus, so there is nothing to search. "
+    "Answer from what you know, or compute it."
+)
+
+
+def _no_corpus_search(query: str) -> str:
+    """A reasoning run without a corpus: says so (rather than a NameError the model cannot read)."""
+    return NO_CORPUS
+
+
 if CONFIG.get("corpusFd") is not None:
     _ns["wikipedia_search"] = wikipedia_search
+elif CONFIG.get("search") == "none":
+    _ns["wikipedia_search"] = _no_corpus_search
 
 
 def _no_recursion_limit(*args, **kwargs):

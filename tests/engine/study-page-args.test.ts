@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { ProtocolPlugin } from '@/lib/server/engine/plugin'
+import { db } from '@/lib/server/db'
 import { registerPlugin } from '@/lib/server/engine/plugins'
 import { execute } from '@/lib/server/operation'
 import { protocolPage } from '@/lib/server/services/protocol-pages'
@@ -21,8 +22,11 @@ const plugin = {
   protocol: { ...toy, id: 'toy-page-args' },
   views: async () => ({
     session: () => ({}),
+    // The page `judged` needs the study permission adjudicate, every other one read (the default).
+    studyPageNeeds: (path: string[]) => (path[0] === 'judged' ? 'adjudicate' : 'read'),
     async studyPage(_actor: unknown, _studyId: string, path: string[], args: Record<string, string>) {
       seen.push({ path, args })
+      if (path[0] === 'judged') return { title: 'judged', data: {} }
       if (path[0] !== 'scaled') return null
       const r = factor.safeParse(args)
       return r.success
@@ -63,5 +67,31 @@ describe('studyPage gets the page URL’s search parameters', () => {
 
     const unknown = await page(['nothing'], { factor: '1' })
     expect(unknown).toMatchObject({ ok: false, status: 404 })
+  })
+})
+
+describe('studyPageNeeds: the study permission a page needs', () => {
+  it('a page for adjudicate opens for an annotator account the study made adjudicator, and only that page', async () => {
+    const researcher = await makeUser('researcher')
+    const judge = await makeUser('annotator')
+    const annotator = await makeUser('annotator')
+    const study = await makeStudy(researcher)
+    await db.studyMember.createMany({
+      data: [
+        { studyId: study.id, userId: judge.userId, role: 'adjudicator' },
+        { studyId: study.id, userId: annotator.userId, role: 'annotator' },
+      ],
+    })
+    const page = (who: typeof judge, path: string[]) =>
+      execute(protocolPage, who, { studyId: study.id, protocol: 'toy-page-args', path })
+    expect(await page(judge, ['judged'])).toMatchObject({
+      ok: true,
+      data: { title: 'judged', study: { id: study.id, name: study.name } },
+    })
+    // A page that needs read: the annotator account reads no study (no studies:read), so 404.
+    expect(await page(judge, ['scaled'])).toMatchObject({ ok: false, status: 404 })
+    // The annotator study role grants neither.
+    expect(await page(annotator, ['judged'])).toMatchObject({ ok: false, status: 404 })
+    expect(await page(researcher, ['judged'])).toMatchObject({ ok: true })
   })
 })

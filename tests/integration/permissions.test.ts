@@ -452,8 +452,11 @@ const CASES: Record<
     input: () => ({ match: { mode: 'set' }, a: 'a,b', b: 'b,a' }),
   },
   'studies.protocol-panels': { allowed: ['admin', 'researcher', 'viewer'], input: (c) => ({ studyId: c.studyId }) },
+  // Every account may ask (studies:pages); a template page needs the study permission read, which an
+  // expert or annotator account never has (no studies:read): as a study they cannot see, 404.
   'studies.protocol-page': {
     allowed: ['admin', 'researcher', 'viewer'],
+    refused: { expert: 404, annotator: 404 },
     input: async (c) => ({
       studyId: c.studyId,
       protocol: 'pxp',

@@ -19,6 +19,7 @@ const EXPECTED: Record<Scope, Role[]> = {
   'audit:read': ['admin'],
   'apikeys:own': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
   'profile:update': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
+  'studies:pages': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
   'media:read': ['admin', 'researcher', 'expert', 'annotator', 'viewer'],
   'connections:manage': ['admin', 'researcher'],
   'connections:manage-global': ['admin'],

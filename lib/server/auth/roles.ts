@@ -25,6 +25,7 @@ export const ROLE_DESCRIPTIONS: Record<Role, string> = {
 export const SCOPES = [
   'studies:read', // see studies (members only, unless studies:read-all)
   'studies:read-all', // see every study
+  'studies:pages', // open a protocol's pages under a study; which ones, the study role decides (study-roles.ts)
   'studies:create',
   'studies:update', // edit, archive, manage members of studies they belong to
   'work:read-own', // your work queue: the sessions whose seats you fill, seats you may claim
@@ -55,6 +56,7 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   admin: ALL,
   researcher: [
     'studies:read',
+    'studies:pages',
     'studies:create',
     'studies:update',
     'work:read-own',
@@ -72,9 +74,25 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
     'labels:adjudicate',
   ],
   // labels:adjudicate: only where a study makes them its adjudicator (their study roles expert and annotator do not adjudicate).
-  expert: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read', 'labels:adjudicate'],
-  annotator: ['work:read-own', 'work:submit', 'apikeys:own', 'profile:update', 'media:read', 'labels:adjudicate'],
-  viewer: ['studies:read', 'dashboards:read', 'apikeys:own', 'profile:update', 'media:read'],
+  expert: [
+    'studies:pages',
+    'work:read-own',
+    'work:submit',
+    'apikeys:own',
+    'profile:update',
+    'media:read',
+    'labels:adjudicate',
+  ],
+  annotator: [
+    'studies:pages',
+    'work:read-own',
+    'work:submit',
+    'apikeys:own',
+    'profile:update',
+    'media:read',
+    'labels:adjudicate',
+  ],
+  viewer: ['studies:read', 'studies:pages', 'dashboards:read', 'apikeys:own', 'profile:update', 'media:read'],
 }
 
 export function isRole(value: unknown): value is Role {

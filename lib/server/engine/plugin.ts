@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import type { DemoRequest } from '@/lib/llm/demo-model'
 import type { AnyProtocol, BaseMessage, Done } from '@/lib/protocols/types'
 import type { Actor } from '@/lib/server/actor'
+import type { StudyPermission } from '@/lib/server/auth/study-roles'
 import type { DatasetKind } from '@/lib/server/engine/datasets'
 import type { SessionImport } from '@/lib/server/engine/session-import'
 import type { Operation } from '@/lib/server/operation'
@@ -547,8 +548,14 @@ export interface PluginViews<P extends AnyProtocol = AnyProtocol, X = any> {
    */
   studyPanel?(actor: Actor, studyId: string): Promise<unknown>
   /**
+   * The study permission a page of `studyPage` needs (default `read`). A page for another permission
+   * (labelling's agreement and adjudication pages: `adjudicate`) opens for whoever holds that one even
+   * without reading the study: an annotator account the study made its adjudicator.
+   */
+  studyPageNeeds?(path: string[]): StudyPermission
+  /**
    * A page of the protocol under a study, `/studies/{id}/p/{protocol}/{...path}` (a template, its
-   * form); null: no such page (404). Called after read access is checked; a page that changes
+   * form); null: no such page (404). Called after the access `studyPageNeeds` names is checked; a page that changes
    * something checks the scope and write access itself. The UI's `StudyPage` draws it. `args` are
    * the page URL's search parameters (one string each, bounded by the service): the plugin validates
    * them with zod itself and shows a bad value as a message on the page, never a crash.

@@ -39,10 +39,15 @@ export const protocolPanels = defineOperation({
   },
 })
 
-/** A page of a protocol under a study (404 when the protocol has no such page). */
+/**
+ * A page of a protocol under a study (404 when the protocol has no such page), with the study's id and
+ * name for its heading. Every account may ask (`studies:pages`); the study decides: the permission the
+ * page needs (`views.studyPageNeeds`, `read` by default, whose account half is studies:read), so an
+ * annotator account a study made its adjudicator opens that study's adjudication pages and nothing else.
+ */
 export const protocolPage = defineOperation({
   name: 'studies.protocol-page',
-  scope: 'studies:read',
+  scope: 'studies:pages',
   input: z.object({
     studyId: id,
     protocol: protocolId,
@@ -54,11 +59,11 @@ export const protocolPage = defineOperation({
       .default({}),
   }),
   async run(actor, { studyId, protocol, path, args }) {
-    await requireStudyAccess(db, actor, studyId, 'read')
     const views = await (await pluginOr404(protocol)).views()
+    const study = await requireStudyAccess(db, actor, studyId, views.studyPageNeeds?.(path) ?? 'read')
     const page = views.studyPage ? await views.studyPage(actor, studyId, path, args) : null
     if (!page) throw notFound('Page')
-    return { protocol, ...page }
+    return { protocol, study: { id: study.id, name: study.name }, ...page }
   },
 })
 

@@ -145,6 +145,9 @@ export const labellingPlugin = definePlugin(labelling, {
       import('@/protocols/labelling/server/session-import-page'),
     ]).then(([m, pages, lab, si]) => ({
       session: m.labellingSessionView,
+      // Agreement and adjudication open for whoever adjudicates in the study, even without reading it.
+      studyPageNeeds: (path: string[]) =>
+        path[0] === 'agreement' || path[0] === 'adjudicate' ? ('adjudicate' as const) : ('read' as const),
       // The prompt lab's and the session import's paths are their own; every other page is pages.ts's.
       studyPage: async (actor: Actor, studyId: string, path: string[], args: Record<string, string>) =>
         path[0] === 'prompt-lab'

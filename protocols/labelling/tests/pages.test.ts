@@ -192,8 +192,9 @@ describe('labelling pages: 20 items × 3 annotators', () => {
   })
 
   it('staff only: an annotator and a bad parameter are refused; an annotator’s session page is blind', async () => {
-    expect(await page(a, ['project', runId])).toMatchObject({ ok: false, status: 403 })
-    expect(await page(a, ['agreement', runId])).toMatchObject({ ok: false, status: 403 })
+    // The annotator's study role grants no study permission: to them these pages are of a study they cannot see.
+    expect(await page(a, ['project', runId])).toMatchObject({ ok: false, status: 404 })
+    expect(await page(a, ['agreement', runId])).toMatchObject({ ok: false, status: 404 })
     expect(await page(researcher, ['agreement', runId], { level: 'cubic' })).toMatchObject({ ok: false, status: 400 })
     expect(await page(researcher, ['project', 'nope'])).toMatchObject({ ok: false, status: 404 })
     // c's own session of item 0: c's label only, never a's or b's.
@@ -234,7 +235,7 @@ describe('labelling pages: 20 items × 3 annotators', () => {
     expect(
       await execute(adjudicateLabel, a, { runId, position: first.position, value: 0, note: 'mine' }),
     ).toMatchObject({ ok: false, status: 404 })
-    expect(await page(a, ['adjudicate', runId])).toMatchObject({ ok: false, status: 403 })
+    expect(await page(a, ['adjudicate', runId])).toMatchObject({ ok: false, status: 404 })
     expect(
       await execute(adjudicateLabel, researcher, { runId, position: first.position, value: 7, note: 'x' }),
     ).toMatchObject({ ok: false, status: 400 })
@@ -344,9 +345,15 @@ describe('the study role adjudicator', () => {
     })
 
     // An annotator account made adjudicator sets final labels (labels:adjudicate is theirs, the study
-    // role says where); it reads no study page (no studies:read) and exports nothing.
+    // role says where) and opens the agreement and adjudication pages (they need only adjudicate), but
+    // no page that needs read (no studies:read: the project page is a study it cannot see) and exports nothing.
     expect(await adjudicate(adjA, 2)).toMatchObject({ ok: true })
-    expect(await page(adjA, ['adjudicate', runId])).toMatchObject({ ok: false, status: 403 })
+    const adjByAnnotator = await page<AdjudicationPageData>(adjA, ['adjudicate', runId])
+    if (!adjByAnnotator.ok) throw new Error(adjByAnnotator.error)
+    expect(adjByAnnotator.data.data.canAdjudicate).toBe(true)
+    expect(await page(adjA, ['agreement', runId])).toMatchObject({ ok: true })
+    expect(await page(adjA, ['project', runId])).toMatchObject({ ok: false, status: 404 })
+    expect(await page(adjA, ['prompt-lab'])).toMatchObject({ ok: false, status: 404 })
     expect(await execute(exportRun, adjA, { runId, table: 'final-labels', format: 'jsonl' })).toMatchObject({
       ok: false,
       status: 403,
@@ -356,6 +363,7 @@ describe('the study role adjudicator', () => {
 
     // The annotator study role does not adjudicate (nor see the study); a study viewer reads but does not.
     expect(await adjudicate(ann, 0)).toMatchObject({ ok: false, status: 404 })
+    expect(await page(ann, ['adjudicate', runId])).toMatchObject({ ok: false, status: 404 })
     expect(await adjudicate(view, 0)).toMatchObject({ ok: false, status: 403 })
     expect(await page(view, ['agreement', runId])).toMatchObject({ ok: false, status: 403 })
     expect(await db.labelAdjudication.findFirstOrThrow({ where: { runId, position: 0 } })).toMatchObject({ value: 2 })

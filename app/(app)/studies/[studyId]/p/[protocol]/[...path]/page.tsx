@@ -3,7 +3,6 @@ import { notFound } from 'next/navigation'
 import { uiFor } from '@/components/protocols/registry'
 import { loadForPage } from '@/lib/server/page-data'
 import { protocolPage } from '@/lib/server/services/protocol-pages'
-import { getStudy } from '@/lib/server/services/studies'
 
 interface Params {
   studyId: string
@@ -53,6 +52,6 @@ export default async function ProtocolStudyPage({
   const p = await params
   const ui = uiFor(p.protocol)
   if (!ui?.StudyPage) notFound()
-  const [study, page] = await Promise.all([loadForPage(getStudy, { studyId: p.studyId }), load(p, await searchParams)])
-  return <ui.StudyPage study={{ id: study.id, name: study.name }} path={p.path} title={page.title} data={page.data} />
+  const page = await load(p, await searchParams)
+  return <ui.StudyPage study={page.study} path={p.path} title={page.title} data={page.data} />
 }

@@ -126,6 +126,7 @@ export const mintPlugin = definePlugin(mintProtocol, {
   setup: () =>
     import('@/protocols/mint/server/setup').then((m) => ({
       plan: m.planMint,
+      options: m.MintSetupOptions,
       fromForm: m.mintSetupFromForm,
       snapshot: m.mintSnapshot,
       formData: m.mintFormData,

@@ -324,6 +324,8 @@ export interface ViewContext<P extends AnyProtocol = AnyProtocol, X = any> exten
   /** The seats the viewer fills in this session (empty for researchers and viewers). */
   mySeats: string[]
   ask: AskOf<P> | null
+  /** Who views it (the session page sets it): for what the view offers them (the operations check again). */
+  viewer?: Actor
 }
 
 /**

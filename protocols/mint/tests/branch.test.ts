@@ -164,6 +164,14 @@ describe.skipIf(!status.available)('MINT: branch an episode at a feedback turn',
     expect(await mintRunView(runId)).toMatchObject({ total: 1, finished: 1, sr: 100 })
     const board = await mintLeaderboard(w.studyId)
     expect(board.runs.find((r) => r.id === runId)).toMatchObject({ records: 1, successes: 1, notCounted: 0 })
+
+    // feedbackBy run: the fork keeps the run's feedback seat (the LLM); a second branch gets its own key.
+    const byRun = await execute(branchEpisode, w.researcher, { sessionId: parentId, turn: 2, feedbackBy: 'run' })
+    if (!byRun.ok) throw new Error(byRun.error)
+    const second = await db.protocolSession.findUniqueOrThrow({ where: { id: byRun.data.sessionId } })
+    expect((second.seats as { feedback: { kind: string } }).feedback.kind).toBe('llm')
+    expect(second.forkSeq).toBe(5)
+    expect(second.key).not.toBe(made.data.key)
   })
 
   it('only staff who may change the study branch: an expert, an annotator, a viewer and a study viewer cannot', async () => {

@@ -112,6 +112,7 @@ describe('MINT pages', () => {
     // One button, on the turn with feedback, posting the session and the turn.
     expect(staff.match(/Branch from here/g)).toHaveLength(1)
     expect(staff).toContain('name="turn" value="1"')
+    expect(staff).toContain('name="feedbackBy"')
     expect(staff).toContain('name="sessionId" value="s1"')
     expect(staff).toContain('href="/sessions/p1"')
     expect(staff).toContain('at turn 2')

@@ -1,6 +1,7 @@
 import { createElement } from 'react'
 import { renderToStaticMarkup } from 'react-dom/server'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import type { Actor } from '@/lib/server/actor'
 import type { FakeRule } from '@/lib/llm/fake-server'
 import { db } from '@/lib/server/db'
 import { runHeadless } from '@/lib/server/engine/headless'
@@ -21,6 +22,14 @@ import { fakeConnection, useFakeLlm } from '../../../tests/support/llm'
  * SR_k from each separate run. The model proposes a wrong answer first and the right one second, so
  * SR_1 = 0 and SR_2 = SR_3 = 100: a prefix of a longer run would have given the same SR_1 only by luck.
  */
+const signedIn = vi.hoisted(() => ({ actor: null as Actor | null }))
+vi.mock('next/headers', () => ({ headers: async () => new Headers() }))
+vi.mock('next/cache', () => ({ revalidatePath: () => {} }))
+vi.mock('@/lib/server/auth/session', () => ({
+  getCurrentSession: async () => (signedIn.actor ? { actor: signedIn.actor, sessionId: 'test' } : null),
+}))
+const { createRunAction } = await import('@/app/actions/runs')
+
 const fake = useFakeLlm()
 const status = await sandboxStatus()
 afterAll(async () => {
@@ -105,6 +114,45 @@ describe('MINT: an SR-vs-k curve from one set-up', () => {
         [2, 100, made[1]?.id],
         [3, 100, made[2]?.id],
       ])
+    },
+  )
+
+  it.skipIf(!status.available)(
+    'the New run action: ticked boxes create one run each and lead to the study’s run list; a bad box none',
+    async () => {
+      const w = await world()
+      const post = (ks: string[]) => {
+        const fd = new FormData()
+        for (const [k, v] of Object.entries({ ...formFields(w, undefined), studyId: w.studyId, protocol: 'mint' }))
+          fd.set(k, String(v))
+        for (const k of ks) fd.append('ks', k)
+        fd.set('draft', 'on') // created as drafts: nothing is queued for workers this file does not run
+        return createRunAction(null, fd)
+      }
+      signedIn.actor = w.researcher
+      try {
+        const refused = await post(['1', '0'])
+        expect(refused).toMatchObject({ ok: false, fieldErrors: { 'options.ks.1': expect.any(Array) } })
+        expect(await db.run.count({ where: { studyId: w.studyId } })).toBe(0)
+        // Next's redirect is a thrown error whose digest names the target.
+        const went = await post(['1', '2', '5']).then(
+          () => null,
+          (e: { digest?: string }) => e.digest ?? String(e),
+        )
+        expect(went).toContain(`/runs?studyId=${w.studyId}`)
+        const runs = await db.run.findMany({
+          where: { studyId: w.studyId },
+          orderBy: { createdAt: 'asc' },
+          select: { name: true, config: true, status: true },
+        })
+        expect(runs.map((r) => [r.name, (r.config as { k: number }).k, r.status])).toEqual([
+          ['gen curve · k = 1', 1, 'draft'],
+          ['gen curve · k = 2', 2, 'draft'],
+          ['gen curve · k = 5', 5, 'draft'],
+        ])
+      } finally {
+        signedIn.actor = null
+      }
     },
   )
 

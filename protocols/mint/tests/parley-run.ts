@@ -89,6 +89,8 @@ export async function branchableEpisode(studyId: string): Promise<string> {
       ],
     },
   ])
+  // Paused: a branch of it is created but not queued (the probes run no workers, and leave no step jobs).
+  await db.run.update({ where: { id: runId }, data: { status: 'paused' } })
   const s = await db.protocolSession.findFirstOrThrow({ where: { runId }, select: { id: true } })
   return s.id
 }

@@ -19,6 +19,7 @@ test('health checks the database; the OpenAPI document lists every route', async
       '/labelling/session-imports',
       '/me',
       '/metrics',
+      '/mint/branches',
       '/mint/results-imports',
       '/pxp/molecules',
       '/ready',

@@ -59,7 +59,9 @@ export async function createRunAction(_prev: ActionState, fd: FormData): Promise
   )
   if (!data) return state
   revalidatePath('/runs')
-  // Always the run page, whatever the protocol or the number of sessions (one session links to its page there).
+  // The run page, whatever the protocol or the number of sessions (one session links to its page there);
+  // several runs created together (a set-up that plans several): the study's run list, which shows them all.
+  if (data.runs.length > 1 && typeof studyId === 'string') redirect(`/runs?studyId=${encodeURIComponent(studyId)}`)
   redirect(`/runs/${data.id}`)
 }
 

@@ -28,6 +28,8 @@ export type { CliTools, ProtocolCli } from '@/lib/cli/tools'
 // session as a step sees it (a protocol's own operation on the session a person sits in).
 export { replayCache, type ReplayCache, type StoredSession } from '@/lib/server/engine/run-reader'
 export { loadSession, parseSession, prepare } from '@/lib/server/engine/runner'
+// A fork of a session asked for by a protocol's own operation (MINT's branch from a turn): lineage, copied prefix.
+export { createRunSessions } from '@/lib/server/engine/schedule'
 
 // The database, for a protocol's own queries (its dashboard, its exports, its seed); the plain pg pool for
 // statements Prisma cannot run (ReHAC's SQL environment: its own transaction, role and row cap).
@@ -45,7 +47,7 @@ export { Prisma } from '@/lib/generated/prisma/client'
 export { defineOperation, execute, type Operation } from '@/lib/server/operation'
 // Runs on behalf of a person (a plugin's job creating runs, as the prompt lab does): the operations, through `execute`.
 export { createRun, retryStalled } from '@/lib/server/services/runs'
-export { id, requireStudyAccess } from '@/lib/server/services/studies'
+export { id, requireStudyAccess, studyAccess } from '@/lib/server/services/studies'
 export { hasScope } from '@/lib/server/auth/roles'
 export { mayTakePart } from '@/lib/server/auth/study-roles'
 export { actorRef, writeAudit } from '@/lib/server/audit'

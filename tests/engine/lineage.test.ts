@@ -181,6 +181,39 @@ describe('keys', () => {
   })
 })
 
+describe('a fork asked for by an operation', () => {
+  it('reopens a done run when asked (it closes again after the fork), writes its audit row with it; without reopen a done run stays done', async () => {
+    const runId = await treeRun(1, true)
+    const root = (await sessionsOf(runId))[0]
+    if (!root) throw new Error('no root')
+    await runSession(root.id)
+    for (const s of await sessionsOf(runId)) if (s.status !== 'done') await runSession(s.id)
+    expect((await runOf(runId)).status).toBe('done')
+
+    const kept = await createRunSessions(runId, [{ key: 'kept', parentId: root.id, forkSeq: 0 }])
+    expect((await runOf(runId)).status).toBe('done')
+    await db.protocolSession.update({ where: { id: kept[0] as string }, data: { status: 'cancelled' } })
+
+    const [fork] = await createRunSessions(runId, [{ key: 'again', parentId: root.id, forkSeq: 1 }], {
+      reopen: true,
+      audit: (ids) => ({
+        actor: { userId: researcher.userId, email: null, via: 'cli' },
+        action: 'session.fork',
+        resourceType: 'session',
+        resourceId: ids[0] as string,
+        studyId,
+      }),
+    })
+    if (!fork) throw new Error('no fork')
+    expect((await runOf(runId)).status).toBe('running')
+    expect(await db.auditLog.count({ where: { action: 'session.fork', resourceId: fork } })).toBe(1)
+    await runSession(fork)
+    const forked = await db.protocolSession.findUniqueOrThrow({ where: { id: fork } })
+    expect(forked.status).toBe('done')
+    expect((await runOf(runId)).status).toBe('done')
+  })
+})
+
 describe('the scheduler decides when the run is done', () => {
   it('a run with nothing open stays running while the scheduler has not reached its goal', async () => {
     const runId = await treeRun(2, true)

@@ -18,6 +18,7 @@ import { createRun } from '@/lib/server/services/runs'
 import { apiRouter } from '../support/api-router'
 import { treeRun } from '../../protocols/rehac/tests/tree-run'
 import { releasedRecordLine } from '@/protocols/mint/fixture'
+import { branchableEpisode } from '../../protocols/mint/tests/parley-run'
 import { makeAwaitingPxpSession, makeStudy, makeUser } from '../support/fixtures'
 import { serveRoute } from '../support/http-route'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -443,6 +444,26 @@ const CASES: Case[] = [
       form.set('file', new File(['plain text'], 'tree.zip'))
       return { path: '/mint/results-imports', method: 'POST', body: form }
     },
+  },
+  {
+    op: 'POST /mint/branches',
+    name: 'a branch at turn 1',
+    status: 201,
+    call: async (fx) => ({
+      path: '/mint/branches',
+      method: 'POST',
+      json: { sessionId: await branchableEpisode(fx.studyId), turn: 1 },
+    }),
+  },
+  {
+    op: 'POST /mint/branches',
+    name: 'a turn without feedback',
+    status: 400,
+    call: async (fx) => ({
+      path: '/mint/branches',
+      method: 'POST',
+      json: { sessionId: await branchableEpisode(fx.studyId), turn: 2 },
+    }),
   },
   {
     op: 'GET /pxp/molecules',

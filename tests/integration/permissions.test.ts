@@ -12,6 +12,7 @@ import { allOperations } from '@/lib/server/operations'
 import { createApiKey } from '@/lib/server/services/api-keys'
 import { labellingDataset } from '@/protocols/labelling/fixture'
 import { releasedRecordLine } from '@/protocols/mint/fixture'
+import { branchableEpisode } from '../../protocols/mint/tests/parley-run'
 import { machineOpens, makeSession, makeStudy, makeUser, makeUsers } from '../support/fixtures'
 
 /** The generic operations and every protocol's own (loaded from its `ops` capability). */
@@ -369,6 +370,11 @@ const CASES: Record<
         't.zip',
       ),
     }),
+  },
+  // Branching a MINT episode at a feedback turn: a new session of the study's run (staff, as creating a run).
+  'mint.branch': {
+    allowed: STAFF,
+    input: async (c) => ({ sessionId: await branchableEpisode(c.studyId), turn: 1 }),
   },
   // A prompt-lab run: starting one (and retrying it) changes the study's runs (staff); its state is study reading.
   'labelling.lab-runs.start': {
@@ -1034,6 +1040,7 @@ const STUDY_ROLE_CASES: Record<string, Row> = {
   'labelling.adjudicate': ADJUDICATE, // the study permission adjudicate, on top of labels:adjudicate
   'labelling.import-sessions': WRITE, // a new dataset of the study, as an import
   'mint.import-results': WRITE, // imported runs are study data, as an import
+  'mint.branch': WRITE, // a new session of the study's run, as creating one
   'labelling.lab-runs.start': WRITE, // creates runs of the study
   'labelling.lab-runs.retry': WRITE,
   'labelling.lab-runs.get': READ, // its progress and tables: study reading (an annotator account has no studies:read)

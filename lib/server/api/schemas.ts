@@ -149,6 +149,10 @@ export const RunCreated = z
       .meta({ description: 'A large run creates its sessions in the background (status `preparing`)' }),
     started: z.boolean(),
     firstSessionId: z.string().nullable().meta({ description: 'null while the run is preparing' }),
+    runs: z.array(z.object({ id: z.string(), name: z.string(), sessions: int(), preparing: z.boolean() })).meta({
+      description:
+        'Every run the set-up created, in order (one for most set-ups; several created together, all or none, e.g. one per budget k of a curve); `id` is the first',
+    }),
   })
   .meta({ id: 'RunCreated' })
 

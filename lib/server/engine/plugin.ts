@@ -325,6 +325,8 @@ export interface ViewContext<P extends AnyProtocol = AnyProtocol, X = any> exten
   /** The seats the viewer fills in this session (empty for researchers and viewers). */
   mySeats: string[]
   ask: AskOf<P> | null
+  /** Who views it (the session page sets it): for what the view offers them (the operations check again). */
+  viewer?: Actor
 }
 
 /**
@@ -492,7 +494,17 @@ export interface PluginSetup<Config = any, Options = any> {
   config?: z.ZodType<Config, any>
   /** The protocol's own run options (a task template, carry-over, a typed-in case …); default: none. */
   options?: z.ZodType<Options, any>
-  plan(actor: Actor, studyId: string, input: RunSetup<Config, Options>, tools: SetupTools): Promise<RunPlan>
+  /**
+   * The run the set-up describes, or several runs created together from one set-up (e.g. one run per
+   * budget of a curve): each is checked before any is written, and all of them are written in one
+   * transaction or none is (`writeRuns`).
+   */
+  plan(
+    actor: Actor,
+    studyId: string,
+    input: RunSetup<Config, Options>,
+    tools: SetupTools,
+  ): Promise<RunPlan | readonly RunPlan[]>
   /**
    * The protocol's set-up body from before one seat vocabulary (a body without `seats`), kept so
    * REST clients and scripts written for it still work: checked by `input`, mapped to the one shape.

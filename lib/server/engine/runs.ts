@@ -3,8 +3,8 @@ import type { Actor } from '@/lib/server/actor'
 import { isRole } from '@/lib/server/auth/roles'
 import { mayTakePart } from '@/lib/server/auth/study-roles'
 import { db } from '@/lib/server/db'
-import { badRequest } from '@/lib/server/errors'
-import type { RunPlan } from '@/lib/server/engine/plugin'
+import { AppError, badRequest } from '@/lib/server/errors'
+import type { ProtocolPlugin, RunPlan } from '@/lib/server/engine/plugin'
 import { pluginFor } from '@/lib/server/engine/plugins'
 import { checkSessionCap, createSessions, plannedCount } from '@/lib/server/engine/prepare'
 import { jobSettings } from '@/lib/server/jobs/queue'
@@ -27,13 +27,132 @@ export async function writeRun(
   plan: RunPlan,
   /** Refuses a connection the actor may not use; answers its default model. */
   checkConnection: (connectionId: string) => Promise<{ defaultModel: string }>,
-  /**
-   * start: queue its first steps once ready; maxInFlight: its limit of sessions in flight (none by
-   * default); distinctClaimants, fillFirst: how its claimable seats are claimed and offered.
-   */
-  opts: { start?: boolean; maxInFlight?: number; distinctClaimants?: boolean; fillFirst?: number } = {},
-): Promise<{ id: string; sessions: number; preparing: boolean }> {
+  opts: WriteRunOptions = {},
+): Promise<WrittenRun> {
+  const [run] = await writeRuns(actor, studyId, protocolId, [plan], checkConnection, opts)
+  return run as WrittenRun
+}
+
+/**
+ * start: queue its first steps once ready; maxInFlight: its limit of sessions in flight (none by
+ * default); distinctClaimants, fillFirst: how its claimable seats are claimed and offered.
+ */
+export interface WriteRunOptions {
+  start?: boolean
+  maxInFlight?: number
+  distinctClaimants?: boolean
+  fillFirst?: number
+}
+
+export interface WrittenRun {
+  id: string
+  name: string
+  sessions: number
+  preparing: boolean
+}
+
+/**
+ * Writing the runs of one set-up together (a setup whose `plan` answers several plans, e.g. one run
+ * per budget of a curve): every plan is checked as {@link writeRun} checks one before anything is
+ * written, then every run row and its audit row are written in one transaction (all of them or none);
+ * the sessions of each follow as a single run's do. Answers the runs in the plans' order.
+ */
+export async function writeRuns(
+  actor: Actor,
+  studyId: string,
+  protocolId: string,
+  plans: readonly RunPlan[],
+  checkConnection: (connectionId: string) => Promise<{ defaultModel: string }>,
+  opts: WriteRunOptions = {},
+): Promise<WrittenRun[]> {
+  if (!plans.length) throw badRequest('The set-up planned no run.')
   const plugin = await pluginFor(protocolId)
+  const checked: Awaited<ReturnType<typeof checkPlan>>[] = []
+  for (const [i, plan] of plans.entries()) {
+    try {
+      checked.push(await checkPlan(studyId, plugin, plan, checkConnection))
+    } catch (err) {
+      // Which of several runs a problem is in, named by the run.
+      if (plans.length > 1 && err instanceof AppError)
+        throw new AppError(err.status, `Run ${i + 1} (${plan.name}): ${err.message}`, err.fieldErrors, err.fieldsOnly)
+      throw err
+    }
+  }
+  const runs = await db.$transaction(async (tx) => {
+    const out = []
+    for (const { plan, planned, seatsOfRun } of checked) {
+      const run = await tx.run.create({
+        data: {
+          studyId,
+          name: plan.name,
+          protocol: protocolId,
+          task: plan.task,
+          datasetId: plan.datasetId,
+          config: plan.config as Prisma.InputJsonValue,
+          seats: seatsOfRun as Prisma.InputJsonValue,
+          repetitions: plan.repetitions,
+          status: 'preparing',
+          sessionsPlanned: planned,
+          maxInFlight: opts.maxInFlight ?? null,
+          distinctClaimants: opts.distinctClaimants ?? false,
+          fillFirst: opts.fillFirst ?? null,
+          ...(plan.analysis !== undefined ? { analysis: plan.analysis as Prisma.InputJsonValue } : {}),
+          createdById: actor.userId || null,
+        },
+      })
+      await writeAudit(tx, {
+        actor: actorRef(actor),
+        action: 'run.create',
+        resourceType: 'run',
+        resourceId: run.id,
+        studyId,
+        after: {
+          name: plan.name,
+          protocol: protocolId,
+          sessions: planned,
+          ...(plans.length > 1 ? { createdTogether: plans.length } : {}),
+          ...(plan.audit ?? {}),
+        },
+      })
+      out.push(run)
+    }
+    return out
+  })
+  const written: WrittenRun[] = []
+  for (const [i, run] of runs.entries()) {
+    const { plan, planned, cycle } = checked[i] as (typeof checked)[number]
+    const ready = await createSessions(
+      {
+        runId: run.id,
+        studyId,
+        protocol: protocolId,
+        plan: {
+          datasetId: plan.datasetId,
+          ...(plan.instanceIds ? { instanceIds: plan.instanceIds } : {}),
+          ...(plan.sample ? { sample: plan.sample } : {}),
+          repetitions: plan.repetitions,
+          shuffle: !!plan.shuffle,
+          seatCycle: cycle,
+          protocolVersion: plugin.protocol.version,
+          task: plan.task,
+          config: plan.config,
+          statusWhenReady: opts.start ? 'running' : 'draft',
+        },
+      },
+      planned,
+    )
+    written.push({ id: run.id, name: plan.name, sessions: planned, preparing: !ready })
+  }
+  return written
+}
+
+/** One plan checked (seats, people, connections, the session cap), before anything is written. */
+async function checkPlan(
+  studyId: string,
+  plugin: ProtocolPlugin,
+  plan: RunPlan,
+  checkConnection: (connectionId: string) => Promise<{ defaultModel: string }>,
+) {
   const { expireInSeconds } = jobSettings()
   const check = (seats: Seats, where: string) => {
     const problems = seatProblems(plugin.protocol, seats)
@@ -91,55 +210,5 @@ export async function writeRun(
   const { instances } = plannedCount(plan, available)
   if (!instances) throw badRequest('The run has no sessions: the dataset is empty.')
   const planned = checkSessionCap(instances, plan.repetitions, plan.sample ? 'sample' : 'repetitions')
-  const run = await db.$transaction(async (tx) => {
-    const run = await tx.run.create({
-      data: {
-        studyId,
-        name: plan.name,
-        protocol: protocolId,
-        task: plan.task,
-        datasetId: plan.datasetId,
-        config: plan.config as Prisma.InputJsonValue,
-        seats: seatsOfRun as Prisma.InputJsonValue,
-        repetitions: plan.repetitions,
-        status: 'preparing',
-        sessionsPlanned: planned,
-        maxInFlight: opts.maxInFlight ?? null,
-        distinctClaimants: opts.distinctClaimants ?? false,
-        fillFirst: opts.fillFirst ?? null,
-        ...(plan.analysis !== undefined ? { analysis: plan.analysis as Prisma.InputJsonValue } : {}),
-        createdById: actor.userId || null,
-      },
-    })
-    await writeAudit(tx, {
-      actor: actorRef(actor),
-      action: 'run.create',
-      resourceType: 'run',
-      resourceId: run.id,
-      studyId,
-      after: { name: plan.name, protocol: protocolId, sessions: planned, ...(plan.audit ?? {}) },
-    })
-    return run
-  })
-  const ready = await createSessions(
-    {
-      runId: run.id,
-      studyId,
-      protocol: protocolId,
-      plan: {
-        datasetId: plan.datasetId,
-        ...(plan.instanceIds ? { instanceIds: plan.instanceIds } : {}),
-        ...(plan.sample ? { sample: plan.sample } : {}),
-        repetitions: plan.repetitions,
-        shuffle: !!plan.shuffle,
-        seatCycle: cycle,
-        protocolVersion: plugin.protocol.version,
-        task: plan.task,
-        config: plan.config,
-        statusWhenReady: opts.start ? 'running' : 'draft',
-      },
-    },
-    planned,
-  )
-  return { id: run.id, sessions: planned, preparing: !ready }
+  return { plan, planned, seatsOfRun, cycle }
 }

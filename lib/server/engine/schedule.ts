@@ -16,6 +16,8 @@ import { admitSessions } from '@/lib/server/engine/step-queue'
 import { badRequest, conflict } from '@/lib/server/errors'
 import { publish } from '@/lib/server/live'
 import { log } from '@/lib/server/log'
+import { type AuditEntry, writeAuditSql } from '@/lib/server/audit'
+import type pg from 'pg'
 
 /**
  * Run scheduling and session lineage. A run starts from its plan's grid (prepare.ts); a protocol's
@@ -346,21 +348,34 @@ export async function runStarting(runId: string, client?: Client): Promise<void>
 /**
  * Create sessions of a run directly (a fork asked for by an operation or a test): in one transaction
  * under the run's lock; a key the run has already is refused (409) and nothing is written. Queued
- * sessions go on the step queue while the run runs.
+ * sessions go on the step queue while the run runs. `reopen`: a run that is done runs again for them
+ * (it closes again once none of its sessions is open), e.g. a person branching a finished episode.
+ * `audit`: the audit row of the operation that asked, written in the same transaction.
  */
-export async function createRunSessions(runId: string, specs: SessionSpec[]): Promise<string[]> {
+export async function createRunSessions(
+  runId: string,
+  specs: SessionSpec[],
+  opts: { reopen?: boolean; audit?: (ids: string[]) => AuditEntry } = {},
+): Promise<string[]> {
   const r = await underRunLock(runId, async (client, run) => {
     const plugin = await pluginFor(run.protocol)
     const made = await insertSessions(client, run, plugin, specs, 'refuse')
+    let status = run.status
+    if (opts.reopen && status === 'done' && made.some((m) => m.queued)) {
+      await client.query(`UPDATE "Run" SET status = 'running', "updatedAt" = now() WHERE id = $1`, [runId])
+      status = 'running'
+    }
     if (made.length)
       await client.query(
         `UPDATE "Run" SET "sessionsCreated" = "sessionsCreated" + $2, "sessionsPlanned" = "sessionsPlanned" + $2
          WHERE id = $1`,
         [runId, made.length],
       )
-    return { made, running: run.status === 'running' }
+    if (opts.audit) await writeAuditSql(client as unknown as pg.ClientBase, opts.audit(made.map((m) => m.id)))
+    return { made, running: status === 'running', reopened: status !== run.status }
   })
   if (!r) throw badRequest('No such run.')
   if (r.running && r.made.some((m) => m.queued)) await admitSessions(runId)
+  if (r.reopened) void publish(`run:${runId}`, { type: 'status', status: 'running' })
   return r.made.map((m) => m.id)
 }

@@ -6,11 +6,11 @@ import { AppError, badRequest, conflict, notFound } from '@/lib/server/errors'
 import { workingSessions } from '@/lib/server/engine/jobs'
 import { admitSessions, dropQueuedSteps, enqueueSteps } from '@/lib/server/engine/step-queue'
 import { hasScope, isRole } from '@/lib/server/auth/roles'
-import type { PluginViews, ProtocolPlugin, RunSetup } from '@/lib/server/engine/plugin'
+import type { PluginViews, ProtocolPlugin, RunPlan, RunSetup } from '@/lib/server/engine/plugin'
 import { allPlugins, pluginFor } from '@/lib/server/engine/plugins'
 import { closeIfFinished, sessionEnded } from '@/lib/server/engine/runner'
 import { runStarting } from '@/lib/server/engine/schedule'
-import { writeRun } from '@/lib/server/engine/runs'
+import { writeRuns } from '@/lib/server/engine/runs'
 import {
   LlmRef,
   llmRefs,
@@ -239,7 +239,7 @@ export const createRun = defineOperation({
       ...(input.instanceIds ? { instanceIds: input.instanceIds } : {}),
       shuffle: input.shuffle,
     }
-    const plan = await setupOf.plan(actor, studyId, setup, {
+    const planned = await setupOf.plan(actor, studyId, setup, {
       async dataset(datasetId: string) {
         const ds = await db.dataset.findFirst({
           where: { id: datasetId, studyId },
@@ -250,12 +250,15 @@ export const createRun = defineOperation({
         return ds
       },
     })
-    const created = await writeRun(actor, studyId, protocol, plan, (c) => usableConnection(actor, c), {
+    // A set-up may plan several runs (one per budget of a curve …): all are written, or none.
+    const plans = Array.isArray(planned) ? planned : [planned as RunPlan]
+    const runs = await writeRuns(actor, studyId, protocol, plans, (c) => usableConnection(actor, c), {
       start: !!start,
       maxInFlight,
       distinctClaimants,
       fillFirst,
     })
+    const created = runs[0] as (typeof runs)[number]
     const first = created.preparing
       ? null
       : await db.protocolSession.findFirst({
@@ -263,7 +266,15 @@ export const createRun = defineOperation({
           orderBy: [{ repetition: 'asc' }, { position: 'asc' }],
           select: { id: true },
         })
-    return { ...created, protocol, started: !!start && !created.preparing, firstSessionId: first?.id ?? null }
+    return {
+      id: created.id,
+      sessions: created.sessions,
+      preparing: created.preparing,
+      protocol,
+      started: !!start && !created.preparing,
+      firstSessionId: first?.id ?? null,
+      runs: runs.map((r) => ({ id: r.id, name: r.name, sessions: r.sessions, preparing: r.preparing })),
+    }
   },
 })
 

@@ -427,7 +427,7 @@ export const getSession = defineOperation({
     const next = plugin.protocol.next(ctx.state) as Ask<string, string, string> | { done: true; reason: string }
     const mySeats = meta.people.filter((p) => p.userId === actor.userId).map((p) => p.seat)
     const ask = next.done ? null : next
-    const viewCtx = { ...ctx, mySeats, ask }
+    const viewCtx = { ...ctx, mySeats, ask, viewer: actor }
     const views = await plugin.views()
     const view = await views.session(viewCtx)
     const yourTurn = !!ask && mySeats.includes(ask.seat) && session.status !== 'cancelled'

@@ -55,8 +55,9 @@ async function tokenCounters(sessionIds: string[]): Promise<Map<string, Record<s
 export async function runResults(runId: string): Promise<{ files: Map<string, MintRecord[]>; leftOut: string[] }> {
   const run = await db.run.findUnique({ where: { id: runId }, select: { protocol: true, config: true, seats: true } })
   if (!run || run.protocol !== MINT_PROTOCOL_ID) throw notFound('No such MINT run.')
+  // The authors' tree holds the run's own episodes, not its branches (mint.branch).
   const sessions = await db.protocolSession.findMany({
-    where: { runId },
+    where: { runId, parentId: null },
     orderBy: [{ repetition: 'asc' }, { position: 'asc' }, { createdAt: 'asc' }],
     select: {
       id: true,

@@ -344,11 +344,12 @@ export async function parleyRuns(studyId: string): Promise<RunOutcomes[]> {
       ),
     )
     if (!config.success) continue
+    // The run's own episodes: a branch (a fork with other feedback, mint.branch) is not one of them.
     const sessions = await db.protocolSession.findMany({
-      where: { runId: run.id, status: 'done' },
+      where: { runId: run.id, status: 'done', parentId: null },
       select: { id: true, updatedAt: true },
     })
-    const total = await db.protocolSession.count({ where: { runId: run.id } })
+    const total = await db.protocolSession.count({ where: { runId: run.id, parentId: null } })
     const eps = await episodeCache.of(sessions)
     const counted = eps.filter((e) => e.counted && e.dataset !== null)
     const f = config.data.feedback

@@ -126,6 +126,7 @@ export const mintPlugin = definePlugin(mintProtocol, {
   setup: () =>
     import('@/protocols/mint/server/setup').then((m) => ({
       plan: m.planMint,
+      options: m.MintSetupOptions,
       fromForm: m.mintSetupFromForm,
       snapshot: m.mintSnapshot,
       formData: m.mintFormData,
@@ -147,13 +148,15 @@ export const mintPlugin = definePlugin(mintProtocol, {
     ),
   seed: () => import('@/protocols/mint/server/seed').then((m) => ({ seedDemo: m.seedMintDemo })),
   ops: () =>
-    Promise.all([import('@/protocols/mint/server/datasets'), import('@/protocols/mint/server/released-import')]).then(
-      ([m, ri]) => ({
-        datasets: m.mintDatasets,
-        operations: [ri.importResults],
-        rest: [ri.importResultsEndpoint],
-      }),
-    ),
+    Promise.all([
+      import('@/protocols/mint/server/datasets'),
+      import('@/protocols/mint/server/released-import'),
+      import('@/protocols/mint/server/branch'),
+    ]).then(([m, ri, b]) => ({
+      datasets: m.mintDatasets,
+      operations: [ri.importResults, b.branchEpisode],
+      rest: [ri.importResultsEndpoint, b.branchEndpoint],
+    })),
   demo: mintDemo,
   title: (instance) => `${instance.dataset} ${instance.id}: ${instance.prompt.slice(0, 60)}`,
 })

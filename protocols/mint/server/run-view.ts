@@ -120,7 +120,11 @@ export async function mintRunView(runId: string): Promise<MintRunView> {
   ])
   const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { config: true } })
   const config = mintConfig.parse(run.config ?? {})
-  const sessions = await db.protocolSession.findMany({ where: { runId }, select: { id: true, updatedAt: true } })
+  // The run's own episodes: its branches (mint.branch, other feedback from a turn on) are not.
+  const sessions = await db.protocolSession.findMany({
+    where: { runId, parentId: null },
+    select: { id: true, updatedAt: true },
+  })
   const all: MintResultRecord[] = []
   for (let i = 0; i < sessions.length; i += 200) all.push(...(await records.of(sessions.slice(i, i + 200))))
   const ended = all.filter((r) => r.state.finished)

@@ -39,8 +39,11 @@ export function mintSetupFromForm(f: Record<string, unknown>): RunSetupBody {
   const none = !feedbackSeat || feedbackSeat.kind === 'program'
   const k = text(f.k)
   const p = text(f.p)
+  // The curve's budgets: ticked boxes `ks` (one value, or several).
+  const ks = (Array.isArray(f.ks) ? f.ks : [f.ks]).map(text).filter((x): x is string => x !== undefined)
   return {
     name: text(f.name),
+    ...(ks.length ? { options: { ks } } : {}),
     datasetId: text(f.datasetId),
     seats: none ? { ...seats, feedback: { kind: 'program', program: 'no-feedback' } } : seats,
     config: {
@@ -58,6 +61,25 @@ export function mintSetupFromForm(f: Record<string, unknown>): RunSetupBody {
     sample: text(f.sample),
   }
 }
+
+/**
+ * MINT's own run options: `ks`, the budgets of an SR-vs-k curve. With them, one set-up creates one run
+ * per k, together (all or none): each its own run with budget k (SR_k comes from the separate run,
+ * never from a prefix of a longer one), p = min(p, k) (so 2, or 1 when k = 1, by default), named
+ * "<name> · k = <k>"; the leaderboard draws runs of one model and feedback setting as one curve.
+ */
+export const MintSetupOptions = z.strictObject({
+  ks: z
+    .array(z.coerce.number().int().min(1).max(10))
+    .min(1)
+    .max(10)
+    .refine((ks) => new Set(ks).size === ks.length, 'Choose each k once.')
+    .optional(),
+})
+export type MintSetupOptions = z.output<typeof MintSetupOptions>
+
+/** The name of the run with budget k of a curve named `name`. */
+export const curveRunName = (name: string, k: number) => `${name} · k = ${k}`
 
 /** A session's snapshot: the task, and its reference from the row's prediction. */
 export function mintSnapshot(row: InstanceRow): unknown {
@@ -103,9 +125,9 @@ export const MintFormData = z.object({
 export async function planMint(
   _actor: Actor,
   _studyId: string,
-  input: RunSetup<MintConfig, unknown>,
+  input: RunSetup<MintConfig, MintSetupOptions>,
   tools: SetupTools,
-): Promise<RunPlan> {
+): Promise<RunPlan | RunPlan[]> {
   if (!input.datasetId) throw badRequest('Choose a MINT task set.', { datasetId: ['Choose a MINT task set.'] })
   const ds = await tools.dataset(input.datasetId)
   if (ds.kind !== DATASET_KIND)
@@ -113,7 +135,8 @@ export async function planMint(
       datasetId: ['Choose a MINT task set.'],
     })
   const config = input.config
-  if (config.p > config.k)
+  const ks = input.options?.ks ? [...input.options.ks].sort((a, b) => a - b) : undefined
+  if (!ks && config.p > config.k)
     throw badRequest(`At most k = ${config.k} proposals fit in the budget; p is ${config.p}.`, {
       'config.p': [`p must be at most k (${config.k}).`],
     })
@@ -134,17 +157,19 @@ export async function planMint(
     })
   const count = await db.instance.count({ where: { datasetId: ds.id } })
   if (!count) throw badRequest('The task set has no tasks.', { datasetId: ['The task set has no tasks.'] })
-  return {
-    name: input.name,
+  const one = (name: string, c: MintConfig): RunPlan => ({
+    name,
     task: 'mint',
     datasetId: ds.id,
-    config,
+    config: c,
     seats: input.seats,
     repetitions: input.repetitions,
     ...(input.instanceIds ? { instanceIds: input.instanceIds } : {}),
     ...(input.sample ? { sample: input.sample } : {}),
     shuffle: input.shuffle,
     seatCycle: input.seatCycle,
-    audit: { datasetId: ds.id, k: config.k, p: config.p, feedback: config.feedback },
-  }
+    audit: { datasetId: ds.id, k: c.k, p: c.p, feedback: c.feedback, ...(ks ? { curve: input.name, ks } : {}) },
+  })
+  if (!ks) return one(input.name, config)
+  return ks.map((k) => one(curveRunName(input.name, k), { ...config, k, p: Math.min(config.p, k) }))
 }

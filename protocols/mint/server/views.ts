@@ -1,4 +1,5 @@
-import type { ViewContext } from '@/lib/server/sdk'
+import { db, hasScope, studyAccess, type ViewContext } from '@/lib/server/sdk'
+import { branchTurn, feedbackTurns } from '@/protocols/mint/server/branch'
 import { taskPrompt } from '@/protocols/mint/core/prompts'
 import {
   type ActionKind,
@@ -47,6 +48,12 @@ export interface MintSessionView {
   groundTruth: string | null
   /** The Python tool here (the run page and the expert's page say when it cannot run). */
   sandbox: { available: boolean; reason?: string; installHint?: string }
+  /** A branch (mint.branch): the episode it was forked from and the feedback turn it branched at. */
+  branchOf: { sessionId: string; turn: number } | null
+  /** The branches made from this episode, by turn. */
+  branches: { sessionId: string; turn: number; status: string }[]
+  /** The feedback turns the viewer may branch from (staff who may change the study; empty otherwise). */
+  branchable: number[]
 }
 
 export async function mintSessionView(ctx: ViewContext<typeof mintProtocol>): Promise<MintSessionView> {
@@ -54,7 +61,26 @@ export async function mintSessionView(ctx: ViewContext<typeof mintProtocol>): Pr
   const researcher = mySeats.length === 0
   const expertWithTruth = mySeats.includes('feedback') && config.feedback.groundTruth && !mySeats.includes('agent')
   const status = await sandboxStatus()
+  const { session } = ctx
+  const sent = session.messages.map((m) => ({ seq: m.seq, sender: m.sender }))
+  const children = await db.protocolSession.findMany({
+    where: { parentId: session.id },
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, forkSeq: true, status: true },
+  })
+  const viewer = ctx.viewer
+  const mayBranch =
+    !!viewer &&
+    !!session.runId &&
+    hasScope(viewer.role, 'studies:update') &&
+    (await studyAccess(viewer, session.studyId)).includes('write')
   return {
+    branchOf:
+      session.parentId && session.forkSeq !== null
+        ? { sessionId: session.parentId, turn: branchTurn(sent, session.forkSeq) }
+        : null,
+    branches: children.map((c) => ({ sessionId: c.id, turn: branchTurn(sent, c.forkSeq ?? 0), status: c.status })),
+    branchable: mayBranch ? feedbackTurns(sent).map((f) => f.turn) : [],
     dataset: instance.dataset,
     taskType: TASK_TYPE_OF[instance.dataset],
     task: taskPrompt(instance),

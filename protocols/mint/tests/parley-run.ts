@@ -72,3 +72,25 @@ export async function parleyRun(
   }
   return run.id
 }
+
+/**
+ * A finished episode with feedback after its first turn (a cell, its output, feedback, the answer, the
+ * verdict), of a run of its own: what `mint.branch` branches at turn 1 (the permission and API probes).
+ */
+export async function branchableEpisode(studyId: string): Promise<string> {
+  const runId = await parleyRun(studyId, 'branchable', { k: 3, feedback: { mode: 'textual' } }, [
+    {
+      log: [
+        { sender: 'agent', kind: 'turn', content: '<execute> x = 6 </execute>', error: null },
+        { sender: 'tool', kind: 'observation', output: '', done: false },
+        { sender: 'feedback', kind: 'feedback', text: 'Print it.' },
+        { sender: 'agent', kind: 'turn', content: '<solution> 6 </solution>', error: null },
+        { sender: 'env', kind: 'verdict', correct: true },
+      ],
+    },
+  ])
+  // Paused: a branch of it is created but not queued (the probes run no workers, and leave no step jobs).
+  await db.run.update({ where: { id: runId }, data: { status: 'paused' } })
+  const s = await db.protocolSession.findFirstOrThrow({ where: { runId }, select: { id: true } })
+  return s.id
+}

@@ -46,6 +46,9 @@ function view(over: Partial<View> = {}): View {
     counts: { propose_solution: 0, use_tool: 1, invalid_action: 0 },
     groundTruth: '12',
     sandbox: { available: true },
+    branchOf: null,
+    branches: [],
+    branchable: [],
     ...over,
   }
 }
@@ -79,6 +82,41 @@ describe('MINT pages', () => {
       }),
     )
     expect(body).not.toContain('<script>')
+  })
+
+  it('a feedback turn offers “Branch from here” to whom may branch; a branch names its parent and turn, an episode its branches', () => {
+    const turn = view().turns[0] as View['turns'][number]
+    const withFeedback = view({
+      turns: [
+        { ...turn, feedback: 'Print it.' },
+        { ...turn, t: 2, feedback: null },
+      ],
+    })
+    const render = (v: View) =>
+      renderToStaticMarkup(
+        createElement(MintSessionView, {
+          session: session(v, 'feedback'),
+          turnForm: null,
+          live: null,
+        } as SessionViewProps),
+      )
+    const none = render(withFeedback)
+    expect(none).not.toContain('Branch from here')
+    expect(none).not.toContain('data-testid="mint-branch-of"')
+    const staff = render({
+      ...withFeedback,
+      branchable: [1],
+      branchOf: { sessionId: 'p1', turn: 2 },
+      branches: [{ sessionId: 'b1', turn: 1, status: 'awaiting' }],
+    })
+    // One button, on the turn with feedback, posting the session and the turn.
+    expect(staff.match(/Branch from here/g)).toHaveLength(1)
+    expect(staff).toContain('name="turn" value="1"')
+    expect(staff).toContain('name="feedbackBy"')
+    expect(staff).toContain('name="sessionId" value="s1"')
+    expect(staff).toContain('href="/sessions/p1"')
+    expect(staff).toContain('at turn 2')
+    expect(staff).toContain('href="/sessions/b1"')
   })
 
   it("the expert's feedback page: the ground truth behind a do-not-disclose banner, a textarea or GOOD / BAD", () => {

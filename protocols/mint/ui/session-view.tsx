@@ -1,6 +1,8 @@
+import Link from 'next/link'
 import type { SessionViewProps } from '@/components/protocols/types'
 import { Badge, Card } from '@/components/ui/card'
 import type { MintSessionView as View } from '@/protocols/mint/server/views'
+import { BranchButton } from '@/protocols/mint/ui/branch-button'
 import { ToolUnavailable } from '@/protocols/mint/ui/tool-unavailable'
 import { Trajectory } from '@/protocols/mint/ui/trajectory'
 
@@ -21,6 +23,8 @@ function feedbackLabel(v: View): string {
  * One MINT episode: the task, the budget and feedback settings, the trajectory turn by turn (thought,
  * code, output, proposal and feedback coloured apart, the countdown), the outcome once it ended, and the
  * turn form (the model's turn written by a person, or the expert's feedback) where it is the viewer's turn.
+ * Staff who may change the study branch it at a feedback turn (other feedback from there on); a branch
+ * links to the episode it came from and names the turn, an episode lists its branches.
  */
 export function MintSessionView({ session: s, turnForm, live }: SessionViewProps) {
   const v = s.view as View
@@ -57,8 +61,40 @@ export function MintSessionView({ session: s, turnForm, live }: SessionViewProps
           </details>
         ) : null}
       </Card>
+      {v.branchOf || v.branches.length ? (
+        <Card>
+          {v.branchOf ? (
+            <p className="text-sm" data-testid="mint-branch-of">
+              A branch of{' '}
+              <Link className="text-brand-700 underline" href={`/sessions/${v.branchOf.sessionId}`}>
+                the episode it was forked from
+              </Link>{' '}
+              at turn {v.branchOf.turn}: turns 1–{v.branchOf.turn} are its, the feedback of turn {v.branchOf.turn} on is
+              this branch's own.
+            </p>
+          ) : null}
+          {v.branches.length ? (
+            <div className="text-sm" data-testid="mint-branches">
+              <p className="font-medium">Branches of this episode</p>
+              <ul className="list-inside list-disc">
+                {v.branches.map((b, i) => (
+                  <li key={b.sessionId}>
+                    <Link className="text-brand-700 underline" href={`/sessions/${b.sessionId}`}>
+                      Branch {i + 1}
+                    </Link>{' '}
+                    at turn {b.turn} ({b.status})
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ) : null}
+        </Card>
+      ) : null}
       <Card title="Trajectory">
-        <Trajectory view={v} />
+        <Trajectory
+          view={v}
+          branchAt={(t) => (v.branchable.includes(t) ? <BranchButton sessionId={s.id} turn={t} /> : null)}
+        />
       </Card>
       {turnForm}
       {v.finished ? (

@@ -9,13 +9,17 @@ import { DraftField, SetupHiddenFields } from '@/components/runs/setup-fields'
 import { MINT_SEATS } from '@/protocols/mint/core/protocol'
 import { ToolUnavailable } from '@/protocols/mint/ui/tool-unavailable'
 
+/** The paper's curve: k = 1…5, each its own run. */
+const CURVE_KS = [1, 2, 3, 4, 5] as const
+
 const decl = (name: string) => MINT_SEATS.find((d) => d.name === name) as (typeof MINT_SEATS)[number]
 
 /**
  * A MINT run: a task set of the study (an imported test_prompts.json), the budget k and the proposals p,
  * the evaluated model (an LLM with the paper's settings, or a person), and the feedback: none (the
  * program no-feedback), an LLM simulating the expert, or a person, with its settings (textual or binary,
- * with or without the ground truth, dense or sparse). When the Python tool cannot run here, the form
+ * with or without the ground truth, dense or sparse). Ticking several budgets k creates one run per k
+ * together (an SR-vs-k curve). When the Python tool cannot run here, the form
  * says so and why first.
  */
 export function MintSetupForm({ studyId, protocol, datasets, models, experts, extra }: SetupFormProps) {
@@ -58,6 +62,21 @@ export function MintSetupForm({ studyId, protocol, datasets, models, experts, ex
             <Field name="sample" label="Only the first N tasks (optional)" type="number" />
             <Field name="k" label="Turns k" type="number" defaultValue="5" hint="The interaction budget (1–10)." />
             <Field name="p" label="Proposals p (optional)" type="number" hint="Empty: 2, or 1 when k = 1." />
+          </fieldset>
+          <fieldset className="space-y-1">
+            <legend className="mb-1 text-sm font-semibold text-stone-900">SR-vs-k curve (optional)</legend>
+            <div className="flex flex-wrap gap-4 text-sm">
+              {CURVE_KS.map((k) => (
+                <label key={k} className="flex items-center gap-1">
+                  <input type="checkbox" name="ks" value={String(k)} /> k = {k}
+                </label>
+              ))}
+            </div>
+            <p className="text-xs text-stone-600">
+              Tick several budgets to create one run per k, all together (named “name · k = …”; p is capped at k, so 1
+              when k = 1). The leaderboard draws the runs of one model and feedback setting as one SR-vs-k curve. None
+              ticked: one run with the k above.
+            </p>
           </fieldset>
           <SeatPicker
             decl={decl('agent')}

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react'
 import type { MintSessionView, MintTurnView } from '@/protocols/mint/server/views'
 import { PART_CLASS, PART_LABEL, type ReplyPart, replyParts } from '@/protocols/mint/ui/format'
 
@@ -24,7 +25,7 @@ export function Reply({ reply }: { reply: string }) {
   )
 }
 
-function TurnItem({ turn }: { turn: MintTurnView }) {
+function TurnItem({ turn, branch }: { turn: MintTurnView; branch?: ReactNode }) {
   const verdict =
     turn.action === 'propose_solution' && turn.correct !== null ? (turn.correct ? 'correct' : 'wrong') : null
   return (
@@ -38,19 +39,29 @@ function TurnItem({ turn }: { turn: MintTurnView }) {
       <Reply reply={turn.reply} />
       {turn.observation ? <Part kind="output" text={turn.observation} /> : null}
       {turn.feedback ? <Part kind="feedback" text={turn.feedback} /> : null}
+      {branch ? <div data-testid="mint-branch-at">{branch}</div> : null}
     </li>
   )
 }
 
-/** The episode so far, turn by turn, and the countdown of its last turn. */
-export function Trajectory({ view }: { view: Pick<MintSessionView, 'turns' | 'k' | 'p'> }) {
+/**
+ * The episode so far, turn by turn, and the countdown of its last turn; `branchAt(t)`: what a feedback
+ * turn offers below it (the session page's "Branch from here").
+ */
+export function Trajectory({
+  view,
+  branchAt,
+}: {
+  view: Pick<MintSessionView, 'turns' | 'k' | 'p'>
+  branchAt?: (t: number) => ReactNode
+}) {
   const last = view.turns.at(-1)
   return (
     <div className="space-y-2">
       {view.turns.length === 0 ? <p className="text-sm text-stone-500">No turn yet.</p> : null}
       <ol className="space-y-3" aria-label="Turns">
         {view.turns.map((t) => (
-          <TurnItem key={t.t} turn={t} />
+          <TurnItem key={t.t} turn={t} branch={t.feedback !== null ? branchAt?.(t.t) : undefined} />
         ))}
       </ol>
       {last && last.stepsLeft !== null ? (

@@ -14,10 +14,10 @@
  *     (`projectPage`) beside it.
  *   - annotators: 100 annotators (study members, signed in over HTTP) against the production server
  *     (`npm run build` first; scripts/serve.mjs on 127.0.0.1) over a claimable run of 3 slots per item
- *     with distinct claimants: each, in a closed loop for 30 s, asks My work for claimable slots
- *     (`GET /api/v1/sessions?filter=claimable`), claims one (`POST …/claim`, a slot someone else took
- *     first is a lost race, counted, not an error) and submits its label (`POST …/turns`, the REST
- *     twin of the label form). Submit p50/p95 (target p95 < 150 ms), claims, submits, errors (target
+ *     with distinct claimants, once the server's worker has stepped every session of the run to its
+ *     annotator (readySeconds): each, for 30 s, claims the next slot (`POST /runs/{id}/claim-next`; a
+ *     409 is a lost race, counted, not an error), spends about --think-ms on it and submits its label
+ *     (`POST …/turns`, the REST twin of the label form). Submit p50/p95 (target p95 < 150 ms), claims, submits, errors (target
  *     0), slots labelled twice and items one person labelled twice, counted in SQL after (target 0),
  *     the server's peak RSS (VmRSS of its process tree, sampled every 250 ms). Loopback only.
  *

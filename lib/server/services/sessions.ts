@@ -280,32 +280,44 @@ function claimableInRunSql(run: string, except = 'NULL'): string {
 const CLAIM_ORDER = `${FILL_FIRST_ORDER}, repetition, position, id, seat`
 
 /**
- * The next session for this person (for "Next session"): the one awaiting them whose run has waited
- * longest, and in it the first by position (as the work queue lists them). When nothing awaits them,
- * a seat they may claim in the run of the session they just left (`after`), in the queue's order (the
- * run's `fillFirst` hint first), never one a run with distinct claimants would refuse them (another
- * session of an item they hold or worked on). `claim` says the session is offered, not held.
+ * The next session for this person (for "Next session"), going on where they are: after a session of a
+ * run (`after`), first one of that run awaiting them, then a seat they may claim in it (the next item of
+ * a labelling run: "the next item opens as soon as one is submitted"), in the queue's order (the run's
+ * `fillFirst` hint first), never one a run with distinct claimants would refuse them (another session of
+ * an item they hold or worked on); then, or without `after`, the session awaiting them whose run has
+ * waited longest, and in it the first by position (as the work queue lists them). `claim` says the
+ * session is offered, not held.
  */
 export async function nextSessionFor(
   actor: { userId: string; role: Role },
   after?: string,
 ): Promise<{ id: string; claim: boolean } | null> {
-  const { rows } = await sql().query<{ id: string }>(
-    `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
-     WHERE ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
-     ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."runId", s.id)), s.repetition, s.position, s.id
-     LIMIT 1`,
-    [actor.userId, after ?? null],
-  )
-  if (rows[0]) return { id: rows[0].id, claim: false }
-  if (!after || !hasScope(actor.role, 'work:submit')) return null
-  const offered = await sql().query<{ id: string }>(
-    `SELECT c.id FROM (${claimableInRunSql('(SELECT a."runId" FROM "ProtocolSession" a WHERE a.id = $3)', '$3')}) c
-     ORDER BY ${CLAIM_ORDER}
-     LIMIT 1`,
-    [actor.userId, takePartStudyRoles(actor.role), after],
-  )
-  return offered.rows[0] ? { id: offered.rows[0].id, claim: true } : null
+  const awaiting = async (sameRun: boolean) =>
+    (
+      await sql().query<{ id: string }>(
+        `SELECT s.id FROM "SessionSeat" p JOIN "ProtocolSession" s ON s.id = p."sessionId"
+         WHERE ${holdsSql('$1')} AND s.status = 'awaiting' AND s."awaitingSeat" = p.seat AND s.id <> COALESCE($2, '')
+           AND (NOT $3 OR s."runId" = (SELECT a."runId" FROM "ProtocolSession" a WHERE a.id = $2))
+         ORDER BY min(s."updatedAt") OVER (PARTITION BY COALESCE(s."runId", s.id)), s.repetition, s.position, s.id
+         LIMIT 1`,
+        [actor.userId, after ?? null, sameRun],
+      )
+    ).rows[0]
+  if (after) {
+    const inRun = await awaiting(true)
+    if (inRun) return { id: inRun.id, claim: false }
+    if (hasScope(actor.role, 'work:submit')) {
+      const offered = await sql().query<{ id: string }>(
+        `SELECT c.id FROM (${claimableInRunSql('(SELECT a."runId" FROM "ProtocolSession" a WHERE a.id = $3)', '$3')}) c
+         ORDER BY ${CLAIM_ORDER}
+         LIMIT 1`,
+        [actor.userId, takePartStudyRoles(actor.role), after],
+      )
+      if (offered.rows[0]) return { id: offered.rows[0].id, claim: true }
+    }
+  }
+  const elsewhere = await awaiting(false)
+  return elsewhere ? { id: elsewhere.id, claim: false } : null
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -89,6 +89,22 @@ describe('Next session offers the next claimable item of the run', () => {
     expect((await execute(submitTurn, a, { sessionId: last, seq: 1, answers: { O: '0' } })).ok).toBe(true)
   })
 
+  it('the next item of the run comes before a session awaiting the person in another run, which comes once the run has none left', async () => {
+    const { rows } = await project(3, 1, false)
+    const [one, two, three] = three3(rows)
+    const other = (await project(1, 1, false)).rows[0]?.id as string
+    expect((await execute(claimSeat, a, { sessionId: other, seat: 'annotator' })).ok).toBe(true)
+    await db.protocolSession.update({ where: { id: other }, data: { status: 'awaiting', awaitingSeat: 'annotator' } })
+    await labelOne(a, one)
+    expect(await nextSessionFor(a, one)).toEqual({ id: two, claim: true })
+    await labelOne(a, two)
+    await labelOne(a, three)
+    expect(await nextSessionFor(a, three)).toEqual({ id: other, claim: false })
+    // Without a session just left (the work queue's "Next session"), the one awaiting comes first.
+    expect(await nextSessionFor(a)).toEqual({ id: other, claim: false })
+    expect((await execute(submitTurn, a, { sessionId: other, seq: 1, answers: { O: '0' } })).ok).toBe(true)
+  })
+
   it('with distinct claimants, never a second slot of an item labelled: one slot of each item, then nothing', async () => {
     const { rows } = await project(3, 2, true)
     const item = (id: string) => rows.find((r) => r.id === id)?.position

@@ -55,7 +55,7 @@ describe('the OpenAPI document', () => {
       import type { components, paths } from './api'
       type Json<P extends keyof paths, M extends keyof paths[P], S extends number> =
         paths[P][M] extends { responses: infer R } ? S extends keyof R ? R[S] extends { content: { 'application/json': infer B } } ? B : never : never : never
-      const created: Json<'/runs', 'post', 201> = { id: 'r', sessions: 2, protocol: 'pxp', started: false, preparing: false, firstSessionId: null }
+      const created: Json<'/runs', 'post', 201> = { id: 'r', sessions: 2, protocol: 'pxp', started: false, preparing: false, firstSessionId: null, runs: [{ id: 'r', name: 'r', sessions: 2, preparing: false }] }
       const missing: Json<'/runs/{runId}', 'get', 404> = { error: 'Run was not found.' }
       const reused: Json<'/runs', 'post', 422> = { error: 'This Idempotency-Key was used for another request.' }
       const key: NonNullable<paths['/studies']['post']['parameters']['header']>['Idempotency-Key'] = 'k-1'

@@ -98,7 +98,7 @@ describe('the prompt lab', () => {
     const bad = await page(researcher, { dataset: datasetId, resamples: '5000' })
     if (!bad.ok) throw new Error(bad.error)
     expect((bad.data.data as PromptLabData).error).toMatch(/1,000/)
-    // An annotator of the study may not open it.
-    expect(await page(annotator)).toMatchObject({ ok: false, status: 403 })
+    // An annotator of the study may not open it: to them it is a page of a study they cannot see.
+    expect(await page(annotator)).toMatchObject({ ok: false, status: 404 })
   })
 })

@@ -874,6 +874,9 @@ export function claimNextPicks(opts: {
   const rest = { text: pick('"ProtocolSession" s', '', ''), values: two }
   const { fillFirst } = opts
   if (fillFirst === null) return [rest]
+  // OFFSET 0 keeps a subquery as written (PostgreSQL does not pull it up): here, each item in progress
+  // looks up its own sessions; in `fresh`, a per-row test the planner cannot misjudge as an anti-join of
+  // one row (which made it scan every seat per session).
   const progress = {
     values: (userId: string, runId: string) => [userId, runId, fillFirst],
     text: pick(

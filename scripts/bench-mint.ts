@@ -45,7 +45,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { z } from 'zod'
 import { configurePool, release, releaseAll, runCell, sandboxStatus } from '../protocols/mint/server/sandbox'
 import { benchArgs, checkedArgs } from './bench-args'
-import { benchWorld, fakeLlmChild, procStat, quantile, round, throwawayDatabase } from './bench-support'
+import { benchWorld, fakeLlmChild, procStat, quantile, round, throwawayDatabase, waitRunDone } from './bench-support'
 
 const USAGE = `Usage: npm run bench:mint -- [options]
 
@@ -336,7 +336,7 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
   const database = await throwawayDatabase({ prefix: 'parley_mintbench' })
   const fake = await fakeLlmChild({ latencyMs: args.latency, script: episodeScript(args.latency) })
   try {
-    const { db, sql } = await import('../lib/server/db')
+    const { db } = await import('../lib/server/db')
     const { execute } = await import('../lib/server/operation')
     const { createRun, startRun } = await import('../lib/server/services/runs')
     const { startWorkers } = await import('../lib/server/engine/jobs')
@@ -364,19 +364,11 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
       if (!created.ok) throw new Error(`${created.error} ${JSON.stringify(created.fieldErrors ?? {})}`)
       return created.data.id
     }
-    const waitDone = async (id: string) => {
-      for (;;) {
-        // A plain statement every 25 ms: the harness should not compete with the runner for CPU.
-        const { rows } = await sql().query<{ status: string }>('SELECT status FROM "Run" WHERE id = $1', [id])
-        if (rows[0]?.status === 'done') return
-        await new Promise((r) => setTimeout(r, 25))
-      }
-    }
     const workers = await startWorkers(C)
     // Warm-up: JIT, pools, the queue schema, the prompts.
     const warm = await run('warm-up', 4)
     await execute(startRun, actor, { runId: warm })
-    await waitDone(warm)
+    await waitRunDone(warm)
 
     const steps: Array<{ kind: string; totalMs: number; llmMs: number }> = []
     observeSteps((t) => steps.push(t))
@@ -390,7 +382,7 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
     const delay = monitorEventLoopDelay({ resolution: 10 })
     delay.enable()
     await execute(startRun, actor, { runId })
-    await waitDone(runId)
+    await waitRunDone(runId)
     const wall = performance.now() - t0
     const cpu = cpuSpent(cpu0, cpuNow(fakePid, dbName))
     const elu = performance.eventLoopUtilization(elu0)

@@ -29,7 +29,16 @@ import os from 'node:os'
 import { benchArgs } from './bench-args'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { benchWorld, esterDataset, fakeLlmChild, noisePng, quantile, round, throwawayDatabase } from './bench-support'
+import {
+  benchWorld,
+  esterDataset,
+  fakeLlmChild,
+  noisePng,
+  quantile,
+  round,
+  throwawayDatabase,
+  waitRunDone,
+} from './bench-support'
 
 /** `n` `parley worker` processes on the bench database, each working `concurrency` steps. */
 async function workerProcesses(n: number, concurrency: number) {
@@ -96,7 +105,7 @@ const fake = await fakeLlmChild({
   ],
 })
 
-const { db, sql } = await import('../lib/server/db')
+const { db } = await import('../lib/server/db')
 const { execute } = await import('../lib/server/operation')
 const { createRun, startRun } = await import('../lib/server/services/runs')
 const { startWorkers } = await import('../lib/server/engine/jobs')
@@ -132,22 +141,14 @@ try {
   const workers = PROCESSES > 1 ? await workerProcesses(PROCESSES, CONCURRENCY) : await startWorkers(CONCURRENCY)
   const warm = await run('warm-up', 4)
   await execute(startRun, actor, { runId: warm })
-  const waitDone = async (id: string) => {
-    for (;;) {
-      // A plain statement every 25 ms: the harness should not compete with the runner for CPU.
-      const { rows } = await sql().query<{ status: string }>('SELECT status FROM "Run" WHERE id = $1', [id])
-      if (rows[0]?.status === 'done') return
-      await new Promise((r) => setTimeout(r, 25))
-    }
-  }
-  await waitDone(warm)
+  await waitRunDone(warm)
 
   const steps: Array<{ kind: string; totalMs: number; llmMs: number }> = []
   observeSteps((t) => steps.push(t))
   const runId = await run('bench', 10)
   const t0 = performance.now()
   await execute(startRun, actor, { runId: runId })
-  await waitDone(runId)
+  await waitRunDone(runId)
   const wall = performance.now() - t0
   observeSteps(undefined)
   await workers.stop()
@@ -261,7 +262,7 @@ try {
       observeSteps((t) => radSteps.push(t))
       const t1 = performance.now()
       await execute(startRun, actor, { runId: created.data.id })
-      await waitDone(created.data.id)
+      await waitRunDone(created.data.id)
       const radWall = performance.now() - t1
       observeSteps(undefined)
       await one.stop()

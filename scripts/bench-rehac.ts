@@ -27,7 +27,7 @@ import { advantageTables } from '../protocols/rehac/core/advantages'
 import { type AdvantageRow, trainPolicy } from '../protocols/rehac/core/policy'
 import { parseJsonl } from '../protocols/rehac/core/trajectory'
 import { benchArgs } from './bench-args'
-import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase } from './bench-support'
+import { benchWorld, fakeLlmChild, quantile, round, throwawayDatabase, waitRunDone } from './bench-support'
 
 const values = benchArgs(
   `Usage: npm run bench:rehac -- [options]
@@ -142,7 +142,7 @@ async function episodesPart() {
   const { rehacScript } = await import('../protocols/rehac/fixture')
   const fake = await fakeLlmChild({ latencyMs: LATENCY, script: rehacScript(LATENCY) })
   try {
-    const { db, sql } = await import('../lib/server/db')
+    const { db } = await import('../lib/server/db')
     const { execute } = await import('../lib/server/operation')
     const { createRun, startRun } = await import('../lib/server/services/runs')
     const { startWorkers } = await import('../lib/server/engine/jobs')
@@ -166,26 +166,18 @@ async function episodesPart() {
       if (!created.ok) throw new Error(`${created.error} ${JSON.stringify(created.fieldErrors ?? {})}`)
       return created.data.id
     }
-    const waitDone = async (id: string) => {
-      for (;;) {
-        // A plain statement every 25 ms: the harness should not compete with the runner for CPU.
-        const { rows } = await sql().query<{ status: string }>('SELECT status FROM "Run" WHERE id = $1', [id])
-        if (rows[0]?.status === 'done') return
-        await new Promise((r) => setTimeout(r, 25))
-      }
-    }
     // Warm-up: JIT, pools, the queue schema, the corpus cache.
     const workers = await startWorkers(CONCURRENCY)
     const warm = await run('warm-up', 4)
     await execute(startRun, actor, { runId: warm })
-    await waitDone(warm)
+    await waitRunDone(warm)
 
     const steps: Array<{ kind: string; totalMs: number; llmMs: number }> = []
     observeSteps((t) => steps.push(t))
     const runId = await run('bench', EPISODES)
     const t0 = performance.now()
     await execute(startRun, actor, { runId })
-    await waitDone(runId)
+    await waitRunDone(runId)
     const wall = performance.now() - t0
     observeSteps(undefined)
     await workers.stop()

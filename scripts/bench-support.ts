@@ -293,3 +293,16 @@ export async function startProductionServer(opts: {
     },
   }
 }
+
+/**
+ * Wait until run `id` is done, asking with a plain statement every 25 ms (the harness should not compete
+ * with the runner for CPU). Call after throwawayDatabase.
+ */
+export async function waitRunDone(id: string): Promise<void> {
+  const { sql } = await import('../lib/server/db')
+  for (;;) {
+    const { rows } = await sql().query<{ status: string }>('SELECT status FROM "Run" WHERE id = $1', [id])
+    if (rows[0]?.status === 'done') return
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}

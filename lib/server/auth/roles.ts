@@ -52,6 +52,21 @@ export type Scope = (typeof SCOPES)[number]
 
 const ALL: readonly Scope[] = SCOPES
 
+/**
+ * Experts and annotators: their work, and a study's pages only where the study role grants them.
+ * labels:adjudicate: only where a study makes them its adjudicator (their study roles expert and
+ * annotator do not adjudicate).
+ */
+const TAKES_PART: readonly Scope[] = [
+  'studies:pages',
+  'work:read-own',
+  'work:submit',
+  'apikeys:own',
+  'profile:update',
+  'media:read',
+  'labels:adjudicate',
+]
+
 export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   admin: ALL,
   researcher: [
@@ -73,25 +88,8 @@ export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
     'calls:read',
     'labels:adjudicate',
   ],
-  // labels:adjudicate: only where a study makes them its adjudicator (their study roles expert and annotator do not adjudicate).
-  expert: [
-    'studies:pages',
-    'work:read-own',
-    'work:submit',
-    'apikeys:own',
-    'profile:update',
-    'media:read',
-    'labels:adjudicate',
-  ],
-  annotator: [
-    'studies:pages',
-    'work:read-own',
-    'work:submit',
-    'apikeys:own',
-    'profile:update',
-    'media:read',
-    'labels:adjudicate',
-  ],
+  expert: TAKES_PART,
+  annotator: TAKES_PART,
   viewer: ['studies:read', 'studies:pages', 'dashboards:read', 'apikeys:own', 'profile:update', 'media:read'],
 }
 

@@ -52,48 +52,53 @@ export async function seedMintDemo(s: DemoSeed): Promise<string[]> {
     return created
   }
   const model = { kind: 'llm', model: { connectionId: s.demoConnectionId } }
-  const plain = await s.run('mint', {
-    name: 'Demo MINT: k = 5, no feedback (demo model)',
-    datasetId: ds.id,
-    seats: { agent: model, feedback: { kind: 'program', program: 'no-feedback' } },
-  })
-  if (plain.created) {
-    await s.play(plain.id)
-    created.push('run demo MINT (no feedback)')
-  }
-  const withFeedback = await s.run('mint', {
-    name: 'Demo MINT: k = 5, textual LLM feedback (demo model)',
-    datasetId: ds.id,
-    config: { feedback: { mode: 'textual', groundTruth: false, frequency: 'dense' } },
-    seats: { agent: model, feedback: model },
-  })
-  if (withFeedback.created) {
-    await s.play(withFeedback.id)
-    created.push('run demo MINT (LLM feedback)')
-  }
   const expert = s.people['expert@parley.local']
-  const live = await s.run('mint', {
-    name: 'Demo MINT: the expert gives feedback',
-    datasetId: ds.id,
-    sample: 1,
-    config: { feedback: { mode: 'textual', groundTruth: true, frequency: 'dense' } },
-    seats: {
-      agent: model,
-      feedback: expert ? { kind: 'human', userId: expert.userId } : { kind: 'human', claimable: true },
-    },
-  })
-  if (live.created) {
-    await s.play(live.id)
-    created.push('run demo MINT (expert feedback)')
-  }
-  const search = await s.run('mint', {
-    name: 'Demo MINT: questions answered with wikipedia_search (demo model)',
-    datasetId: questions.id,
-    seats: { agent: model, feedback: { kind: 'program', program: 'no-feedback' } },
-  })
-  if (search.created) {
-    await s.play(search.id)
-    created.push('run demo MINT (wikipedia_search)')
+  // Each demo run, then played to its end (the expert's one waits for expert@'s feedback).
+  const runs: Array<[string, Parameters<typeof s.run>[1]]> = [
+    [
+      'run demo MINT (no feedback)',
+      {
+        name: 'Demo MINT: k = 5, no feedback (demo model)',
+        datasetId: ds.id,
+        seats: { agent: model, feedback: { kind: 'program', program: 'no-feedback' } },
+      },
+    ],
+    [
+      'run demo MINT (LLM feedback)',
+      {
+        name: 'Demo MINT: k = 5, textual LLM feedback (demo model)',
+        datasetId: ds.id,
+        config: { feedback: { mode: 'textual', groundTruth: false, frequency: 'dense' } },
+        seats: { agent: model, feedback: model },
+      },
+    ],
+    [
+      'run demo MINT (expert feedback)',
+      {
+        name: 'Demo MINT: the expert gives feedback',
+        datasetId: ds.id,
+        sample: 1,
+        config: { feedback: { mode: 'textual', groundTruth: true, frequency: 'dense' } },
+        seats: {
+          agent: model,
+          feedback: expert ? { kind: 'human', userId: expert.userId } : { kind: 'human', claimable: true },
+        },
+      },
+    ],
+    [
+      'run demo MINT (wikipedia_search)',
+      {
+        name: 'Demo MINT: questions answered with wikipedia_search (demo model)',
+        datasetId: questions.id,
+        seats: { agent: model, feedback: { kind: 'program', program: 'no-feedback' } },
+      },
+    ],
+  ]
+  for (const [label, body] of runs) {
+    const run = await s.run('mint', body)
+    if (!run.created) continue
+    await s.play(run.id)
+    created.push(label)
   }
   return created
 }

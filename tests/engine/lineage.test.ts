@@ -247,6 +247,40 @@ describe('the scheduler decides when the run is done', () => {
   })
 })
 
+describe('a scheduler that does not watch a run', () => {
+  it('is not called for its sessions (watches says so from the run’s config) and the run closes when nothing is open', async () => {
+    const { schedule } = treePlugin
+    const seen: unknown[] = []
+    treePlugin.schedule = {
+      ...schedule,
+      watches: (config) => {
+        seen.push(config)
+        return false
+      },
+    }
+    try {
+      const runId = await treeRun(2, true)
+      await runHeadless(runId)
+      const run = await runOf(runId)
+      expect(run.status).toBe('done')
+      // The grid alone: no fork was made, the scheduler never ran, the session was never marked.
+      expect(schedulerCalls.total).toBe(0)
+      expect(await sessionsOf(runId)).toHaveLength(1)
+      expect((await db.protocolSession.findFirstOrThrow({ where: { runId } })).scheduledAt).toBeNull()
+      // It was asked with the run's config, split as a session's is.
+      expect(seen.length).toBeGreaterThan(0)
+      expect(seen[0]).toEqual({ config: {}, extras: undefined })
+    } finally {
+      treePlugin.schedule = schedule
+    }
+    // Watching again (the default), the same run forks to every leaf.
+    const runId = await treeRun(2, true)
+    await runHeadless(runId)
+    expect(await sessionsOf(runId)).toHaveLength(4)
+    expect(schedulerCalls.total).toBe(4)
+  })
+})
+
 describe('the scheduler at the start of a run', () => {
   it('adds its sessions once when the run starts (an instance of the run’s dataset), not again on resume', async () => {
     const { schedule } = treePlugin

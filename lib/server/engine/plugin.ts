@@ -403,6 +403,13 @@ export interface RunSchedule<P extends AnyProtocol = AnyProtocol, X = any> {
   waits?(config: SessionConfig<ConfigOf<P>, X>, at: { repetition: number; position: number }): boolean
   /** Once, when the run starts running: sessions to add to the plan's grid. */
   onRunStart?(ctx: ScheduleContext<P, X>): ScheduleDecision | Promise<ScheduleDecision>
+  /**
+   * Whether `onSessionDone` is called for a run's sessions, given the run's config split as a
+   * session's is (default: yes). A run it has nothing to decide for (PXP without carry-over, ReHAC
+   * without trees) then ends each session as a run without a scheduler does: one statement that closes
+   * the run when nothing is open, without the run's lock (which every session end would wait for).
+   */
+  watches?(config: SessionConfig<ConfigOf<P>, X>): boolean
   /** Once per session that ended done: what comes next. */
   onSessionDone?(
     ctx: ScheduleContext<P, X> & { session: ScheduledSession },

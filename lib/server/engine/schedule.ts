@@ -293,16 +293,19 @@ export async function closeIfFinished(runId: string): Promise<boolean> {
  * is finished. Sessions it queued go on the step queue while the run runs.
  */
 export async function afterSessionDone(sessionId: string): Promise<void> {
-  const { rows } = await sql().query<{ runId: string | null; protocol: string }>(
-    `SELECT "runId", protocol FROM "ProtocolSession" WHERE id = $1`,
+  const { rows } = await sql().query<{ runId: string | null; protocol: string; config: unknown; task: string }>(
+    `SELECT s."runId", s.protocol, r.config, r.task
+     FROM "ProtocolSession" s JOIN "Run" r ON r.id = s."runId" WHERE s.id = $1`,
     [sessionId],
   )
-  const runId = rows[0]?.runId
-  if (!runId) return
-  const plugin = await pluginFor(rows[0]?.protocol as string)
-  const onDone = plugin.schedule?.onSessionDone
-  // Without a scheduler to call, closing the run is one statement, no lock (as it always was).
-  if (!onDone) {
+  const row = rows[0]
+  const runId = row?.runId
+  if (!row || !runId) return
+  const plugin = await pluginFor(row.protocol)
+  const schedule = plugin.schedule
+  const onDone = schedule?.onSessionDone
+  // Without a scheduler to call (none, or none for this run), closing the run is one statement, no lock.
+  if (!onDone || (schedule?.watches && !schedule.watches(splitConfig(plugin, row.config, row.task)))) {
     await closeIfFinished(runId)
     return
   }

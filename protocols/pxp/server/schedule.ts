@@ -13,6 +13,7 @@ export const carriesOver = (config: SessionConfig<unknown, PxpExtras>) => config
  */
 export const pxpSchedule: RunSchedule<typeof pxp, PxpExtras> = {
   waits: (config, at) => carriesOver(config) && at.position > 0,
+  watches: carriesOver,
   async onSessionDone({ run, session, sessions }) {
     if (!carriesOver(run.config)) return {}
     const rest = (await sessions({ repetition: session.repetition }))

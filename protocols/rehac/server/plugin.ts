@@ -225,6 +225,7 @@ export const rehacPlugin = definePlugin<typeof rehac, RehacSessionExtras>(rehac,
         : { receiver: 'decider', label: m.finished ? 'finished' : 'observation', detail: m.text.slice(0, 4000) },
   projectionNames: { label: 'kind', value: 'choice', detail: 'text' },
   schedule: {
+    watches: (config) => !!config.extras.tree,
     async onSessionDone(ctx) {
       if (!ctx.run.config.extras.tree) return {}
       const ended = ctx.session

@@ -24,8 +24,9 @@
  *     Where the time goes: an episode's span (first model call to last message) against its path, the
  *     episodes on the workers on average, per message the time beyond its own work (queue, runner,
  *     database), the CPU the run used (this process, the sandboxes, the fake server, its PostgreSQL
- *     backends), event-loop utilisation and delay, and how long spawn() held the event loop for the
- *     sandboxes (fork/exec is synchronous in Node and grows with the process's memory).
+ *     backends; the sandboxes with the spawner that starts them), event-loop utilisation and delay, and
+ *     how long Node's spawn() held the event loop (fork/exec is synchronous in Node and grows with the
+ *     process's memory: why the sandboxes are started by the spawner, which Node starts once).
  *     The run sets "sessions at once" to --concurrency: without it (--in-flight 0) all episodes
  *     advance round robin and each one's sandbox is evicted between its cells (replays); the pool is
  *     sized to the concurrency (--sandboxes; the server's PARLEY_MINT_SANDBOXES defaults to 8).
@@ -95,7 +96,8 @@ const K = 5
 
 /**
  * The time Node's spawn() holds the event loop (fork/exec is synchronous, and its cost grows with the
- * process's memory): every spawn of this process is timed (the sandboxes' bwrap among them).
+ * process's memory): every spawn of this process is timed (the sandboxes' spawner among them; the
+ * spawner, not Node, starts each sandbox's bwrap).
  */
 const spawnTimes: number[] = []
 {
@@ -287,27 +289,33 @@ function episodeScript(latencyMs: number) {
 }
 
 /**
- * CPU time (ms) so far of what an episode run keeps busy: this process, its reaped children (the
- * sandboxes: bwrap waits for its python3, Node reaps bwrap), the fake server, and the PostgreSQL
- * backends connected to `database` (by pid, as they are at the moment).
+ * CPU time (ms) so far of what an episode run keeps busy: this process, the sandboxes (the spawner
+ * that starts them, live, with the sandboxes it reaped, plus this process's reaped children: a
+ * spawner that ended; bwrap waits for its python3), the fake server, and the PostgreSQL backends
+ * connected to `database` (by pid, as they are at the moment).
  */
 function cpuNow(fakePid: number, database: string) {
   const ms = (f: string[], a: number, b: number) => (Number(f[a]) + Number(f[b])) * 10 // USER_HZ = 100
   const self = procStat(process.pid)
   const postgres = new Map<number, number>()
+  let spawners = 0
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8')
       if (cmd.startsWith('postgres') && cmd.includes(` ${database} `))
         postgres.set(Number(name), ms(procStat(name), 11, 12))
+      else if (cmd.includes('spawner.py') && cmd.includes(`"owner":${process.pid}`)) {
+        const f = procStat(name)
+        spawners += ms(f, 11, 12) + ms(f, 13, 14)
+      }
     } catch {}
   }
   let fake = 0
   try {
     fake = ms(procStat(fakePid), 11, 12)
   } catch {}
-  return { node: ms(self, 11, 12), sandboxes: ms(self, 13, 14), fake, postgres }
+  return { node: ms(self, 11, 12), sandboxes: ms(self, 13, 14) + spawners, fake, postgres }
 }
 
 /** The CPU used between two readings of cpuNow, ms per part (a backend new since the first counts whole). */
@@ -483,7 +491,7 @@ async function episodesPart(quiet: { coldMs: number; warmMs: number }) {
       event_loop_utilization: round(elu.utilization, 2),
       event_loop_delay_p99_ms: round(delay.percentile(99) / 1e6, 1),
       event_loop_delay_max_ms: round(delay.max / 1e6, 1),
-      // spawn() of the sandboxes: the event loop is held for each (every episode stalls meanwhile).
+      // Node's spawn()s (the sandbox spawner, when it starts): the event loop is held for each.
       spawns: spawns.length,
       spawn_blocked_ms: {
         ...stats(spawns, 1),

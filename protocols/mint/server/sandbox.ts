@@ -23,6 +23,11 @@
  * What a cell forked ends with the cell: before it answers, the driver kills every other process of
  * the sandbox (a fork bomb's spinning children would otherwise outlive the cell until the episode ends).
  *
+ * Started by the spawner (sandbox/spawner.py), a small Python process of ours beside Node, not by Node:
+ * Node's spawn() forks the whole server on its event loop (8 to 30 ms a sandbox here, every episode
+ * stalled meanwhile); the spawner's forks are cheap and off the engine's loop. It relays each sandbox's
+ * JSON lines, bounds them, ends 2 s after its last sandbox, and its sandboxes end with it and with Node.
+ *
  * State: a pool of live sandboxes (at most `PARLEY_MINT_SANDBOXES`, default 8, least recently used
  * idle one evicted; idle ones stop after `PARLEY_MINT_SANDBOX_IDLE_SECONDS`, default 600). A sandbox
  * remembers the cells it ran; a call whose earlier cells differ (it was killed, evicted, the worker
@@ -34,13 +39,17 @@
  * Cells are numbered by their place in the episode (In[2] first, as in the paper's shell).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { mintFile } from '../core/files'
 import { corpusPathOf } from './corpus'
 import { z } from 'zod'
 
 export const BWRAP = '/usr/bin/bwrap'
 export const PYTHON = '/usr/bin/python3'
+/** How long the spawner outlives its last sandbox. */
+const SPAWNER_LINGER_MS = 2000
+/** util-linux's setpriv: how the spawner, as root, starts bwrap as 65534 (see Spawner.start). */
+const SETPRIV = '/usr/bin/setpriv'
 export const INSTALL_HINT = 'apt-get install -y bubblewrap python3-numpy python3-sympy'
 
 /** The paper's cut: the first 2,000 characters, then this. */
@@ -178,22 +187,178 @@ const Reply = z.object({
 type Reply = z.output<typeof Reply>
 const Ready = z.object({ ready: z.literal(true), pid: z.number(), uid: z.number() })
 
-/** Every live sandbox process of this Node process (killed when it exits). */
-const live = new Set<ChildProcess>()
-let exitHook = false
-function hookExit() {
-  if (exitHook) return
-  exitHook = true
-  process.once('exit', () => {
-    for (const c of live) c.kill('SIGKILL')
-  })
+class SandboxGone extends Error {}
+
+// ---------------------------------------------------------------------------------------------------
+// The spawner: the sandboxes are started by a small process of our own (sandbox/spawner.py), not by
+// Node. Node's spawn() forks the whole server on its event loop (8 to 30 ms a sandbox, every episode
+// stalled meanwhile); the spawner is small and forks beside the engine. It relays each sandbox's lines,
+// is started when the first sandbox is asked for and ends 2 s after the last one has gone (closing its
+// stdin), and its sandboxes die with it (bwrap --die-with-parent) and when Node ends (end of its stdin).
+
+type SpawnEvent =
+  | { ev: 'spawned'; id: number; pid: number }
+  | { ev: 'line'; id: number; line: string }
+  | { ev: 'overflow'; id: number }
+  | { ev: 'err'; id: number; data: string }
+  | { ev: 'exit'; id: number; code: number | null; signal: number | null; error: string | null }
+
+/** One sandbox process as the spawner runs it. */
+interface SandboxProcess {
+  pid?: number
+  onLine(line: string): void
+  onOverflow(): void
+  onStderr(text: string): void
+  onExit(why: string): void
 }
 
-class SandboxGone extends Error {}
+class Spawner {
+  readonly child: ChildProcess
+  private readonly procs = new Map<number, SandboxProcess>()
+  private seq = 0
+  private holds = 0
+  private buf = ''
+  dead = false
+
+  constructor() {
+    this.child = spawn(
+      PYTHON,
+      [
+        '-I',
+        '-B',
+        mintFile('server', 'sandbox', 'spawner.py'),
+        JSON.stringify({ owner: process.pid, maxLineBytes: MAX_REPLY_BYTES }),
+      ],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+        env: EMPTY_ENV,
+        cwd: '/',
+      },
+    )
+    this.child.stdout!.setEncoding('utf8')
+    this.child.stdout!.on('data', (d: string) => this.onData(d))
+    this.child.stdin!.on('error', () => {})
+    this.child.on('error', (e) => this.gone(`could not start the sandbox spawner (${PYTHON}): ${e.message}`))
+    this.child.on('exit', (code, sig) => this.gone(`the sandbox spawner exited (${sig ?? `status ${code}`})`))
+    this.ref(false)
+  }
+
+  private onData(d: string) {
+    this.buf += d
+    let nl = this.buf.indexOf('\n')
+    while (nl >= 0) {
+      const line = this.buf.slice(0, nl)
+      this.buf = this.buf.slice(nl + 1)
+      nl = this.buf.indexOf('\n')
+      const e = JSON.parse(line) as SpawnEvent
+      const p = this.procs.get(e.id)
+      if (!p) continue
+      if (e.ev === 'spawned') p.pid = e.pid
+      else if (e.ev === 'line') p.onLine(e.line)
+      else if (e.ev === 'overflow') p.onOverflow()
+      else if (e.ev === 'err') p.onStderr(e.data)
+      else {
+        this.drop(e.id)
+        p.onExit(
+          e.error
+            ? `could not start bubblewrap: ${e.error}`
+            : `the sandbox exited (${e.signal ? `signal ${e.signal}` : `status ${e.code}`})`,
+        )
+      }
+    }
+  }
+
+  private send(msg: object) {
+    if (!this.dead) this.child.stdin!.write(`${JSON.stringify(msg)}\n`)
+  }
+
+  start(p: SandboxProcess, argv: string[], config: object, corpus: string | undefined): number {
+    clearTimeout(this.linger)
+    const id = ++this.seq
+    this.procs.set(id, p)
+    const ids = outerIds()
+    // As root, bwrap starts as 65534 (see the header): through setpriv (util-linux) when it is there, so
+    // the spawner's Python forks with vfork (its own setuid would need a whole fork: ~20 ms each here).
+    const drop = ids.uid !== undefined && existsSync(SETPRIV)
+    this.send({
+      op: 'spawn',
+      id,
+      argv: drop ? [SETPRIV, `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--', ...argv] : argv,
+      config,
+      corpus: corpus ?? null,
+      ids: ids.uid === undefined || drop ? null : [ids.uid, ids.gid],
+    })
+    return id
+  }
+
+  write(id: number, data: string) {
+    this.send({ op: 'write', id, data })
+  }
+
+  /** Kills the sandbox; it is forgotten at once (whatever it still sends is dropped). */
+  kill(id: number) {
+    this.send({ op: 'kill', id })
+    this.drop(id)
+  }
+
+  private drop(id: number) {
+    this.procs.delete(id)
+    if (this.procs.size === 0 && !this.dead) {
+      // The last sandbox has gone: the spawner ends a moment later unless another is asked for (episodes
+      // one after another keep one spawner; the timer does not keep Node running).
+      clearTimeout(this.linger)
+      this.linger = setTimeout(() => this.end(), SPAWNER_LINGER_MS).unref()
+    }
+  }
+
+  private linger: NodeJS.Timeout | undefined
+
+  /** Ends the spawner now if it has no sandbox (the next sandbox starts a new one). */
+  end() {
+    clearTimeout(this.linger)
+    if (this.procs.size > 0 || this.dead) return
+    this.dead = true
+    if (spawner === this) spawner = undefined
+    this.child.stdin!.end()
+  }
+
+  /** While a cell runs, the spawner keeps Node running; an idle sandbox does not (a script ends). */
+  hold(on: boolean) {
+    this.holds += on ? 1 : -1
+    this.ref(this.holds > 0)
+  }
+
+  private ref(on: boolean) {
+    for (const h of [this.child, this.child.stdin, this.child.stdout] as const) {
+      const handle = h as { ref?(): void; unref?(): void } | null
+      if (on) handle?.ref?.()
+      else handle?.unref?.()
+    }
+  }
+
+  private gone(why: string) {
+    const wasDead = this.dead
+    this.dead = true
+    if (spawner === this) spawner = undefined
+    const procs = [...this.procs.values()]
+    this.procs.clear()
+    for (const p of procs) p.onExit(wasDead ? 'the sandbox spawner ended' : why)
+  }
+}
+
+let spawner: Spawner | undefined
+let exitHook = false
+function theSpawner(): Spawner {
+  if (!exitHook) {
+    exitHook = true
+    process.once('exit', () => spawner?.child.kill('SIGKILL'))
+  }
+  spawner ??= new Spawner()
+  return spawner
+}
 
 /** One sandboxed driver process. */
 export class Sandbox {
-  readonly child: ChildProcess
   readonly ran: string[] = []
   readonly ready: Promise<{ pid: number; uid: number }>
   dead = false
@@ -201,77 +366,59 @@ export class Sandbox {
   /** performance.now() of its last cell (sub-millisecond: warm cells take less than one). */
   lastUsed = performance.now()
   busy = false
-  private buf: Buffer[] = []
-  private bufLen = 0
+  private readonly spawner: Spawner
+  private readonly id: number
+  private readonly proc: SandboxProcess
   private waiter: { resolve(line: string): void; reject(e: Error): void } | undefined
   private stderr = ''
+  private holding = false
 
   constructor(
     readonly limits: Limits,
     readonly corpusPath: string | undefined,
     readonly withoutCorpus = false,
   ) {
-    hookExit()
-    let corpusFd: number | undefined
     if (corpusPath) {
-      corpusFd = openSync(corpusPath, 'r')
-      if (fstatSync(corpusFd).size > MAX_CORPUS_FILE_BYTES) {
-        closeSync(corpusFd)
+      const size = statSync(corpusPath).size
+      if (size > MAX_CORPUS_FILE_BYTES)
         throw new Error(`the corpus file is larger than ${MAX_CORPUS_FILE_BYTES / 1024 / 1024} MB`)
-      }
     }
-    // `owner` names the Node process on the command line (ps tells whose sandboxes are left).
-    const config = JSON.stringify({
+    // `owner` names the Node process on the command line (ps tells whose sandboxes are left). The
+    // spawner opens the corpus and sets corpusFd to the descriptor it passes on.
+    const config = {
       ...limits,
-      corpusFd: corpusFd === undefined ? null : 3,
+      corpusFd: null,
       corpusMaxBytes: MAX_CORPUS_FILE_BYTES,
-      search: corpusFd === undefined && withoutCorpus ? 'none' : null,
+      search: !corpusPath && withoutCorpus ? 'none' : null,
       owner: process.pid,
-    })
-    try {
-      this.child = spawn(BWRAP, [...bwrapArgs(), PYTHON, '-I', '-B', '-c', driver(), config], {
-        stdio: ['pipe', 'pipe', 'pipe', ...(corpusFd === undefined ? [] : [corpusFd])],
-        env: EMPTY_ENV,
-        cwd: '/',
-        detached: true,
-        ...outerIds(),
-      })
-    } finally {
-      if (corpusFd !== undefined) closeSync(corpusFd)
     }
-    live.add(this.child)
-    this.hold(false)
-    this.child.stdout!.on('data', (d: Buffer) => this.onData(d))
-    this.child.stderr!.on('data', (d: Buffer) => {
-      if (this.stderr.length < 4000) this.stderr += d.toString('utf8').slice(0, 4000 - this.stderr.length)
-    })
-    this.child.stdin!.on('error', () => {})
-    this.child.on('error', (e) => this.die(`could not start bubblewrap: ${e.message}`))
-    this.child.on('exit', (code, sig) => this.die(`the sandbox exited (${sig ?? `status ${code}`})`))
+    this.proc = {
+      onLine: (line) => {
+        const w = this.waiter
+        this.waiter = undefined
+        if (w) w.resolve(line)
+        else this.kill('the sandbox answered unasked')
+      },
+      onOverflow: () => this.kill('the sandbox wrote more than the protocol allows'),
+      onStderr: (text) => {
+        if (this.stderr.length < 4000) this.stderr += text.slice(0, 4000 - this.stderr.length)
+      },
+      onExit: (why) => this.die(why),
+    }
+    this.spawner = theSpawner()
+    this.id = this.spawner.start(
+      this.proc,
+      [BWRAP, ...bwrapArgs(), PYTHON, '-I', '-B', '-c', driver()],
+      config,
+      corpusPath,
+    )
     this.ready = this.next().then((line) => Ready.parse(JSON.parse(line)))
     this.ready.catch(() => {})
   }
 
-  private onData(d: Buffer) {
-    let chunk = d
-    for (;;) {
-      const nl = chunk.indexOf(10)
-      if (nl < 0) {
-        this.buf.push(chunk)
-        this.bufLen += chunk.length
-        if (this.bufLen > MAX_REPLY_BYTES) this.kill('the sandbox wrote more than the protocol allows')
-        return
-      }
-      this.buf.push(chunk.subarray(0, nl))
-      const line = Buffer.concat(this.buf).toString('utf8')
-      this.buf = []
-      this.bufLen = 0
-      chunk = chunk.subarray(nl + 1)
-      const w = this.waiter
-      this.waiter = undefined
-      if (w) w.resolve(line)
-      else this.kill('the sandbox answered unasked')
-    }
+  /** bwrap's pid on the host (known once the spawner has started it). */
+  get pid(): number | undefined {
+    return this.proc.pid
   }
 
   private next(): Promise<string> {
@@ -285,7 +432,7 @@ export class Sandbox {
     if (this.dead) return
     this.dead = true
     this.deadReason = this.stderr.trim() ? `${reason}: ${this.stderr.trim()}` : reason
-    live.delete(this.child)
+    this.hold(false)
     const w = this.waiter
     this.waiter = undefined
     w?.reject(new SandboxGone(this.deadReason))
@@ -293,23 +440,15 @@ export class Sandbox {
 
   /** Kills the sandbox (bwrap's process group; the pid namespace takes every process in it along). */
   kill(reason = 'killed') {
-    if (!this.dead && this.child.pid) {
-      try {
-        process.kill(-this.child.pid, 'SIGKILL')
-      } catch {
-        this.child.kill('SIGKILL')
-      }
-    }
+    if (!this.dead) this.spawner.kill(this.id)
     this.die(reason)
   }
 
   /** An idle sandbox does not keep Node running (a script ends without `releaseAll`); a running cell does. */
   private hold(on: boolean) {
-    for (const h of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as const) {
-      const handle = h as { ref?(): void; unref?(): void } | null
-      if (on) handle?.ref?.()
-      else handle?.unref?.()
-    }
+    if (on === this.holding) return
+    this.holding = on
+    this.spawner.hold(on)
   }
 
   private seq = 0
@@ -346,7 +485,8 @@ export class Sandbox {
     try {
       await this.ready
       const answer = this.next()
-      this.child.stdin!.write(
+      this.spawner.write(
+        this.id,
         `${JSON.stringify({ id, n: o.n, code, wall: o.wallSeconds, cpu: o.cpuSeconds, replay: !!o.replay, script: !!o.script })}\n`,
       )
       const reply = Reply.parse(JSON.parse(await answer))
@@ -581,6 +721,7 @@ export function release(sessionKey: string): void {
 /** Stops every sandbox of the pool. */
 export function releaseAll(): void {
   for (const key of [...pool.keys()]) release(key)
+  spawner?.end()
 }
 
 /** The pool's live sandboxes (for tests and the bench). */

@@ -59,6 +59,22 @@ function sandboxProcesses(owner = process.pid): string[] {
   return left
 }
 
+/** The sandbox spawners of this process (protocols/mint/server/sandbox/spawner.py). */
+function spawnerPids(): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8')
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8')
+        return cmd.includes('spawner.py') && cmd.includes(`"owner":${process.pid}`) && !stat.includes(') Z ')
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
 async function settle(owner?: number): Promise<string[]> {
   for (let i = 0; i < 50; i++) {
     if (sandboxProcesses(owner).length === 0) return []
@@ -86,8 +102,8 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       const b = await runCell({ sessionKey: k, cells: [first], code: 'inc(inc(x))' })
       // The paper's shell ran one set-up cell first: the first user cell is In[2], this one In[3].
       expect(b).toMatchObject({ output: 'Out[3]: 42\n', exitStatus: 0, coldStart: false, replayed: 0 })
-      // The leftover check sees a live sandbox: bwrap, its pid 1 and the driver.
-      expect(sandboxProcesses().length).toBe(3)
+      // The leftover check sees a live sandbox: the spawner that started it, bwrap, its pid 1 and the driver.
+      expect(sandboxProcesses().length).toBe(4)
       release(k)
     })
 
@@ -167,12 +183,12 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
         await runCell({ sessionKey: k, cells: done, code: c })
         done = [...done, c]
       }
-      const pid = sandboxOf(k)?.child.pid
+      const pid = sandboxOf(k)?.pid
       release(k)
       expect(sandboxOf(k)).toBeUndefined()
       const r = await runCell({ sessionKey: k, cells: done, code: 'b' })
       expect(r).toMatchObject({ output: 'Out[6]: 42\n', exitStatus: 0, coldStart: true, replayed: 4 })
-      expect(sandboxOf(k)?.child.pid).not.toBe(pid)
+      expect(sandboxOf(k)?.pid).not.toBe(pid)
       // Other earlier cells than the live sandbox ran (a step ran again on another input): a new sandbox.
       const other = await runCell({ sessionKey: k, cells: ['a = 5', 'b = a'], code: 'b' })
       expect(other).toMatchObject({ output: 'Out[4]: 5\n', coldStart: true, replayed: 2 })
@@ -456,7 +472,7 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
     it("times out an infinite loop: the paper's TimeoutError, state kept", async () => {
       const k = key()
       await runCell({ sessionKey: k, code: 'kept = 7' })
-      const pid = sandboxOf(k)?.child.pid
+      const pid = sandboxOf(k)?.pid
       const t0 = performance.now()
       const loop = 'while True:\n    pass'
       const r = await runCell({ sessionKey: k, cells: ['kept = 7'], code: loop, limits: { wallSeconds: 1 } })
@@ -465,7 +481,7 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       expect(r.output).toContain('TimeoutError: Timed out after 1 seconds.')
       const next = await runCell({ sessionKey: k, cells: ['kept = 7', loop], code: 'kept' })
       expect(next).toMatchObject({ output: 'Out[4]: 7\n', coldStart: false })
-      expect(sandboxOf(k)?.child.pid).toBe(pid)
+      expect(sandboxOf(k)?.pid).toBe(pid)
       release(k)
     })
 
@@ -580,6 +596,60 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       for (const k of keys) release(k)
     })
 
+    it("is started by the spawner, not by Node's own fork, as 65534 on the host; the spawner ends after the last sandbox", async () => {
+      const k = key()
+      await runCell({ sessionKey: k, code: 'x = 1' })
+      const [spawnerPid, ...more] = spawnerPids()
+      expect(more).toEqual([])
+      const pid = sandboxOf(k)?.pid as number
+      const ppidOf = (p: number) => {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8')
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      }
+      expect(ppidOf(pid)).toBe(spawnerPid)
+      expect(ppidOf(spawnerPid as number)).toBe(process.pid)
+      // bwrap itself runs unprivileged on the host when Node is root: real, effective, saved and file
+      // system uid and gid 65534, no supplementary group, no capability.
+      if (process.getuid?.() === 0) {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+        expect(status).toMatch(/^Uid:\t65534\t65534\t65534\t65534$/m)
+        expect(status).toMatch(/^Gid:\t65534\t65534\t65534\t65534$/m)
+        expect(status).toMatch(/^Groups:\s*$/m)
+        expect(status).toMatch(/^CapEff:\t0{16}$/m)
+      }
+      // A second sandbox goes through the same spawner.
+      const k2 = key()
+      await runCell({ sessionKey: k2, code: 'y = 2' })
+      expect(ppidOf(sandboxOf(k2)?.pid as number)).toBe(spawnerPid)
+      release(k)
+      expect(spawnerPids()).toEqual([spawnerPid])
+      release(k2)
+      // A sandbox asked for soon after the last one went is started by the same spawner.
+      const k3 = key()
+      await runCell({ sessionKey: k3, code: 'z = 3' })
+      expect(ppidOf(sandboxOf(k3)?.pid as number)).toBe(spawnerPid)
+      release(k3)
+      expect(await settle()).toEqual([])
+    })
+
+    it('a spawner killed mid-cell: the cell says its sandbox died, the next one replays in a new spawner', async () => {
+      const k = key()
+      await runCell({ sessionKey: k, code: 'kept = 5' })
+      const [first] = spawnerPids()
+      const cell = runCell({ sessionKey: k, cells: ['kept = 5'], code: 'import time\ntime.sleep(30)' })
+      await new Promise((r) => setTimeout(r, 300))
+      process.kill(first as number, 'SIGKILL')
+      const r = await cell
+      expect(r).toMatchObject({ exitStatus: null, limitsHit: 'killed' })
+      expect(r.output).toMatch(/^The sandbox died \(the sandbox spawner exited \(SIGKILL\)\)/)
+      const next = await runCell({ sessionKey: k, cells: ['kept = 5'], code: 'kept' })
+      expect(next).toMatchObject({ output: 'Out[3]: 5\n', coldStart: true, replayed: 1 })
+      expect(spawnerPids()).not.toContain(first)
+      expect(spawnerPids()).toHaveLength(1)
+      release(k)
+      expect(await settle()).toEqual([])
+    })
+
     it.each(['exit', 'SIGKILL'] as const)('leaves no sandbox behind when Node ends (%s) mid-cell', async (how) => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'mint-exit-'))
       const script = path.join(dir, 'main.mts')
@@ -590,7 +660,7 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
 void runCell({ sessionKey: 'k', code: 'import os, time\\nfor _ in range(4):\\n    os.fork()\\ntime.sleep(60)' })
 while (!sandboxOf('k')) await new Promise((r) => setTimeout(r, 20))
 await new Promise((r) => setTimeout(r, 500))
-console.log('running', sandboxOf('k').child.pid)
+console.log('running', sandboxOf('k').pid)
 ${how === 'exit' ? 'process.exit(0)' : "process.kill(process.pid, 'SIGKILL')"}
 `,
       )

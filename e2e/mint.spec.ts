@@ -235,6 +235,22 @@ test('an expert gives feedback twice in a live episode and the model solves the 
   await expect(page.getByText('Ended by: task_success 1')).toBeVisible()
   await page.goto(`/sessions/${sessionId}`)
   await expect(page.getByText('solved', { exact: true })).toBeVisible()
+
+  // The episode replays turn by turn: the keys on the bar (the focus is on Next), the buttons, Show all.
+  const turns = page.getByTestId('mint-turn')
+  const position = page.getByTestId('mint-replay-position')
+  await page.getByRole('button', { name: 'Replay turn by turn' }).click()
+  await expect(turns).toHaveCount(1)
+  await expect(position).toHaveText('Turn 1 of 3')
+  await page.keyboard.press('ArrowRight')
+  await expect(turns).toHaveCount(2)
+  await expect(turns.nth(1)).toContainText('wrong')
+  await page.keyboard.press('End')
+  await expect(position).toHaveText('Turn 3 of 3')
+  await page.getByRole('button', { name: '← Previous' }).click()
+  await expect(turns).toHaveCount(2)
+  await page.getByRole('button', { name: 'Show all' }).click()
+  await expect(turns).toHaveCount(3)
 })
 
 interface Probe {

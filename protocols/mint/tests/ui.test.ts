@@ -84,6 +84,24 @@ describe('MINT pages', () => {
     expect(body).not.toContain('<script>')
   })
 
+  it('the episode offers a step-through replay once it has two turns, and shows every turn until asked', () => {
+    const turn = view().turns[0] as View['turns'][number]
+    const render = (v: View) =>
+      renderToStaticMarkup(
+        createElement(MintSessionView, {
+          session: session(v, 'feedback'),
+          turnForm: null,
+          live: null,
+        } as SessionViewProps),
+      )
+    const one = render(view())
+    expect(one).not.toContain('Replay turn by turn')
+    const two = render(view({ turns: [turn, { ...turn, t: 2 }] }))
+    expect(two).toContain('role="toolbar" aria-label="Replay"')
+    expect(two).toContain('Replay turn by turn')
+    expect(two.match(/data-testid="mint-turn"/g)).toHaveLength(2)
+  })
+
   it('a feedback turn offers “Branch from here” to whom may branch; a branch names its parent and turn, an episode its branches', () => {
     const turn = view().turns[0] as View['turns'][number]
     const withFeedback = view({

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react'
 import type { MintSessionView, MintTurnView } from '@/protocols/mint/server/views'
 import { PART_CLASS, PART_LABEL, type ReplyPart, replyParts } from '@/protocols/mint/ui/format'
+import { TurnReplay } from '@/protocols/mint/ui/turn-replay'
 
 /** One coloured block of text (always text: the model's output is never read as HTML). */
 export function Part({ kind, text }: { kind: keyof typeof PART_CLASS; text: string }) {
@@ -45,7 +46,7 @@ function TurnItem({ turn, branch }: { turn: MintTurnView; branch?: ReactNode }) 
 }
 
 /**
- * The episode so far, turn by turn, and the countdown of its last turn; `branchAt(t)`: what a feedback
+ * The episode so far, turn by turn (with a step-through replay), and the countdown of its last turn; `branchAt(t)`: what a feedback
  * turn offers below it (the session page's "Branch from here").
  */
 export function Trajectory({
@@ -59,11 +60,11 @@ export function Trajectory({
   return (
     <div className="space-y-2">
       {view.turns.length === 0 ? <p className="text-sm text-stone-500">No turn yet.</p> : null}
-      <ol className="space-y-3" aria-label="Turns">
-        {view.turns.map((t) => (
+      <TurnReplay
+        turns={view.turns.map((t) => (
           <TurnItem key={t.t} turn={t} branch={t.feedback !== null ? branchAt?.(t.t) : undefined} />
         ))}
-      </ol>
+      />
       {last && last.stepsLeft !== null ? (
         <p className="text-sm font-medium text-stone-800" data-testid="mint-countdown">
           {last.stepsLeft} of {view.k} steps and {last.proposalsLeft} of {view.p} proposals left.

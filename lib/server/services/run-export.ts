@@ -38,6 +38,8 @@ const GENERIC: Record<'d' | 'm' | 'c', string[]> = {
     'seats',
     'createdAt',
     'doneAt',
+    'parent',
+    'forkSeq',
   ],
   m: [
     'repetition',
@@ -78,6 +80,8 @@ async function* sessionPages(runId: string) {
         seats: true,
         createdAt: true,
         doneAt: true,
+        parentId: true,
+        forkSeq: true,
         people: { select: { seat: true, userId: true } },
         _count: { select: { messages: true } },
       },
@@ -129,6 +133,10 @@ async function* genericRows(runId: string, table: 'd' | 'm' | 'c', names: Names)
           seats: s.seats,
           createdAt: s.createdAt,
           doneAt: s.doneAt,
+          // A fork (a branch of an episode, a scheduler's fork): the session it came from and how many
+          // of its messages it starts with; empty for the run's own sessions.
+          parent: s.parentId,
+          forkSeq: s.forkSeq,
         }
       }
       continue

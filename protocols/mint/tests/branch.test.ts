@@ -4,6 +4,7 @@ import { db } from '@/lib/server/db'
 import { runHeadless } from '@/lib/server/engine/headless'
 import { stopBoss } from '@/lib/server/jobs/queue'
 import { execute } from '@/lib/server/operation'
+import { runTableLines } from '@/lib/server/services/run-export'
 import { createRun } from '@/lib/server/services/runs'
 import { getSession, submitTurn } from '@/lib/server/services/sessions'
 import type { MintMessage } from '@/protocols/mint/core/protocol'
@@ -172,6 +173,17 @@ describe.skipIf(!status.available)('MINT: branch an episode at a feedback turn',
     expect((second.seats as { feedback: { kind: string } }).feedback.kind).toBe('llm')
     expect(second.forkSeq).toBe(5)
     expect(second.key).not.toBe(made.data.key)
+
+    // The run's sessions table (D) says which rows are branches: their parent and fork point.
+    const d: Array<{ session: string; parent: string | null; forkSeq: number | null }> = []
+    for await (const line of runTableLines(runId, 'd', 'jsonl')) d.push(JSON.parse(line))
+    expect(d.map((r) => [r.session, r.parent, r.forkSeq]).sort()).toEqual(
+      [
+        [parentId, null, null],
+        [forkId, parentId, 2],
+        [second.id, parentId, 5],
+      ].sort(),
+    )
   })
 
   it('only staff who may change the study branch: an expert, an annotator, a viewer and a study viewer cannot', async () => {

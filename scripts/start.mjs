@@ -3,8 +3,8 @@
 // migrates, seeds demo users on an empty database, builds if the build is missing or stale, and
 // starts Next. `npm run dev` does the same with `next dev`.
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
+import { buildIsStale } from './build-stale.mjs'
 import { ROOT, startEmbeddedApart } from './embedded-db.mjs'
 import { deploy } from './migrate.mjs'
 import { loadAuthSecret } from './secret.mjs'
@@ -39,27 +39,6 @@ process.on('SIGINT', () => shutdown(0))
 process.on('SIGTERM', () => shutdown(0))
 process.on('SIGHUP', () => shutdown(0))
 
-function newestMtime(dir) {
-  let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'generated' || entry.name.startsWith('.')) continue
-    const p = path.join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)
-  }
-  return newest
-}
-
-function buildIsStale() {
-  const stamp = path.join(ROOT, '.next', 'BUILD_ID')
-  if (!existsSync(stamp)) return true
-  const built = statSync(stamp).mtimeMs
-  const sources = ['app', 'components', 'lib', 'public'].map((d) => path.join(ROOT, d)).filter(existsSync)
-  const files = ['package.json', 'next.config.js', 'proxy.ts', 'instrumentation.ts']
-    .map((f) => path.join(ROOT, f))
-    .filter(existsSync)
-  return Math.max(...sources.map(newestMtime), ...files.map((f) => statSync(f).mtimeMs)) > built
-}
-
 function run(cmd, args) {
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { cwd: ROOT, env, stdio: 'inherit' })
@@ -84,7 +63,7 @@ try {
   env.PORT = port
   await deploy([], { url: env.DATABASE_URL })
   if (env.PARLEY_DEMO === '1') await run(process.execPath, ['--import', 'tsx', 'prisma/seed.ts', '--if-empty'])
-  if (!dev && buildIsStale()) {
+  if (!dev && buildIsStale(ROOT)) {
     console.log('Building Parley (first start or changed sources) …')
     await run(path.join(ROOT, 'node_modules/.bin/next'), ['build'])
   }

@@ -62,6 +62,12 @@ const session = (v: View, kind: string) =>
     view: v,
   }) as unknown as TurnFormProps['session']
 
+/** The episode page as the expert waiting to give feedback first gets it. */
+const renderEpisode = (v: View) =>
+  renderToStaticMarkup(
+    createElement(MintSessionView, { session: session(v, 'feedback'), turnForm: null, live: null } as SessionViewProps),
+  )
+
 describe('MINT pages', () => {
   it('the trajectory renders the model’s output as text, coloured by part, with the countdown', () => {
     const html = renderToStaticMarkup(
@@ -86,17 +92,9 @@ describe('MINT pages', () => {
 
   it('the episode offers a step-through replay once it has two turns, and shows every turn until asked', () => {
     const turn = view().turns[0] as View['turns'][number]
-    const render = (v: View) =>
-      renderToStaticMarkup(
-        createElement(MintSessionView, {
-          session: session(v, 'feedback'),
-          turnForm: null,
-          live: null,
-        } as SessionViewProps),
-      )
-    const one = render(view())
+    const one = renderEpisode(view())
     expect(one).not.toContain('Replay turn by turn')
-    const two = render(view({ turns: [turn, { ...turn, t: 2 }] }))
+    const two = renderEpisode(view({ turns: [turn, { ...turn, t: 2 }] }))
     expect(two).toContain('role="toolbar" aria-label="Replay"')
     expect(two).toContain('Replay turn by turn')
     expect(two.match(/data-testid="mint-turn"/g)).toHaveLength(2)
@@ -110,18 +108,10 @@ describe('MINT pages', () => {
         { ...turn, t: 2, feedback: null },
       ],
     })
-    const render = (v: View) =>
-      renderToStaticMarkup(
-        createElement(MintSessionView, {
-          session: session(v, 'feedback'),
-          turnForm: null,
-          live: null,
-        } as SessionViewProps),
-      )
-    const none = render(withFeedback)
+    const none = renderEpisode(withFeedback)
     expect(none).not.toContain('Branch from here')
     expect(none).not.toContain('data-testid="mint-branch-of"')
-    const staff = render({
+    const staff = renderEpisode({
       ...withFeedback,
       branchable: [1],
       branchOf: { sessionId: 'p1', turn: 2 },

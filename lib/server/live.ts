@@ -35,34 +35,86 @@ export type LiveEvent =
   /** The listener lost its connection: poll until the next `resync`. */
   | { type: 'down' }
 
-/** Publish an event; never throws (live updates are best effort, the data is already committed). */
-export async function publish(topic: string, event: LiveEvent): Promise<void> {
-  let payload = JSON.stringify({ topic, ...event })
-  if (payload.length > MAX_PAYLOAD && event.type === 'delta') {
-    // Keep the tail: the page shows the latest text and the final message replaces it anyway.
-    payload = JSON.stringify({ topic, ...event, text: event.text.slice(-(MAX_PAYLOAD - 500)) })
-  }
+/**
+ * The notices waiting for the statement in flight. A process sends one NOTIFY statement at a time:
+ * the first notice goes out at once, and whatever is published while it is on its way goes in the next
+ * statement, together (in order, one `pg_notify` per notice; PostgreSQL drops a repeated identical
+ * payload within one transaction, which only ever was a second "progress" of the same run). A busy
+ * process (16 workers appending, 50 people submitting) thus pays a few statements instead of one per
+ * notice, at no delay for a quiet one. Each notice is still its own statement's transaction, never
+ * the append's: a NOTIFY inside a write would serialise every commit on PostgreSQL's notify queue lock.
+ */
+interface Outbox {
+  payloads: string[]
+  done: Array<() => void>
+  flushing: boolean
+  /** Statements sent (`notifyStatements`). */
+  statements: number
+}
+const MAX_BATCH = 100
+const outbox = (): Outbox => {
+  const h = globalThis as unknown as { parleyLiveOutbox?: Outbox }
+  h.parleyLiveOutbox ??= { payloads: [], done: [], flushing: false, statements: 0 }
+  return h.parleyLiveOutbox
+}
+
+async function flush(o: Outbox): Promise<void> {
+  o.flushing = true
   try {
-    await sql().query('SELECT pg_notify($1, $2)', [LIVE_CHANNEL, payload])
-  } catch (err) {
-    log().warn({ err }, 'live update not sent')
+    while (o.payloads.length) {
+      const n = Math.min(MAX_BATCH, o.payloads.length)
+      const batch = o.payloads.splice(0, n)
+      const done = o.done.splice(0, n)
+      try {
+        o.statements++
+        // unnest's rows come in array order, so the notices go out in the order they were published.
+        await sql().query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [LIVE_CHANNEL, batch])
+      } catch (err) {
+        log().warn({ err, notices: batch.length }, 'live update not sent')
+      }
+      for (const d of done) d()
+    }
+  } finally {
+    o.flushing = false
   }
 }
 
+/** Queue notices for the next NOTIFY statement; resolves once it ran (or failed: best effort). */
+function send(payloads: string[]): Promise<void> {
+  const o = outbox()
+  const sent = new Promise<void>((resolve) => {
+    for (let i = 0; i < payloads.length; i++) {
+      o.payloads.push(payloads[i] as string)
+      o.done.push(i === payloads.length - 1 ? resolve : () => {})
+    }
+  })
+  if (!o.flushing) void flush(o)
+  return sent
+}
+
+/** NOTIFY statements this process sent (each carries one or more notices). */
+export function notifyStatements(): number {
+  return outbox().statements
+}
+
+function payloadOf(topic: string, event: LiveEvent): string {
+  const payload = JSON.stringify({ topic, ...event })
+  if (payload.length > MAX_PAYLOAD && event.type === 'delta') {
+    // Keep the tail: the page shows the latest text and the final message replaces it anyway.
+    return JSON.stringify({ topic, ...event, text: event.text.slice(-(MAX_PAYLOAD - 500)) })
+  }
+  return payload
+}
+
+/** Publish an event; never throws (live updates are best effort, the data is already committed). */
+export function publish(topic: string, event: LiveEvent): Promise<void> {
+  return send([payloadOf(topic, event)])
+}
+
 /** The usual pair: a session changed, and so did its experiment's progress. */
-export async function publishSession(sessionId: string, runId: string | null, event: LiveEvent) {
-  const a = JSON.stringify({ topic: `session:${sessionId}`, ...event })
-  if (!runId || a.length > MAX_PAYLOAD) {
-    await publish(`session:${sessionId}`, event)
-    if (runId) await publish(`run:${runId}`, { type: 'progress' })
-    return
-  }
-  const b = JSON.stringify({ topic: `run:${runId}`, type: 'progress' })
-  try {
-    await sql().query('SELECT pg_notify($1, $2), pg_notify($1, $3)', [LIVE_CHANNEL, a, b])
-  } catch (err) {
-    log().warn({ err }, 'live update not sent')
-  }
+export function publishSession(sessionId: string, runId: string | null, event: LiveEvent): Promise<void> {
+  const a = payloadOf(`session:${sessionId}`, event)
+  return send(runId ? [a, payloadOf(`run:${runId}`, { type: 'progress' })] : [a])
 }
 
 /** Every subscriber, whatever its topic (for `down`, `resync` and closing on shutdown). */

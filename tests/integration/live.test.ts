@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { db } from '@/lib/server/db'
-import { type LiveEvent, publish, subscribe } from '@/lib/server/live'
+import { type LiveEvent, notifyStatements, publish, publishSession, subscribe } from '@/lib/server/live'
 import { stepSession } from '@/lib/server/engine/runner'
 import { makeSession, makeStudy, makeUser } from '../support/fixtures'
 import { fakeConnection, useFakeLlm } from '../support/llm'
@@ -20,6 +20,34 @@ describe('live updates through LISTEN/NOTIFY', () => {
     await publish('session:a', { type: 'message', seq: 4 })
     await new Promise((r) => setTimeout(r, 200))
     expect(got).toHaveLength(1)
+    off2()
+  })
+
+  it('sends the notices published while one is on its way in one statement, in order, none lost', async () => {
+    const got: LiveEvent[] = []
+    const progress: LiveEvent[] = []
+    const off = await subscribe('session:burst', (e) => got.push(e))
+    const off2 = await subscribe('run:burst-run', (e) => progress.push(e))
+    const before = notifyStatements()
+    // 60 appends finishing at once (a busy worker process): one notice each, plus the run's progress.
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => publishSession('burst', 'burst-run', { type: 'message', seq: i + 1 })),
+    )
+    const statements = notifyStatements() - before
+    await expect.poll(() => got.length).toBe(60)
+    expect(got.map((e) => (e.type === 'message' ? e.seq : null))).toEqual(Array.from({ length: 60 }, (_, i) => i + 1))
+    // The first pair goes out alone; the other 59 pairs (118 notices) wait for it and go together, at
+    // most 100 notices a statement: 1 + 2 statements instead of 60.
+    expect(statements).toBe(3)
+    // Identical payloads within one statement are one notice (PostgreSQL's rule): the run heard of it.
+    await expect.poll(() => progress.length).toBeGreaterThanOrEqual(1)
+    expect(progress.every((e) => e.type === 'progress')).toBe(true)
+    // A notice published when nothing is on its way goes out at once, alone.
+    const quiet = notifyStatements()
+    await publish('session:burst', { type: 'message', seq: 61 })
+    expect(notifyStatements() - quiet).toBe(1)
+    await expect.poll(() => got.length).toBe(61)
+    off()
     off2()
   })
 

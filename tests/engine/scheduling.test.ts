@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { db, sql } from '@/lib/server/db'
-import { startWorkers } from '@/lib/server/engine/jobs'
+import { handleStep, startWorkers } from '@/lib/server/engine/jobs'
 import { registerPlugin } from '@/lib/server/engine/plugins'
 import { admitSessions, INTERACTIVE_PRIORITY, STEP_QUEUE } from '@/lib/server/engine/step-queue'
 import { queue, stopBoss } from '@/lib/server/jobs/queue'
@@ -191,5 +191,44 @@ describe("a person's turn", () => {
     ])
     expect(rows[0]?.priority).toBe(INTERACTIVE_PRIORITY)
     if (next) await b.complete(STEP_QUEUE, next.id)
+  })
+})
+
+describe("a job's quantum", () => {
+  const waitingJobs = async (sessionId: string) =>
+    (
+      await sql().query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data->>'sessionId' = $2`,
+        [STEP_QUEUE, sessionId],
+      )
+    ).rows[0]?.n ?? 0
+  const messages = (sessionId: string) => db.protocolMessage.count({ where: { sessionId } })
+
+  it('hands the session back when another step waits, and goes on past it when none does', async () => {
+    const slice = process.env.PARLEY_JOB_SLICE_MS
+    process.env.PARLEY_JOB_SLICE_MS = '0' // every step is past the quantum
+    try {
+      await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [STEP_QUEUE])
+      fake().setScript(toyFixture.script(5))
+      const run = await toyRun(2)
+      const started = await execute(startRun, w.researcher, { runId: run.id })
+      expect(started.ok && started.data.enqueued).toBe(2)
+      const [a, b] = await db.protocolSession.findMany({ where: { runId: run.id }, orderBy: { position: 'asc' } })
+      if (!a || !b) throw new Error('two sessions')
+      // b's step waits: a's job takes one message and puts a at the back of the queue.
+      await handleStep({ sessionId: a.id, runId: run.id })
+      expect(await messages(a.id)).toBe(1)
+      expect(await waitingJobs(a.id)).toBe(2) // the job the start queued (not taken here) and the one handed back
+      // Nothing waits any more: b's job runs b to its end in one job, queueing nothing.
+      await sql().query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [STEP_QUEUE])
+      await handleStep({ sessionId: b.id, runId: run.id })
+      // The toy's guesser always says 50 and no target is 50: six guesses, six hints.
+      expect(await messages(b.id)).toBe(12)
+      expect(await db.protocolSession.findUniqueOrThrow({ where: { id: b.id } })).toMatchObject({ status: 'done' })
+      expect(await waitingJobs(b.id)).toBe(0)
+    } finally {
+      if (slice === undefined) delete process.env.PARLEY_JOB_SLICE_MS
+      else process.env.PARLEY_JOB_SLICE_MS = slice
+    }
   })
 })

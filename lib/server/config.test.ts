@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, config, parseConfig, settings } from './config'
+import { ConfigError, config, parseConfig, settings, settingsSchemas } from './config'
 
 describe('configuration', () => {
   it('refuses PARLEY_WORKERS=four, naming the variable and the value', () => {
@@ -72,6 +72,19 @@ describe('configuration', () => {
     expect(settings(['PARLEY_DB_POOL_MAX'], env).dbPoolMax).toBe(12)
     expect(() => settings(['PARLEY_SIGNIN_PER_MINUTE'], env)).toThrow(/PARLEY_SIGNIN_PER_MINUTE/)
     expect(() => config(env)).toThrow(ConfigError)
+  })
+
+  it('builds the schema of a set of variables once, and reads their values afresh every time', () => {
+    const keys = ['PARLEY_SEAT_LEASE_SECONDS', 'PARLEY_JOB_SLICE_MS'] as const
+    expect(settings(keys, {})).toMatchObject({ seatLeaseSeconds: 900, jobSliceMs: 400 })
+    const built = settingsSchemas()
+    expect(settings(keys, { PARLEY_SEAT_LEASE_SECONDS: '60' })).toMatchObject({ seatLeaseSeconds: 60, jobSliceMs: 400 })
+    expect(() => settings(keys, { PARLEY_JOB_SLICE_MS: 'soon' })).toThrow(/PARLEY_JOB_SLICE_MS/)
+    expect(settings(keys, { PARLEY_JOB_SLICE_MS: '0' })).toMatchObject({ seatLeaseSeconds: 900, jobSliceMs: 0 })
+    // A hot path (a submitted turn reads the lease) no longer builds a zod schema per call.
+    expect(settingsSchemas()).toBe(built)
+    settings(['PARLEY_SEAT_LEASE_SECONDS'], {})
+    expect(settingsSchemas()).toBe(built + 1)
   })
 })
 

@@ -561,7 +561,7 @@ describe.skipIf(!status.available)('MINT Python sandbox', () => {
       const ac = new AbortController()
       const t0 = performance.now()
       setTimeout(() => ac.abort(new Error('paused')), 300)
-      const r = await runCell({ sessionKey: k, code: 'import time\\ntime.sleep(60)' }, { signal: ac.signal })
+      const r = await runCell({ sessionKey: k, code: 'import time\ntime.sleep(60)' }, { signal: ac.signal })
       expect(performance.now() - t0).toBeLessThan(1500)
       expect(r).toMatchObject({ exitStatus: null, limitsHit: 'killed', output: 'The cell was stopped.' })
       expect(sandboxOf(k)).toBeUndefined()

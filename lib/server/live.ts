@@ -97,24 +97,43 @@ export function notifyStatements(): number {
   return outbox().statements
 }
 
-function payloadOf(topic: string, event: LiveEvent): string {
-  const payload = JSON.stringify({ topic, ...event })
-  if (payload.length > MAX_PAYLOAD && event.type === 'delta') {
+/**
+ * The notice as NOTIFY takes it: under its 8,000-byte limit, counted in UTF-8 bytes (a text of 6,500
+ * characters in a non-Latin script is 13–20 KB). A streamed text keeps its tail; any other notice that
+ * large is dropped (logged), since one payload over the limit fails the whole statement and with it
+ * every notice batched beside it.
+ */
+function payloadOf(topic: string, event: LiveEvent): string | null {
+  let payload = JSON.stringify({ topic, ...event })
+  if (event.type === 'delta') {
     // Keep the tail: the page shows the latest text and the final message replaces it anyway.
-    return JSON.stringify({ topic, ...event, text: event.text.slice(-(MAX_PAYLOAD - 500)) })
+    // A character is at least a byte: start from the last MAX_PAYLOAD characters, then shrink.
+    let keep = Math.min(event.text.length, MAX_PAYLOAD)
+    const cut = () => JSON.stringify({ topic, ...event, text: keep ? event.text.slice(-keep) : '' })
+    if (keep < event.text.length) payload = cut()
+    while (Buffer.byteLength(payload) > MAX_PAYLOAD && keep > 0) {
+      keep = Math.floor(keep * 0.8)
+      payload = cut()
+    }
+  }
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD) {
+    log().warn({ topic, type: event.type, bytes: Buffer.byteLength(payload) }, 'live update too large; not sent')
+    return null
   }
   return payload
 }
 
 /** Publish an event; never throws (live updates are best effort, the data is already committed). */
 export function publish(topic: string, event: LiveEvent): Promise<void> {
-  return send([payloadOf(topic, event)])
+  const p = payloadOf(topic, event)
+  return p === null ? Promise.resolve() : send([p])
 }
 
 /** The usual pair: a session changed, and so did its experiment's progress. */
 export function publishSession(sessionId: string, runId: string | null, event: LiveEvent): Promise<void> {
   const a = payloadOf(`session:${sessionId}`, event)
-  return send(runId ? [a, payloadOf(`run:${runId}`, { type: 'progress' })] : [a])
+  const ps = [a, runId ? payloadOf(`run:${runId}`, { type: 'progress' }) : null].filter((x): x is string => x !== null)
+  return ps.length ? send(ps) : Promise.resolve()
 }
 
 /** Every subscriber, whatever its topic (for `down`, `resync` and closing on shutdown). */

@@ -51,6 +51,28 @@ describe('live updates through LISTEN/NOTIFY', () => {
     off2()
   })
 
+  it('keeps a streamed text under NOTIFY’s byte limit, so a long non-Latin answer loses none of the notices beside it', async () => {
+    const got: LiveEvent[] = []
+    const off = await subscribe('session:wide', (e) => got.push(e))
+    // 7,000 characters of Japanese are 21,000 bytes: over NOTIFY's 8,000, which fails the whole
+    // statement, and with it every notice batched in it.
+    const text = `${'言'.repeat(6999)}終`
+    await Promise.all([
+      publish('session:wide', { type: 'message', seq: 1 }),
+      publish('session:wide', { type: 'message', seq: 2 }),
+      publish('session:wide', { type: 'delta', seq: 3, text }),
+      publish('session:wide', { type: 'message', seq: 4 }),
+    ])
+    await expect.poll(() => got.length).toBe(4)
+    expect(got.map((e) => e.type)).toEqual(['message', 'message', 'delta', 'message'])
+    const delta = got[2] as Extract<LiveEvent, { type: 'delta' }>
+    // Its tail, as long as fits.
+    expect(text.endsWith(delta.text)).toBe(true)
+    expect(delta.text.length).toBeGreaterThan(1000)
+    expect(Buffer.byteLength(delta.text)).toBeLessThan(8000)
+    off()
+  })
+
   it('streams the machine’s answer to a watching expert before the message is stored', async () => {
     const researcher = await makeUser('researcher')
     const expert = await makeUser('expert')

@@ -45,8 +45,8 @@ export type LiveEvent =
  * the append's: a NOTIFY inside a write would serialise every commit on PostgreSQL's notify queue lock.
  */
 interface Outbox {
-  payloads: string[]
-  done: Array<() => void>
+  /** Each notice, and for the last of a publish call, what resolves that call. */
+  queued: Array<{ payload: string; sent?: () => void }>
   flushing: boolean
   /** Statements sent (`notifyStatements`). */
   statements: number
@@ -54,39 +54,44 @@ interface Outbox {
 const MAX_BATCH = 100
 const outbox = (): Outbox => {
   const h = globalThis as unknown as { parleyLiveOutbox?: Outbox }
-  h.parleyLiveOutbox ??= { payloads: [], done: [], flushing: false, statements: 0 }
+  h.parleyLiveOutbox ??= { queued: [], flushing: false, statements: 0 }
   return h.parleyLiveOutbox
 }
 
 async function flush(o: Outbox): Promise<void> {
   o.flushing = true
   try {
-    while (o.payloads.length) {
-      const n = Math.min(MAX_BATCH, o.payloads.length)
-      const batch = o.payloads.splice(0, n)
-      const done = o.done.splice(0, n)
+    while (o.queued.length) {
+      const batch = o.queued.splice(0, MAX_BATCH)
       try {
         o.statements++
         // unnest's rows come in array order, so the notices go out in the order they were published.
-        await sql().query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [LIVE_CHANNEL, batch])
+        await sql().query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [
+          LIVE_CHANNEL,
+          batch.map((q) => q.payload),
+        ])
       } catch (err) {
         log().warn({ err, notices: batch.length }, 'live update not sent')
       }
-      for (const d of done) d()
+      for (const q of batch) q.sent?.()
     }
   } finally {
     o.flushing = false
   }
 }
 
-/** Queue notices for the next NOTIFY statement; resolves once it ran (or failed: best effort). */
-function send(payloads: string[]): Promise<void> {
+/**
+ * Queue notices (those payloadOf refused, null, are left out) for the next NOTIFY statement; resolves
+ * once it ran (or failed: best effort).
+ */
+function send(notices: Array<string | null>): Promise<void> {
+  const payloads = notices.filter((p): p is string => p !== null)
+  if (!payloads.length) return Promise.resolve()
   const o = outbox()
   const sent = new Promise<void>((resolve) => {
-    for (let i = 0; i < payloads.length; i++) {
-      o.payloads.push(payloads[i] as string)
-      o.done.push(i === payloads.length - 1 ? resolve : () => {})
-    }
+    payloads.forEach((payload, i) => {
+      o.queued.push(i === payloads.length - 1 ? { payload, sent: resolve } : { payload })
+    })
   })
   if (!o.flushing) void flush(o)
   return sent
@@ -125,15 +130,15 @@ function payloadOf(topic: string, event: LiveEvent): string | null {
 
 /** Publish an event; never throws (live updates are best effort, the data is already committed). */
 export function publish(topic: string, event: LiveEvent): Promise<void> {
-  const p = payloadOf(topic, event)
-  return p === null ? Promise.resolve() : send([p])
+  return send([payloadOf(topic, event)])
 }
 
 /** The usual pair: a session changed, and so did its experiment's progress. */
 export function publishSession(sessionId: string, runId: string | null, event: LiveEvent): Promise<void> {
-  const a = payloadOf(`session:${sessionId}`, event)
-  const ps = [a, runId ? payloadOf(`run:${runId}`, { type: 'progress' }) : null].filter((x): x is string => x !== null)
-  return ps.length ? send(ps) : Promise.resolve()
+  return send([
+    payloadOf(`session:${sessionId}`, event),
+    runId ? payloadOf(`run:${runId}`, { type: 'progress' }) : null,
+  ])
 }
 
 /** Every subscriber, whatever its topic (for `down`, `resync` and closing on shutdown). */

@@ -111,10 +111,11 @@ export async function handleStep(
     // but when no other step is waiting for a worker (and the job is young enough), going on is
     // the same order at the cost of one read instead of a job sent, fetched and completed and the
     // session loaded again.
-    if (Date.now() - quantumStart > budgetMs && !isDraining() && Date.now() - started < maxHoldMs) {
-      if (!(await stepsWaiting().catch(() => true))) quantumStart = Date.now()
-    }
     if (Date.now() - quantumStart > budgetMs || isDraining()) {
+      if (!isDraining() && Date.now() - started < maxHoldMs && !(await stepsWaiting().catch(() => true))) {
+        quantumStart = Date.now()
+        continue
+      }
       // Back of the queue, unless the run stopped meanwhile (as of this job's last append).
       if (!job.runId || r.next.session.runStatus === 'running')
         await enqueueSteps([job.sessionId], job.runId, undefined, {
